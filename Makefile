@@ -1,0 +1,35 @@
+# Two commands for a fresh machine:
+#   make smoke   set up the main environment, then run the offline smoke benchmark and its report
+#   make test    run the tests (unit and end to end)
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+JOBS ?= 2
+
+.PHONY: setup smoke report test lint clean
+
+$(BIN)/snakemake: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+setup: $(BIN)/snakemake
+
+smoke: setup
+	$(BIN)/snakemake --configfile config/smoke.yaml -j$(JOBS)
+	$(BIN)/snakemake --configfile config/smoke.yaml --report results/report.html
+
+report: setup
+	$(BIN)/snakemake --report results/report.html
+
+test: setup
+	$(BIN)/pytest -ra
+
+lint: setup
+	$(BIN)/ruff check src tests workflow/scripts benchmarks
+	$(BIN)/snakefmt --check Snakefile workflow/rules
+	$(BIN)/snakemake --lint --configfile config/smoke.yaml
+
+clean:
+	rm -rf results resources logs .snakemake

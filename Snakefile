@@ -1,0 +1,23 @@
+# Benchmark of Keras backends and native frameworks: data -> runs -> tables,
+# plots and report. The matrix lives in the config (config/config.yaml by
+# default, config/smoke.yaml for the offline first run).
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/envs.smk"
+include: "workflow/rules/bench.smk"
+include: "workflow/rules/collect.smk"
+include: "workflow/rules/plots.smk"
+
+
+report: "workflow/report/workflow.rst"
+
+
+rule all:
+    input:
+        all_outputs(),
+    default_target: True

@@ -1,0 +1,29 @@
+"""Backend adapters, chosen by name. Importable on Python 3.6.
+
+An adapter owns one framework family and exposes the few operations the
+harness needs::
+
+    setup(threads, seed, devices)      pin the framework's threads, seed it
+    versions() -> dict                 framework versions for the record
+    settings() -> dict                 the settings that ran (jit, kernels)
+    build(model, input_shape, classes, hyper) -> model (compiled)
+    parameter_count(model) -> int
+    train_epoch(model, x, y, batch_size) -> {"loss", "accuracy", ["seconds"]}
+    evaluate(model, x, y, batch_size) -> (loss, accuracy)
+    synchronize()                      wait for queued device work
+    peak_device_memory_mb() -> float or None
+
+Adapter modules import their framework only inside ``setup``.
+"""
+
+import importlib
+
+from dlbench import catalog
+
+ADAPTERS = {"keras": "dlbench.backends.keras_adapter"}
+
+
+def adapter_for(backend, settings):
+    entry = catalog.BACKENDS[backend]
+    module = importlib.import_module(ADAPTERS[entry["family"]])
+    return module.Adapter(entry["framework"], settings)

@@ -1,0 +1,160 @@
+"""One adapter for every Keras backend: Keras 3 on TensorFlow, JAX or torch.
+
+The framework is imported in ``setup``, after the harness pinned the process
+to its CPUs, because several frameworks size their thread pools on import.
+Importable on Python 3.6.
+"""
+
+import os
+import time
+
+from dlbench.models import keras_models
+
+
+class Adapter(object):
+    def __init__(self, framework, settings):
+        self.framework = framework
+        self.requested = dict(settings)
+        self.applied = {}
+        self.keras = None
+        self.jit_compile = None
+
+    def setup(self, threads, seed, devices):
+        if devices:
+            raise NotImplementedError(
+                "devices={}: GPU and data-parallel runs are not built yet; "
+                "use devices: [0]".format(devices)
+            )
+        os.environ["KERAS_BACKEND"] = self.framework
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        getattr(self, "_setup_" + self.framework)(threads)
+        import keras
+
+        self.keras = keras
+        keras.utils.set_random_seed(seed)
+        self.applied.update(
+            {"keras_backend": keras.backend.backend(), "threads": threads,
+             "dtype": keras.backend.floatx()}
+        )
+
+    def _setup_tensorflow(self, threads):
+        import tensorflow as tf
+
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+        self.applied.update({"intra_op_threads": threads, "inter_op_threads": 1})
+
+    def _setup_jax(self, threads):
+        # XLA's CPU pool follows the process' CPU affinity; one thread needs
+        # the flags as well, or Eigen still starts its pool.
+        if threads == 1:
+            flags = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+            os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + flags).strip()
+        self.applied["xla_flags"] = os.environ.get("XLA_FLAGS", "")
+
+    def _setup_torch(self, threads):
+        import torch
+
+        torch.set_num_threads(threads)
+        torch.set_num_interop_threads(1)
+        # Denormal numbers slow torch's CPU kernels many times over;
+        # TensorFlow and XLA flush them by default.
+        torch.set_flush_denormal(True)
+        self.applied.update(
+            {"intra_op_threads": threads, "inter_op_threads": 1, "flush_denormal": True}
+        )
+
+    def versions(self):
+        import numpy
+
+        keras = self.keras
+        module = __import__(self.framework)
+        found = {
+            "keras": keras.__version__,
+            "keras_backend": keras.backend.backend(),
+            "framework": self.framework,
+            "framework_version": module.__version__,
+            "numpy": numpy.__version__,
+        }
+        found.update(getattr(self, "_versions_" + self.framework)(module))
+        return found
+
+    @staticmethod
+    def _versions_tensorflow(tf):
+        info = tf.sysconfig.get_build_info()
+        return {"cuda": info.get("cuda_version"), "cudnn": info.get("cudnn_version")}
+
+    @staticmethod
+    def _versions_jax(jax):
+        import jaxlib
+
+        return {"jaxlib": jaxlib.__version__, "jax_platform": jax.default_backend()}
+
+    @staticmethod
+    def _versions_torch(torch):
+        cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+        return {"cuda": torch.version.cuda, "cudnn": cudnn}
+
+    def settings(self):
+        found = dict(self.applied)
+        found["jit_compile"] = self.jit_compile
+        return found
+
+    def build(self, model_name, input_shape, classes, hyper):
+        keras = self.keras
+        model = keras_models.BUILDERS[model_name](keras, input_shape, classes)
+        model.compile(
+            optimizer=keras_models.optimizer(keras, hyper["optimizer"]),
+            loss=hyper["loss"],
+            metrics=["accuracy"],
+            jit_compile=self.requested.get("jit_compile", "auto"),
+        )
+        # What Keras resolved "auto" (or a request it could not honour) to.
+        self.jit_compile = bool(model.jit_compile)
+        return model
+
+    @staticmethod
+    def parameter_count(model):
+        return int(model.count_params())
+
+    def train_epoch(self, model, x, y, batch_size):
+        timer = _EpochTimer(self.keras)
+        history = model.fit(
+            x, y, batch_size=batch_size, epochs=1, shuffle=False, verbose=0,
+            callbacks=[timer],
+        )
+        return {
+            "seconds": timer.seconds,
+            "loss": float(history.history["loss"][-1]),
+            "accuracy": float(history.history["accuracy"][-1]),
+        }
+
+    @staticmethod
+    def evaluate(model, x, y, batch_size):
+        scores = model.evaluate(x, y, batch_size=batch_size, verbose=0, return_dict=True)
+        return float(scores["loss"]), float(scores["accuracy"])
+
+    def synchronize(self):
+        pass  # fit() and evaluate() return host values: device work is done
+
+    def peak_device_memory_mb(self):
+        return None  # CPU runs; GPU memory comes with device support
+
+
+def _EpochTimer(keras):
+    """Times one epoch as Keras itself does, from ``on_epoch_begin`` to
+    ``on_epoch_end``: the training loop without fit()'s per-call set-up,
+    which the harness records separately as the call's wall time."""
+
+    class EpochTimer(keras.callbacks.Callback):
+        seconds = None
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self._start = time.perf_counter()
+
+        def on_epoch_end(self, epoch, logs=None):
+            # Reading the values waits for any asynchronously dispatched work.
+            [float(value) for value in (logs or {}).values()]
+            self.seconds = time.perf_counter() - self._start
+
+    return EpochTimer()

@@ -1,0 +1,158 @@
+"""Run records -> tidy tables. Reads only run.json files (the contract).
+
+- ``metrics``: one row per run.
+- ``epochs``: one row per run and epoch.
+- ``summary``: one row per cell: medians over the repeats with a
+  distribution-free confidence interval for the median.
+"""
+
+import json
+from math import comb
+
+import pandas as pd
+
+CELL = ["dataset", "model", "backend", "devices"]
+RUN = CELL + ["repeat"]
+
+
+def load_records(paths):
+    records = []
+    for path in paths:
+        with open(path) as handle:
+            records.append(json.load(handle))
+    return records
+
+
+def _first_line(text):
+    return text.strip().splitlines()[-1] if isinstance(text, str) and text.strip() else None
+
+
+def metrics(records):
+    rows = []
+    for record in records:
+        environment = record.get("environment") or {}
+        settings = record.get("settings") or {}
+        rows.append(
+            {
+                **{key: record[key] for key in RUN},
+                "task": record["task"],
+                "status": record["status"],
+                "error": _first_line(record.get("error")),
+                "parameters": record.get("parameters"),
+                "epochs": len(record.get("epochs") or []),
+                "first_epoch_seconds": record.get("first_epoch_seconds"),
+                "steady_epoch_seconds": record.get("steady_epoch_seconds"),
+                "samples_per_second": record.get("samples_per_second"),
+                "test_accuracy": record.get("test_accuracy"),
+                "test_loss": record.get("test_loss"),
+                "peak_host_memory_mb": record.get("peak_host_memory_mb"),
+                "batch_size": (record.get("hyper") or {}).get("batch_size"),
+                "seed": record.get("seed"),
+                "threads": environment.get("threads"),
+                "jit_compile": settings.get("jit_compile"),
+                "framework_version": environment.get("framework_version"),
+                "keras_version": environment.get("keras"),
+                "cpu_model": environment.get("cpu_model"),
+                "load_average_at_start": (environment.get("load_average_at_start") or [None])[0],
+                "started": record.get("started"),
+            }
+        )
+    return pd.DataFrame(rows).sort_values(RUN, ignore_index=True)
+
+
+def epochs(records):
+    rows = []
+    for record in records:
+        for epoch in record.get("epochs") or []:
+            rows.append({**{key: record[key] for key in RUN}, **epoch})
+    columns = RUN + ["epoch", "seconds", "wall_seconds", "loss", "accuracy", "val_loss", "val_accuracy"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def median_ci(values, level=0.95):
+    """Median and a distribution-free interval for it from order statistics:
+    [x_(k), x_(n-k+1)] covers the median with probability
+    1 - 2 P(Binomial(n, 1/2) < k). Returns the widest-k interval reaching
+    ``level``; with too few values for that, [min, max] and its real level."""
+    values = sorted(v for v in values if v is not None and v == v)
+    n = len(values)
+    if n == 0:
+        return None, None, None, None
+    median = float(pd.Series(values).median())
+    if n == 1:
+        return median, None, None, None
+    chosen_k, coverage = 1, 1 - 2 * 0.5**n
+    for k in range(1, n // 2 + 1):
+        achieved = 1 - 2 * sum(comb(n, i) for i in range(k)) / 2**n
+        if achieved >= level:
+            chosen_k, coverage = k, achieved
+    return median, values[chosen_k - 1], values[n - chosen_k], coverage
+
+
+def summary(metrics_frame, level=0.95):
+    rows = []
+    for cell, runs in metrics_frame.groupby(CELL, sort=True):
+        ok = runs[runs["status"] == "ok"]
+        steady, low, high, coverage = median_ci(ok["steady_epoch_seconds"].tolist(), level)
+        failures = runs[runs["status"] != "ok"]
+        if len(ok) == len(runs):
+            status = "ok"
+        elif len(ok):
+            status = "partial"
+        else:
+            status = failures["status"].iloc[0]
+        rows.append(
+            {
+                **dict(zip(CELL, cell)),
+                "status": status,
+                "runs": len(runs),
+                "runs_ok": len(ok),
+                "error": failures["error"].iloc[0] if len(failures) else None,
+                "parameters": ok["parameters"].iloc[0] if len(ok) else None,
+                "first_epoch_seconds": ok["first_epoch_seconds"].median() if len(ok) else None,
+                "steady_epoch_seconds": steady,
+                "steady_ci_low": low,
+                "steady_ci_high": high,
+                "ci_level": coverage,
+                "samples_per_second": ok["samples_per_second"].median() if len(ok) else None,
+                "test_accuracy": ok["test_accuracy"].median() if len(ok) else None,
+                "jit_compile": ok["jit_compile"].iloc[0] if len(ok) else None,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def device_label(devices):
+    return "CPU" if int(devices) == 0 else "{} GPU".format(devices)
+
+
+def _seconds_cell(row):
+    if row["status"] not in ("ok", "partial"):
+        return "{}: {}".format(row["status"], row["error"] or "no reason recorded")
+    text = "{:.3f}".format(row["steady_epoch_seconds"])
+    if pd.notna(row["steady_ci_low"]):
+        text += " [{:.3f}, {:.3f}]".format(row["steady_ci_low"], row["steady_ci_high"])
+    return text
+
+
+def workload_table(summary_frame, dataset, model):
+    """The published layout: a row per framework, a column per hardware
+    setting, steady-state seconds per epoch (median [CI])."""
+    cells = summary_frame[(summary_frame["dataset"] == dataset) & (summary_frame["model"] == model)]
+    cells = cells.assign(
+        hardware=cells["devices"].map(device_label), seconds=cells.apply(_seconds_cell, axis=1)
+    )
+    table = cells.pivot(index="backend", columns="hardware", values="seconds")
+    table.columns = ["{}: s/epoch".format(column) for column in table.columns]
+    extra = cells.groupby("backend").agg(
+        first_epoch_s=("first_epoch_seconds", "first"),
+        test_accuracy=("test_accuracy", "first"),
+        parameters=("parameters", "first"),
+    )
+    return table.join(extra).reset_index()
+
+
+def markdown(table, dataset, model, caption):
+    return "### {} / {}\n\n{}\n\n{}\n".format(
+        dataset, model, table.to_markdown(index=False, floatfmt=".4g"), caption
+    )

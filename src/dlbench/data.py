@@ -1,0 +1,167 @@
+"""Download and prepare datasets (runs in the workflow's main environment).
+
+Downloads go through pooch: retries, a progress bar, and the checksum checked
+on a temporary file before it is moved into place, so a corrupted download
+never leaves a file that looks complete and nothing reads unverified bytes.
+``prepare`` writes one normalised array file per dataset with a fixed split
+and order, read by every backend alike.
+"""
+
+import gzip
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from urllib.parse import urlparse
+
+import numpy as np
+import pooch
+
+from dlbench.catalog import DATASETS
+
+DOWNLOAD_RETRIES = 3
+DIGITS_SPLIT_SEED = 0
+DIGITS_TEST_FRACTION = 0.2
+
+
+class ChecksumError(RuntimeError):
+    pass
+
+
+def source_of(dataset, filename, mirror=None):
+    """Where to get one raw file: the canonical URL, or the same file name
+    under ``mirror`` (a URL base or a local folder) for offline clusters."""
+    base = mirror or DATASETS[dataset]["base_url"]
+    if urlparse(base).scheme in ("http", "https", "ftp", "sftp"):
+        return base.rstrip("/") + "/" + filename
+    return str(Path(base).expanduser() / filename)
+
+
+def _check(path, known_hash, origin):
+    if not pooch.hashes.hash_matches(str(path), known_hash):
+        raise ChecksumError(
+            "{} does not match its checksum {} (got {}): the download is corrupt "
+            "or the mirror holds another file".format(
+                origin, known_hash,
+                pooch.file_hash(str(path), alg=pooch.hashes.hash_algorithm(known_hash)),
+            )
+        )
+
+
+def fetch(source, known_hash, destination):
+    """Fetch ``source`` (URL or local path) to ``destination``, verified.
+
+    Raises ``ChecksumError`` for a file that fails its checksum and
+    ``FileNotFoundError`` for one that is not there; in both cases nothing
+    is left at ``destination``.
+    """
+    destination = Path(destination)
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    if urlparse(source).scheme:
+        _download(source, known_hash, destination)
+        return destination
+    if not Path(source).is_file():
+        raise FileNotFoundError("data mirror has no file {}".format(source))
+    fd, tmp = tempfile.mkstemp(dir=str(destination.parent), prefix=destination.name + ".")
+    os.close(fd)
+    try:
+        shutil.copyfile(source, tmp)
+        _check(tmp, known_hash, source)
+        os.replace(tmp, str(destination))
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return destination
+
+
+def _download(url, known_hash, destination):
+    name = destination.name
+    registry = pooch.create(
+        path=str(destination.parent),
+        base_url="",
+        registry={name: known_hash},
+        urls={name: url},
+        retry_if_failed=DOWNLOAD_RETRIES,
+    )
+    try:
+        registry.fetch(name, progressbar=True)
+    except ValueError as error:  # pooch's checksum mismatch
+        raise ChecksumError("{}: {}".format(url, error)) from error
+    except Exception as error:
+        response = getattr(error, "response", None)
+        if getattr(response, "status_code", None) == 404:
+            raise FileNotFoundError("{}: not found (HTTP 404)".format(url)) from error
+        raise
+
+
+def read_idx(path):
+    """An IDX file (MNIST's original format), gzipped or not."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(str(path), "rb") as handle:
+        raw = handle.read()
+    ndim = raw[3]
+    shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
+    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
+
+
+def _images(pixels, scale):
+    return (pixels.astype("float32") / scale)[..., np.newaxis]
+
+
+def load_mnist(files):
+    with np.load(str(files["mnist.npz"]), allow_pickle=False) as arrays:
+        return {
+            "x_train": _images(arrays["x_train"], 255.0),
+            "y_train": arrays["y_train"].astype("int64"),
+            "x_test": _images(arrays["x_test"], 255.0),
+            "y_test": arrays["y_test"].astype("int64"),
+        }
+
+
+def load_fashion_mnist(files):
+    return {
+        "x_train": _images(read_idx(files["train-images-idx3-ubyte.gz"]), 255.0),
+        "y_train": read_idx(files["train-labels-idx1-ubyte.gz"]).astype("int64"),
+        "x_test": _images(read_idx(files["t10k-images-idx3-ubyte.gz"]), 255.0),
+        "y_test": read_idx(files["t10k-labels-idx1-ubyte.gz"]).astype("int64"),
+    }
+
+
+def load_digits(files):
+    """scikit-learn's 8x8 digits, each pixel repeated 3x3 to 24x24 and
+    centred in 28x28 as MNIST centres its 20x20 digits; a fixed split."""
+    from sklearn.datasets import load_digits as sklearn_digits
+
+    bunch = sklearn_digits()
+    images = np.kron(bunch.images, np.ones((3, 3)))
+    images = np.pad(images, ((0, 0), (2, 2), (2, 2)), mode="constant")
+    order = np.random.RandomState(DIGITS_SPLIT_SEED).permutation(len(images))
+    n_test = int(round(len(images) * DIGITS_TEST_FRACTION))
+    test, train = order[:n_test], order[n_test:]
+    x = _images(images, 16.0)
+    y = bunch.target.astype("int64")
+    return {"x_train": x[train], "y_train": y[train], "x_test": x[test], "y_test": y[test]}
+
+
+LOADERS = {"mnist": load_mnist, "fashion_mnist": load_fashion_mnist, "digits": load_digits}
+
+
+def prepare(dataset, files, output):
+    """Write ``output`` (.npz): float32 images in [0, 1] shaped (N, H, W, C),
+    int64 labels; the split and order are fixed, the same for every backend.
+    ``files`` maps raw file names to their verified local paths."""
+    arrays = LOADERS[dataset]({name: Path(path) for name, path in files.items()})
+    expected = tuple(DATASETS[dataset]["input_shape"])
+    for split in ("train", "test"):
+        x, y = arrays["x_" + split], arrays["y_" + split]
+        if x.shape[1:] != expected or len(x) != len(y):
+            raise ValueError(
+                "{} {}: images {} and labels {} do not match the expected "
+                "shape {}".format(dataset, split, x.shape, y.shape, expected)
+            )
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = output.with_name(output.name + ".tmp.npz")
+    np.savez(str(tmp), **arrays)
+    os.replace(str(tmp), str(output))
+    return {name: value.shape for name, value in arrays.items()}

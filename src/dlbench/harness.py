@@ -1,0 +1,198 @@
+"""One run: train a workload on one backend and write its run record.
+
+The harness owns the clock, the data order and the record; an adapter owns
+the framework. No framework is imported here at module level: the adapter
+imports its framework after the threads are pinned. Importable on Python 3.6.
+
+Usage (the supervisor calls this in a child process)::
+
+    python -m dlbench.harness --spec JSON --data DATA.npz --record run.json --epochs epochs.csv
+"""
+
+import argparse
+import csv
+import json
+import os
+import statistics
+import sys
+import time
+import traceback
+
+from dlbench import backends, catalog, runtime
+
+EPOCH_COLUMNS = (
+    "epoch",
+    "seconds",
+    "wall_seconds",
+    "loss",
+    "accuracy",
+    "val_loss",
+    "val_accuracy",
+)
+
+
+def epoch_summary(seconds):
+    """First epoch (graph build, JIT, autotune) apart from steady state, the
+    median of the later epochs. With one epoch there is no steady state."""
+    if not seconds:
+        return {"first_epoch_seconds": None, "steady_epoch_seconds": None}
+    later = seconds[1:]
+    return {
+        "first_epoch_seconds": seconds[0],
+        "steady_epoch_seconds": statistics.median(later) if later else None,
+    }
+
+
+def epoch_order(seed, epoch, n_samples):
+    """The sample order of one epoch: a function of seed and epoch only, so
+    every backend sees the same batches in the same order."""
+    import numpy as np
+
+    return np.random.RandomState([seed, epoch]).permutation(n_samples)
+
+
+def load_dataset(path, classes):
+    import numpy as np
+
+    with np.load(path, allow_pickle=False) as arrays:
+        data = {name: arrays[name] for name in ("x_train", "y_train", "x_test", "y_test")}
+    eye = np.eye(classes, dtype="float32")
+    data["y_train_onehot"] = eye[data["y_train"]]
+    data["y_test_onehot"] = eye[data["y_test"]]
+    return data
+
+
+class EpochLog(object):
+    """Per-epoch CSV written as the run goes, so progress is visible and a
+    crashed run still shows how far it got."""
+
+    def __init__(self, path):
+        self.handle = open(path, "w", newline="")
+        self.writer = csv.DictWriter(self.handle, fieldnames=EPOCH_COLUMNS)
+        self.writer.writeheader()
+
+    def add(self, row):
+        self.writer.writerow(row)
+        self.handle.flush()
+
+    def close(self):
+        self.handle.close()
+
+
+def train(spec, adapter, data, epoch_log):
+    hyper = spec["hyper"]
+    batch_size = hyper["batch_size"]
+    x_train, y_train = data["x_train"], data["y_train_onehot"]
+    x_test, y_test = data["x_test"], data["y_test_onehot"]
+    n_train = len(x_train)
+
+    model = adapter.build(spec["model"], x_train.shape[1:], y_train.shape[1], hyper)
+    result = {"parameters": adapter.parameter_count(model), "epochs": []}
+    print(
+        "{} on {}: {} parameters, {} training samples, batch {}, {} epochs".format(
+            spec["model"], spec["backend"], result["parameters"], n_train,
+            batch_size, hyper["epochs"],
+        ),
+        flush=True,
+    )
+    for epoch in range(hyper["epochs"]):
+        order = epoch_order(spec["seed"], epoch, n_train)
+        x_epoch, y_epoch = x_train[order], y_train[order]  # copied outside the clock
+        start = time.perf_counter()
+        step = adapter.train_epoch(model, x_epoch, y_epoch, batch_size)
+        adapter.synchronize()
+        wall = time.perf_counter() - start
+        row = {
+            "epoch": epoch + 1,
+            "seconds": step.get("seconds", wall),
+            "wall_seconds": wall,
+            "loss": step["loss"],
+            "accuracy": step["accuracy"],
+            "val_loss": None,
+            "val_accuracy": None,
+        }
+        if spec.get("validate_every_epoch", True) or epoch + 1 == hyper["epochs"]:
+            row["val_loss"], row["val_accuracy"] = adapter.evaluate(
+                model, x_test, y_test, batch_size
+            )
+        epoch_log.add(row)
+        result["epochs"].append(row)
+        print(
+            "epoch {}/{}: {:.3f} s (call {:.3f} s) loss {:.4f} acc {:.4f} "
+            "val_acc {}".format(
+                row["epoch"], hyper["epochs"], row["seconds"], wall, row["loss"],
+                row["accuracy"],
+                "-" if row["val_accuracy"] is None else "{:.4f}".format(row["val_accuracy"]),
+            ),
+            flush=True,
+        )
+
+    seconds = [row["seconds"] for row in result["epochs"]]
+    result.update(epoch_summary(seconds))
+    steady = result["steady_epoch_seconds"] or result["first_epoch_seconds"]
+    result["samples_per_second"] = n_train / steady if steady else None
+    last = result["epochs"][-1]
+    result["test_loss"], result["test_accuracy"] = last["val_loss"], last["val_accuracy"]
+    result["train_samples"], result["test_samples"] = n_train, len(x_test)
+    return result
+
+
+def base_record(spec):
+    return {
+        "dataset": spec["dataset"],
+        "model": spec["model"],
+        "backend": spec["backend"],
+        "devices": spec["devices"],
+        "repeat": spec["repeat"],
+        "task": spec["task"],
+        "seed": spec["seed"],
+        "hyper": spec["hyper"],
+        "status": "running",
+        "error": None,
+        "started": runtime.utc_now(),
+    }
+
+
+def run(spec, data_path, record_path, epochs_path):
+    """Train and write the record. A framework error becomes a ``failed``
+    record with the traceback's tail; the exit status says the same."""
+    record = base_record(spec)
+    threads = runtime.resolve_threads(spec.get("threads"))
+    cpus = runtime.pin_to_cpus(threads)
+    epoch_log = EpochLog(epochs_path)
+    try:
+        record["environment"] = runtime.environment(threads, cpus)
+        adapter = backends.adapter_for(spec["backend"], spec.get("backend_settings", {}))
+        adapter.setup(threads=threads, seed=spec["seed"], devices=spec["devices"])
+        record["environment"].update(adapter.versions())
+        data = load_dataset(data_path, catalog.DATASETS[spec["dataset"]]["classes"])
+        record.update(train(spec, adapter, data, epoch_log))
+        record["settings"] = adapter.settings()
+        record["peak_device_memory_mb"] = adapter.peak_device_memory_mb()
+        record["status"] = "ok"
+    except Exception:  # any framework error: the record says what happened
+        record["status"] = "failed"
+        record["error"] = "".join(traceback.format_exc().splitlines(True)[-20:])
+        traceback.print_exc()
+    finally:
+        epoch_log.close()
+    record["peak_host_memory_mb"] = runtime.peak_rss_mb()
+    record["finished"] = runtime.utc_now()
+    record["load_average_at_end"] = list(os.getloadavg())
+    runtime.write_json_atomic(record_path, record)
+    return record
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", required=True, help="the run, as JSON")
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--record", required=True)
+    parser.add_argument("--epochs", required=True)
+    args = parser.parse_args(argv)
+    record = run(json.loads(args.spec), args.data, args.record, args.epochs)
+    return 0 if record["status"] == "ok" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

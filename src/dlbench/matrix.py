@@ -1,0 +1,110 @@
+"""The benchmark matrix: config checks beyond the schema, and the runs.
+
+A cell is (dataset, model, backend, devices); a run is a cell and a repeat.
+The workflow expands the matrix from here; the tests check it directly.
+"""
+
+import itertools
+from collections import namedtuple
+from pathlib import PurePosixPath
+
+from dlbench import catalog
+
+Run = namedtuple("Run", "dataset model backend devices repeat")
+
+RUN_DIR = "results/runs/{dataset}/{model}/{backend}/{devices}/rep{repeat}"
+WORKLOAD_KEYS = ("dataset", "model", "task")
+# Everything else in a workload entry is a hyper-parameter of that workload.
+NOT_HYPER = WORKLOAD_KEYS + ("backends",)
+
+
+class ConfigError(ValueError):
+    """A config that the schema accepts but that cannot run, naming the key."""
+
+
+def check(config):
+    """Refuse, before any job starts, what the JSON schema cannot express."""
+    seen = {}
+    for index, workload in enumerate(config["workloads"]):
+        key = "workloads[{}]".format(index)
+        name = "{}/{}".format(workload["dataset"], workload["model"])
+        if not catalog.model_fits_dataset(workload["model"], workload["dataset"]):
+            raise ConfigError(
+                "{}.model: model '{}' does not fit dataset '{}' (input {}); it takes "
+                "inputs {}".format(
+                    key, workload["model"], workload["dataset"],
+                    catalog.DATASETS[workload["dataset"]]["input_shape"],
+                    catalog.MODELS[workload["model"]]["input_shapes"],
+                )
+            )
+        if name in seen:
+            raise ConfigError(
+                "{}: workload {} is already defined at workloads[{}]".format(key, name, seen[name])
+            )
+        seen[name] = index
+        for backend in workload.get("backends", []):
+            if backend not in config["backends"]:
+                raise ConfigError(
+                    "{}.backends: '{}' is not among the configured backends {}".format(
+                        key, backend, sorted(config["backends"])
+                    )
+                )
+    for devices in config["devices"]:
+        if devices != 0:
+            raise ConfigError(
+                "devices: {} is not supported yet; GPU and data-parallel runs come "
+                "with device support. Use devices: [0]".format(devices)
+            )
+
+
+def workload(config, dataset, model):
+    for entry in config["workloads"]:
+        if entry["dataset"] == dataset and entry["model"] == model:
+            return entry
+    raise KeyError("no workload {}/{} in the config".format(dataset, model))
+
+
+def hyper_parameters(entry):
+    return {key: value for key, value in entry.items() if key not in NOT_HYPER}
+
+
+def workload_backends(config, entry):
+    return entry.get("backends") or list(config["backends"])
+
+
+def runs(config):
+    """Every run of the matrix, in a stable order."""
+    found = []
+    for entry in config["workloads"]:
+        cells = itertools.product(
+            workload_backends(config, entry), config["devices"], range(1, config["repeats"] + 1)
+        )
+        for backend, devices, repeat in cells:
+            found.append(Run(entry["dataset"], entry["model"], backend, devices, repeat))
+    return found
+
+
+def run_dir(run):
+    return str(PurePosixPath(RUN_DIR.format(**run._asdict())))
+
+
+def spec(config, run):
+    """The full description of one run handed to the harness. Everything
+    that changes a measurement is in here, so Snakemake re-runs exactly the
+    runs whose spec changed."""
+    entry = workload(config, run.dataset, run.model)
+    return {
+        "dataset": run.dataset,
+        "model": run.model,
+        "backend": run.backend,
+        "devices": int(run.devices),
+        "repeat": int(run.repeat),
+        "task": entry["task"],
+        # Repeats differ in seed; backends of the same repeat share it, and
+        # with it the initial data order.
+        "seed": config["seed"] + int(run.repeat) - 1,
+        "threads": config["threads"],
+        "validate_every_epoch": config["validate_every_epoch"],
+        "hyper": hyper_parameters(entry),
+        "backend_settings": config["backends"][run.backend] or {},
+    }

@@ -1,0 +1,68 @@
+"""Figures from the collected tables (matplotlib, no display needed)."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from dlbench.collect import device_label  # noqa: E402
+
+
+def _workload(frame, dataset, model):
+    return frame[(frame["dataset"] == dataset) & (frame["model"] == model)]
+
+
+def epoch_time(summary, dataset, model, output):
+    """Steady-state seconds per epoch per backend, median with its CI as
+    error bar, first epoch beside it; failed cells named, not hidden."""
+    cells = _workload(summary, dataset, model).sort_values(["devices", "backend"])
+    labels = ["{}\n{}".format(b, device_label(d)) for b, d in zip(cells["backend"], cells["devices"])]
+    positions = np.arange(len(cells))
+    steady = cells["steady_epoch_seconds"].astype(float).to_numpy()
+    low = cells["steady_ci_low"].astype(float).to_numpy()
+    high = cells["steady_ci_high"].astype(float).to_numpy()
+    errors = np.nan_to_num(np.vstack([steady - low, high - steady]), nan=0.0)
+    first = cells["first_epoch_seconds"].astype(float).to_numpy()
+
+    figure, axis = plt.subplots(figsize=(max(5, 1.6 * len(cells) + 2), 4))
+    width = 0.38
+    axis.bar(positions - width / 2, steady, width, yerr=errors, capsize=4,
+             label="steady state (median of epochs 2+)", color="tab:blue")
+    axis.bar(positions + width / 2, first, width, label="first epoch", color="tab:gray", alpha=0.6)
+    for position, (_, cell) in zip(positions, cells.iterrows()):
+        if cell["status"] not in ("ok", "partial"):
+            axis.text(position, 0, cell["status"], ha="center", va="bottom", color="tab:red",
+                      rotation=90)
+    axis.set_xticks(positions)
+    axis.set_xticklabels(labels)
+    axis.set_ylabel("seconds per epoch")
+    axis.set_title("{} / {}: training time per epoch".format(dataset, model))
+    axis.legend(fontsize="small")
+    figure.tight_layout()
+    figure.savefig(output, dpi=120)
+    plt.close(figure)
+
+
+def accuracy(epochs, dataset, model, output):
+    """Test accuracy after every epoch per backend: median over repeats, the
+    range of the repeats shaded."""
+    rows = _workload(epochs, dataset, model).dropna(subset=["val_accuracy"])
+    figure, axis = plt.subplots(figsize=(6, 4))
+    for (backend, devices), runs in rows.groupby(["backend", "devices"]):
+        by_epoch = runs.groupby("epoch")["val_accuracy"]
+        median = by_epoch.median()
+        line, = axis.plot(median.index, median.to_numpy(), marker="o",
+                          label="{} ({})".format(backend, device_label(devices)))
+        axis.fill_between(median.index, by_epoch.min().to_numpy(), by_epoch.max().to_numpy(),
+                          color=line.get_color(), alpha=0.15)
+    axis.set_xlabel("epoch")
+    axis.set_ylabel("test accuracy")
+    axis.set_title("{} / {}: accuracy against epoch".format(dataset, model))
+    if len(rows):
+        axis.legend(fontsize="small")
+    else:
+        axis.text(0.5, 0.5, "no successful run", ha="center", transform=axis.transAxes)
+    figure.tight_layout()
+    figure.savefig(output, dpi=120)
+    plt.close(figure)

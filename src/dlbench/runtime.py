@@ -1,0 +1,140 @@
+"""Process-level measurement plumbing: thread pinning, environment capture,
+atomic writes. Runs inside every backend environment, so it imports no
+framework and stays importable on Python 3.6.
+"""
+
+import datetime
+import json
+import os
+import platform
+import resource
+import socket
+import subprocess
+import sys
+
+# Variables that size the thread pools of BLAS libraries and of TensorFlow.
+# They must be in the environment before the libraries load, so the
+# supervisor sets them for the child process (see ``thread_environment``).
+BLAS_THREAD_VARS = (
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "TF_NUM_INTRAOP_THREADS",
+)
+
+
+def available_cpus():
+    if hasattr(os, "sched_getaffinity"):
+        return sorted(os.sched_getaffinity(0))
+    return list(range(os.cpu_count() or 1))
+
+
+def resolve_threads(threads):
+    """``"all"`` means every CPU this process may run on."""
+    cpus = available_cpus()
+    if threads in (None, "all"):
+        return len(cpus)
+    return max(1, min(int(threads), len(cpus)))
+
+
+def thread_environment(threads):
+    env = {name: str(threads) for name in BLAS_THREAD_VARS}
+    # One inter-op thread: the intra-op pool gets every core and independent
+    # ops do not compete with it (the usual guidance for a single socket).
+    env["TF_NUM_INTEROP_THREADS"] = "1"
+    return env
+
+
+def pin_to_cpus(threads):
+    """Restrict this process to ``threads`` CPUs, so that frameworks which size
+    their pools from the CPU count (XLA, TensorFlow) see exactly that many."""
+    cpus = available_cpus()[:threads]
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, cpus)
+    return cpus
+
+
+def peak_rss_mb():
+    # ru_maxrss is in KiB on Linux.
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def utc_now():
+    return datetime.datetime.utcnow().replace(microsecond=0).isoformat() + "Z"
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _command_output(args, cwd=None):
+    try:
+        out = subprocess.check_output(
+            args, cwd=cwd, stderr=subprocess.DEVNULL, timeout=20
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.decode("utf-8", "replace").strip()
+
+
+def gpus():
+    """GPU models and driver as nvidia-smi reports them; empty without one."""
+    out = _command_output(
+        ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"]
+    )
+    if not out:
+        return []
+    found = []
+    for line in out.splitlines():
+        name, _, driver = line.partition(",")
+        found.append({"name": name.strip(), "driver": driver.strip()})
+    return found
+
+
+def git_commit(path):
+    commit = _command_output(["git", "rev-parse", "HEAD"], cwd=path)
+    if commit is None:
+        return None
+    dirty = _command_output(["git", "status", "--porcelain", "-uno"], cwd=path)
+    return commit + ("-dirty" if dirty else "")
+
+
+def environment(threads, cpus):
+    here = os.path.dirname(os.path.abspath(__file__))
+    return {
+        "python": platform.python_version(),
+        "python_executable": sys.executable,
+        "platform": platform.platform(),
+        "hostname": socket.gethostname(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "threads": threads,
+        "cpus_pinned": cpus,
+        "load_average_at_start": list(os.getloadavg()),
+        "gpus": gpus(),
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "workflow_commit": git_commit(here),
+    }
+
+
+def write_json_atomic(path, payload):
+    """Write to a temporary name and rename, so that a reader never sees a
+    half-written file: the record exists complete or not at all."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    tmp = path + ".tmp-{}".format(os.getpid())
+    with open(tmp, "w") as handle:
+        json.dump(payload, handle, indent=2, sort_keys=True, default=str)
+        handle.write("\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)

@@ -1,0 +1,99 @@
+"""Run the harness in a child process and guarantee a run record.
+
+A framework can do worse than raise: segfault, be killed for memory, hang.
+The supervisor starts the harness with the threads pinned in its environment,
+relays its output to the log, enforces the time-out, and writes a ``failed``
+or ``timeout`` record when the child left none. It always exits 0 once a
+record exists, so one bad cell never stops the rest of the matrix.
+Importable on Python 3.6.
+"""
+
+import argparse
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+from dlbench import harness, runtime
+
+ERROR_TAIL_LINES = 30
+
+
+def _relay(stream, tail):
+    for raw in iter(stream.readline, b""):
+        line = raw.decode("utf-8", "replace")
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        tail.append(line)
+
+
+def _describe_exit(returncode):
+    if returncode < 0:
+        name = signal.Signals(-returncode).name
+        reason = "killed by {}".format(name)
+        if name == "SIGKILL":
+            reason += " (often the out-of-memory killer)"
+        return reason
+    return "exited with status {}".format(returncode)
+
+
+def supervise(spec, data, record_path, epochs_path, timeout_s=None):
+    threads = runtime.resolve_threads(spec.get("threads"))
+    env = dict(os.environ)
+    env.update(runtime.thread_environment(threads))
+    env["PYTHONUNBUFFERED"] = "1"
+    if os.path.exists(record_path):
+        os.remove(record_path)  # never mistake an old record for this run's
+    command = [
+        sys.executable, "-m", "dlbench.harness", "--spec", json.dumps(spec),
+        "--data", data, "--record", record_path, "--epochs", epochs_path,
+    ]
+    tail = collections.deque(maxlen=ERROR_TAIL_LINES)
+    child = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    relay = threading.Thread(target=_relay, args=(child.stdout, tail), daemon=True)
+    relay.start()
+    status = None
+    try:
+        child.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        status = "timeout"
+    relay.join(timeout=10)
+
+    if status is None and os.path.exists(record_path):
+        return 0  # the harness wrote its own record, ok or failed
+    record = harness.base_record(spec)
+    record["finished"] = runtime.utc_now()
+    if status == "timeout":
+        record["status"] = "timeout"
+        record["error"] = "no result after {:.0f} s (timeout_minutes)".format(timeout_s)
+    else:
+        record["status"] = "failed"
+        record["error"] = "{}\n{}".format(_describe_exit(child.returncode), "".join(tail))
+    record["returncode"] = child.returncode
+    runtime.write_json_atomic(record_path, record)
+    print("run ended without a result: {}".format(record["error"].splitlines()[0]))
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", required=True, help="the run, as JSON")
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--record", required=True)
+    parser.add_argument("--epochs", required=True)
+    parser.add_argument("--timeout-minutes", type=float, default=None)
+    args = parser.parse_args(argv)
+    timeout_s = args.timeout_minutes * 60 if args.timeout_minutes else None
+    return supervise(json.loads(args.spec), args.data, args.record, args.epochs, timeout_s)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+rule collect:
+    input:
+        run_records(),
+    output:
+        metrics=report(
+            "results/metrics.csv",
+            caption="../report/metrics.rst",
+            category="Tables",
+        ),
+        epochs="results/epochs.csv",
+        summary=report(
+            "results/summary.csv",
+            caption="../report/summary.rst",
+            category="Tables",
+        ),
+    log:
+        "logs/collect.log",
+    script:
+        "../scripts/collect.py"
+
+
+rule workload_table:
+    input:
+        "results/summary.csv",
+    output:
+        markdown="results/tables/{dataset}_{model}.md",
+        csv=report(
+            "results/tables/{dataset}_{model}.csv",
+            caption="../report/workload_table.rst",
+            category="{dataset} / {model}",
+            labels={"figure": "table: seconds per epoch"},
+        ),
+    log:
+        "logs/tables/{dataset}_{model}.log",
+    script:
+        "../scripts/workload_table.py"

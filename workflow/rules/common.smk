@@ -1,0 +1,129 @@
+import json
+import sys
+from pathlib import Path
+
+from snakemake.utils import validate
+from snakemake_interface_executor_plugins.settings import DeploymentMethod
+
+SRC = str(Path(workflow.basedir) / "src")
+
+from dlbench import catalog, matrix
+from dlbench.data import source_of as data_source
+
+validate(config, workflow.source_path("../schemas/config.schema.yaml"))
+try:
+    matrix.check(config)
+except matrix.ConfigError as error:
+    raise ValueError(f"invalid config: {error}") from None
+
+RUNS = matrix.runs(config)
+WORKLOADS = sorted({(run.dataset, run.model) for run in RUNS})
+RUN_DIR = matrix.RUN_DIR.replace("{repeat}", "{rep}")
+
+
+wildcard_constraints:
+    dataset="|".join(catalog.DATASETS),
+    model="|".join(catalog.MODELS),
+    backend="|".join(catalog.BACKENDS),
+    devices=r"\d+",
+    rep=r"\d+",
+    filename=r"[^/]+",
+
+
+def env_mode():
+    """conda under --use-conda, a venv per backend otherwise, unless the
+    config says which."""
+    mode = config["env_mode"]
+    if mode == "auto":
+        return "conda" if DeploymentMethod.CONDA in deployment_methods() else "venv"
+    return mode
+
+
+def deployment_methods():
+    return workflow.deployment_settings.deployment_method
+
+
+def backend_env_file(backend):
+    return str(Path(workflow.basedir) / "envs" / f"{backend}.yaml")
+
+
+def run_of(wildcards):
+    return matrix.Run(
+        wildcards.dataset,
+        wildcards.model,
+        wildcards.backend,
+        int(wildcards.devices),
+        int(wildcards.rep),
+    )
+
+
+def run_records():
+    return [f"{matrix.run_dir(run)}/run.json" for run in RUNS]
+
+
+def workload_outputs(pattern):
+    return [pattern.format(dataset=d, model=m) for d, m in WORKLOADS]
+
+
+def all_outputs():
+    return [
+        "results/metrics.csv",
+        "results/summary.csv",
+        *workload_outputs("results/tables/{dataset}_{model}.md"),
+        *workload_outputs("results/plots/{dataset}_{model}_epoch_time.png"),
+        *workload_outputs("results/plots/{dataset}_{model}_accuracy.png"),
+    ]
+
+
+# Input functions of the data rules
+
+
+def raw_files(wildcards):
+    files = catalog.DATASETS[wildcards.dataset]["files"]
+    return {name: f"resources/{wildcards.dataset}/{name}" for name in files}
+
+
+def raw_source(wildcards):
+    return data_source(wildcards.dataset, wildcards.filename, config["data_mirror"])
+
+
+def known_hash(wildcards):
+    return catalog.DATASETS[wildcards.dataset]["files"][wildcards.filename]
+
+
+# Input functions and parameters of the bench rule
+
+
+def run_spec(wildcards):
+    return json.dumps(matrix.spec(config, run_of(wildcards)), sort_keys=True)
+
+
+def env_ready(wildcards):
+    """In venv mode a run waits for (and follows changes of) its venv."""
+    if env_mode() == "venv":
+        return f".venvs/{wildcards.backend}/ready.json"
+    return []
+
+
+def backend_python(wildcards):
+    return {
+        "venv": f".venvs/{wildcards.backend}/bin/python",
+        "conda": "python",
+        "current": sys.executable,
+    }[env_mode()]
+
+
+def bench_code(wildcards):
+    """The library files a run executes: editing them re-runs the runs they
+    measure, and only those."""
+    family = catalog.BACKENDS[wildcards.backend]["family"]
+    package = Path(SRC) / "dlbench"
+    files = ["harness.py", "supervise.py", "runtime.py", "catalog.py"]
+    files += ["backends/__init__.py", f"backends/{family}_adapter.py"]
+    files += [f"models/{family}_models.py"]
+    return [str(package / name) for name in files]
+
+
+def cpu_exclusive(wildcards):
+    """CPU-timed runs hold the one CPU slot (profiles/default caps it at 1)."""
+    return 1 if int(wildcards.devices) == 0 else 0

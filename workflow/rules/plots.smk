@@ -1,0 +1,30 @@
+rule plot_epoch_time:
+    input:
+        "results/summary.csv",
+    output:
+        report(
+            "results/plots/{dataset}_{model}_epoch_time.png",
+            caption="../report/epoch_time.rst",
+            category="{dataset} / {model}",
+            labels={"figure": "seconds per epoch"},
+        ),
+    log:
+        "logs/plots/{dataset}_{model}_epoch_time.log",
+    script:
+        "../scripts/plot_epoch_time.py"
+
+
+rule plot_accuracy:
+    input:
+        "results/epochs.csv",
+    output:
+        report(
+            "results/plots/{dataset}_{model}_accuracy.png",
+            caption="../report/accuracy.rst",
+            category="{dataset} / {model}",
+            labels={"figure": "accuracy against epoch"},
+        ),
+    log:
+        "logs/plots/{dataset}_{model}_accuracy.log",
+    script:
+        "../scripts/plot_accuracy.py"

@@ -1,0 +1,13 @@
+"""Run records -> metrics.csv, epochs.csv, summary.csv (rule collect)."""
+
+import sys
+
+from dlbench import collect
+
+sys.stderr = sys.stdout = open(snakemake.log[0], "w")
+records = collect.load_records(snakemake.input)
+metrics = collect.metrics(records)
+metrics.to_csv(snakemake.output.metrics, index=False)
+collect.epochs(records).to_csv(snakemake.output.epochs, index=False)
+collect.summary(metrics).to_csv(snakemake.output.summary, index=False)
+print(metrics["status"].value_counts().to_string())

@@ -1,0 +1,8 @@
+"""Fetch one raw dataset file, checksum-verified (rule download)."""
+
+import sys
+
+from dlbench.data import fetch
+
+sys.stderr = sys.stdout = open(snakemake.log[0], "w")
+fetch(snakemake.params.source, snakemake.params.known_hash, snakemake.output[0])
