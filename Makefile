@@ -23,8 +23,10 @@ smoke: setup
 report: setup
 	$(BIN)/snakemake --report results/report.html
 
+# pytest's exit status 5 means it collected no test: a failure, not a pass.
 test: setup
-	$(BIN)/pytest -ra
+	$(BIN)/pytest -ra; status=$$?; \
+	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 
 lint: setup
 	$(BIN)/ruff check src tests workflow/scripts benchmarks

@@ -18,6 +18,6 @@ report: "workflow/report/workflow.rst"
 
 
 rule all:
+    default_target: True
     input:
         all_outputs(),
-    default_target: True

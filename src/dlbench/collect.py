@@ -65,7 +65,15 @@ def epochs(records):
     for record in records:
         for epoch in record.get("epochs") or []:
             rows.append({**{key: record[key] for key in RUN}, **epoch})
-    columns = RUN + ["epoch", "seconds", "wall_seconds", "loss", "accuracy", "val_loss", "val_accuracy"]
+    columns = RUN + [
+        "epoch",
+        "seconds",
+        "wall_seconds",
+        "loss",
+        "accuracy",
+        "val_loss",
+        "val_accuracy",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -42,7 +42,8 @@ def _check(path, known_hash, origin):
         raise ChecksumError(
             "{} does not match its checksum {} (got {}): the download is corrupt "
             "or the mirror holds another file".format(
-                origin, known_hash,
+                origin,
+                known_hash,
                 pooch.file_hash(str(path), alg=pooch.hashes.hash_algorithm(known_hash)),
             )
         )
@@ -156,8 +157,9 @@ def prepare(dataset, files, output):
         x, y = arrays["x_" + split], arrays["y_" + split]
         if x.shape[1:] != expected or len(x) != len(y):
             raise ValueError(
-                "{} {}: images {} and labels {} do not match the expected "
-                "shape {}".format(dataset, split, x.shape, y.shape, expected)
+                "{} {}: images {} and labels {} do not match the expected shape {}".format(
+                    dataset, split, x.shape, y.shape, expected
+                )
             )
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)

@@ -40,7 +40,8 @@ def _version_of(executable):
     try:
         out = subprocess.check_output(
             [executable, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-            stderr=subprocess.DEVNULL, timeout=60,
+            stderr=subprocess.DEVNULL,
+            timeout=60,
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -55,7 +56,9 @@ def python_candidates(version, configured=None):
     if found:
         yield found
     pyenv_root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
-    for path in sorted(glob.glob(os.path.join(pyenv_root, "versions", version + ".*", "bin", "python"))):
+    for path in sorted(
+        glob.glob(os.path.join(pyenv_root, "versions", version + ".*", "bin", "python"))
+    ):
         yield path
     if "{}.{}".format(*sys.version_info[:2]) == version:
         yield sys.executable
@@ -96,8 +99,14 @@ def build_venv(spec_path, destination, marker, configured=None, log=sys.stdout):
     freeze = subprocess.check_output([venv_python, "-m", "pip", "freeze"]).decode().split()
     with open(marker, "w") as handle:
         json.dump(
-            {"backend": spec["name"], "python": python, "python_version": spec["python"],
-             "spec": str(spec_path), "pip_freeze": freeze},
-            handle, indent=2,
+            {
+                "backend": spec["name"],
+                "python": python,
+                "python_version": spec["python"],
+                "spec": str(spec_path),
+                "pip_freeze": freeze,
+            },
+            handle,
+            indent=2,
         )
     return venv_python

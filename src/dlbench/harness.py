@@ -90,8 +90,12 @@ def train(spec, adapter, data, epoch_log):
     result = {"parameters": adapter.parameter_count(model), "epochs": []}
     print(
         "{} on {}: {} parameters, {} training samples, batch {}, {} epochs".format(
-            spec["model"], spec["backend"], result["parameters"], n_train,
-            batch_size, hyper["epochs"],
+            spec["model"],
+            spec["backend"],
+            result["parameters"],
+            n_train,
+            batch_size,
+            hyper["epochs"],
         ),
         flush=True,
     )
@@ -118,9 +122,12 @@ def train(spec, adapter, data, epoch_log):
         epoch_log.add(row)
         result["epochs"].append(row)
         print(
-            "epoch {}/{}: {:.3f} s (call {:.3f} s) loss {:.4f} acc {:.4f} "
-            "val_acc {}".format(
-                row["epoch"], hyper["epochs"], row["seconds"], wall, row["loss"],
+            "epoch {}/{}: {:.3f} s (call {:.3f} s) loss {:.4f} acc {:.4f} val_acc {}".format(
+                row["epoch"],
+                hyper["epochs"],
+                row["seconds"],
+                wall,
+                row["loss"],
                 row["accuracy"],
                 "-" if row["val_accuracy"] is None else "{:.4f}".format(row["val_accuracy"]),
             ),

@@ -15,7 +15,7 @@ Run = namedtuple("Run", "dataset model backend devices repeat")
 RUN_DIR = "results/runs/{dataset}/{model}/{backend}/{devices}/rep{repeat}"
 WORKLOAD_KEYS = ("dataset", "model", "task")
 # Everything else in a workload entry is a hyper-parameter of that workload.
-NOT_HYPER = WORKLOAD_KEYS + ("backends",)
+NOT_HYPER = WORKLOAD_KEYS + ("backends", "backend_settings")
 
 
 class ConfigError(ValueError):
@@ -32,7 +32,9 @@ def check(config):
             raise ConfigError(
                 "{}.model: model '{}' does not fit dataset '{}' (input {}); it takes "
                 "inputs {}".format(
-                    key, workload["model"], workload["dataset"],
+                    key,
+                    workload["model"],
+                    workload["dataset"],
                     catalog.DATASETS[workload["dataset"]]["input_shape"],
                     catalog.MODELS[workload["model"]]["input_shapes"],
                 )
@@ -66,6 +68,13 @@ def workload(config, dataset, model):
 
 def hyper_parameters(entry):
     return {key: value for key, value in entry.items() if key not in NOT_HYPER}
+
+
+def backend_settings(config, entry, backend):
+    """The backend's settings, with this workload's own over them."""
+    settings = dict(config["backends"][backend] or {})
+    settings.update((entry.get("backend_settings") or {}).get(backend) or {})
+    return settings
 
 
 def workload_backends(config, entry):
@@ -106,5 +115,5 @@ def spec(config, run):
         "threads": config["threads"],
         "validate_every_epoch": config["validate_every_epoch"],
         "hyper": hyper_parameters(entry),
-        "backend_settings": config["backends"][run.backend] or {},
+        "backend_settings": backend_settings(config, entry, run.backend),
     }

@@ -1,6 +1,7 @@
 """Figures from the collected tables (matplotlib, no display needed)."""
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -17,7 +18,9 @@ def epoch_time(summary, dataset, model, output):
     """Steady-state seconds per epoch per backend, median with its CI as
     error bar, first epoch beside it; failed cells named, not hidden."""
     cells = _workload(summary, dataset, model).sort_values(["devices", "backend"])
-    labels = ["{}\n{}".format(b, device_label(d)) for b, d in zip(cells["backend"], cells["devices"])]
+    labels = [
+        "{}\n{}".format(b, device_label(d)) for b, d in zip(cells["backend"], cells["devices"])
+    ]
     positions = np.arange(len(cells))
     steady = cells["steady_epoch_seconds"].astype(float).to_numpy()
     low = cells["steady_ci_low"].astype(float).to_numpy()
@@ -27,13 +30,21 @@ def epoch_time(summary, dataset, model, output):
 
     figure, axis = plt.subplots(figsize=(max(5, 1.6 * len(cells) + 2), 4))
     width = 0.38
-    axis.bar(positions - width / 2, steady, width, yerr=errors, capsize=4,
-             label="steady state (median of epochs 2+)", color="tab:blue")
+    axis.bar(
+        positions - width / 2,
+        steady,
+        width,
+        yerr=errors,
+        capsize=4,
+        label="steady state (median of epochs 2+)",
+        color="tab:blue",
+    )
     axis.bar(positions + width / 2, first, width, label="first epoch", color="tab:gray", alpha=0.6)
     for position, (_, cell) in zip(positions, cells.iterrows()):
         if cell["status"] not in ("ok", "partial"):
-            axis.text(position, 0, cell["status"], ha="center", va="bottom", color="tab:red",
-                      rotation=90)
+            axis.text(
+                position, 0, cell["status"], ha="center", va="bottom", color="tab:red", rotation=90
+            )
     axis.set_xticks(positions)
     axis.set_xticklabels(labels)
     axis.set_ylabel("seconds per epoch")
@@ -52,10 +63,20 @@ def accuracy(epochs, dataset, model, output):
     for (backend, devices), runs in rows.groupby(["backend", "devices"]):
         by_epoch = runs.groupby("epoch")["val_accuracy"]
         median = by_epoch.median()
-        line, = axis.plot(median.index, median.to_numpy(), marker="o",
-                          label="{} ({})".format(backend, device_label(devices)))
-        axis.fill_between(median.index, by_epoch.min().to_numpy(), by_epoch.max().to_numpy(),
-                          color=line.get_color(), alpha=0.15)
+        (line,) = axis.plot(
+            median.index,
+            median.to_numpy(),
+            marker="o",
+            label="{} ({})".format(backend, device_label(devices)),
+        )
+        axis.fill_between(
+            median.index,
+            by_epoch.min().to_numpy(),
+            by_epoch.max().to_numpy(),
+            color=line.get_color(),
+            alpha=0.15,
+        )
+    axis.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     axis.set_xlabel("epoch")
     axis.set_ylabel("test accuracy")
     axis.set_title("{} / {}: accuracy against epoch".format(dataset, model))

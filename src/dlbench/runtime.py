@@ -78,9 +78,7 @@ def cpu_model():
 
 def _command_output(args, cwd=None):
     try:
-        out = subprocess.check_output(
-            args, cwd=cwd, stderr=subprocess.DEVNULL, timeout=20
-        )
+        out = subprocess.check_output(args, cwd=cwd, stderr=subprocess.DEVNULL, timeout=20)
     except (OSError, subprocess.SubprocessError):
         return None
     return out.decode("utf-8", "replace").strip()

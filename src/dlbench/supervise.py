@@ -48,12 +48,24 @@ def supervise(spec, data, record_path, epochs_path, timeout_s=None):
     if os.path.exists(record_path):
         os.remove(record_path)  # never mistake an old record for this run's
     command = [
-        sys.executable, "-m", "dlbench.harness", "--spec", json.dumps(spec),
-        "--data", data, "--record", record_path, "--epochs", epochs_path,
+        sys.executable,
+        "-m",
+        "dlbench.harness",
+        "--spec",
+        json.dumps(spec),
+        "--data",
+        data,
+        "--record",
+        record_path,
+        "--epochs",
+        epochs_path,
     ]
     tail = collections.deque(maxlen=ERROR_TAIL_LINES)
     child = subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     relay = threading.Thread(target=_relay, args=(child.stdout, tail), daemon=True)

@@ -15,6 +15,8 @@ rule collect:
         ),
     log:
         "logs/collect.log",
+    conda:
+        MAIN_ENV
     script:
         "../scripts/collect.py"
 
@@ -32,5 +34,7 @@ rule workload_table:
         ),
     log:
         "logs/tables/{dataset}_{model}.log",
+    conda:
+        MAIN_ENV
     script:
         "../scripts/workload_table.py"

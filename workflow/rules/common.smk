@@ -1,4 +1,5 @@
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -6,6 +7,9 @@ from snakemake.utils import validate
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 SRC = str(Path(workflow.basedir) / "src")
+# On Snakemake's path, the library reaches every script too (Snakemake hands
+# its sys.path to them), in whichever environment the script runs.
+sys.path.insert(0, SRC)
 
 from dlbench import catalog, matrix
 from dlbench.data import source_of as data_source
@@ -19,6 +23,8 @@ except matrix.ConfigError as error:
 RUNS = matrix.runs(config)
 WORKLOADS = sorted({(run.dataset, run.model) for run in RUNS})
 RUN_DIR = matrix.RUN_DIR.replace("{repeat}", "{rep}")
+# Snakemake caps a job's threads at --cores when it runs locally.
+BENCH_THREADS = os.cpu_count() if config["threads"] == "all" else config["threads"]
 
 
 wildcard_constraints:
@@ -41,6 +47,9 @@ def env_mode():
 
 def deployment_methods():
     return workflow.deployment_settings.deployment_method
+
+
+MAIN_ENV = "../../envs/main.yaml"
 
 
 def backend_env_file(backend):

@@ -1,11 +1,13 @@
 rule download:
     output:
         "resources/{dataset}/{filename}",
+    log:
+        "logs/download/{dataset}/{filename}.log",
+    conda:
+        MAIN_ENV
     params:
         source=raw_source,
         known_hash=known_hash,
-    log:
-        "logs/download/{dataset}/{filename}.log",
     script:
         "../scripts/download.py"
 
@@ -17,6 +19,8 @@ rule prepare:
         "results/data/{dataset}.npz",
     log:
         "logs/prepare/{dataset}.log",
+    conda:
+        MAIN_ENV
     resources:
         cpu_exclusive=1,
     script:

@@ -10,6 +10,8 @@ rule plot_epoch_time:
         ),
     log:
         "logs/plots/{dataset}_{model}_epoch_time.log",
+    conda:
+        MAIN_ENV
     script:
         "../scripts/plot_epoch_time.py"
 
@@ -26,5 +28,7 @@ rule plot_accuracy:
         ),
     log:
         "logs/plots/{dataset}_{model}_accuracy.log",
+    conda:
+        MAIN_ENV
     script:
         "../scripts/plot_accuracy.py"

@@ -22,8 +22,9 @@ class Adapter(object):
     def setup(self, threads, seed, devices):
         if devices:
             raise NotImplementedError(
-                "devices={}: GPU and data-parallel runs are not built yet; "
-                "use devices: [0]".format(devices)
+                "devices={}: GPU and data-parallel runs are not built yet; use devices: [0]".format(
+                    devices
+                )
             )
         os.environ["KERAS_BACKEND"] = self.framework
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -33,8 +34,11 @@ class Adapter(object):
         self.keras = keras
         keras.utils.set_random_seed(seed)
         self.applied.update(
-            {"keras_backend": keras.backend.backend(), "threads": threads,
-             "dtype": keras.backend.floatx()}
+            {
+                "keras_backend": keras.backend.backend(),
+                "threads": threads,
+                "dtype": keras.backend.floatx(),
+            }
         )
 
     def _setup_tensorflow(self, threads):
@@ -120,7 +124,12 @@ class Adapter(object):
     def train_epoch(self, model, x, y, batch_size):
         timer = _EpochTimer(self.keras)
         history = model.fit(
-            x, y, batch_size=batch_size, epochs=1, shuffle=False, verbose=0,
+            x,
+            y,
+            batch_size=batch_size,
+            epochs=1,
+            shuffle=False,
+            verbose=0,
             callbacks=[timer],
         )
         return {

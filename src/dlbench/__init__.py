@@ -1,0 +1,1 @@
+"""dlbench: a reproducible benchmark of Keras backends and native frameworks."""

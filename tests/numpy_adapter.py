@@ -1,0 +1,62 @@
+"""A real, tiny training backend in plain numpy (softmax regression with
+SGD), so the harness contract can be tested in milliseconds without a
+framework. It follows the adapter interface of dlbench.backends."""
+
+import numpy as np
+
+
+class Adapter:
+    def __init__(self, framework, settings):
+        self.settings_ = dict(settings)
+
+    def setup(self, threads, seed, devices):
+        self.rng = np.random.RandomState(seed)
+
+    def versions(self):
+        return {"framework": "numpy", "framework_version": np.__version__}
+
+    def settings(self):
+        return dict(self.settings_)
+
+    def build(self, model_name, input_shape, classes, hyper):
+        features = int(np.prod(input_shape))
+        limit = np.sqrt(6.0 / (features + classes))
+        return {
+            "w": self.rng.uniform(-limit, limit, (features, classes)),
+            "b": np.zeros(classes),
+            "lr": hyper["optimizer"]["learning_rate"],
+        }
+
+    @staticmethod
+    def parameter_count(model):
+        return model["w"].size + model["b"].size
+
+    @staticmethod
+    def _forward(model, x):
+        logits = x.reshape(len(x), -1) @ model["w"] + model["b"]
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        return p / p.sum(axis=1, keepdims=True)
+
+    def train_epoch(self, model, x, y, batch_size):
+        losses, correct = [], 0
+        for start in range(0, len(x), batch_size):
+            xb, yb = x[start : start + batch_size], y[start : start + batch_size]
+            p = self._forward(model, xb)
+            losses.append(-np.mean(np.sum(yb * np.log(p + 1e-12), axis=1)))
+            correct += int(np.sum(p.argmax(1) == yb.argmax(1)))
+            grad = (p - yb) / len(xb)
+            model["w"] -= model["lr"] * xb.reshape(len(xb), -1).T @ grad
+            model["b"] -= model["lr"] * grad.sum(axis=0)
+        return {"loss": float(np.mean(losses)), "accuracy": correct / len(x)}
+
+    def evaluate(self, model, x, y, batch_size):
+        p = self._forward(model, x)
+        loss = -np.mean(np.sum(y * np.log(p + 1e-12), axis=1))
+        return float(loss), float(np.mean(p.argmax(1) == y.argmax(1)))
+
+    def synchronize(self):
+        pass
+
+    def peak_device_memory_mb(self):
+        return None

@@ -1,0 +1,94 @@
+"""The config schema: valid configs pass; bad ones are refused naming the key."""
+
+import copy
+
+import pytest
+import yaml
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+from conftest import REPO
+from dlbench import catalog, matrix
+
+SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
+
+
+def validated(config):
+    config = copy.deepcopy(config)
+    validate(config, SCHEMA)
+    return config
+
+
+def test_shipped_configs_are_valid(smoke_config, full_config):
+    for config in (smoke_config, full_config):
+        matrix.check(validated(config))
+
+
+def test_schema_fills_defaults(smoke_config):
+    del smoke_config["threads"]
+    assert validated(smoke_config)["threads"] == "all"
+    assert validated(smoke_config)["env_mode"] == "auto"
+
+
+def test_schema_names_match_the_catalog():
+    with open(SCHEMA) as handle:
+        schema = yaml.safe_load(handle)
+    workload = schema["properties"]["workloads"]["items"]["properties"]
+    assert set(workload["dataset"]["enum"]) == set(catalog.DATASETS)
+    assert set(workload["model"]["enum"]) == set(catalog.MODELS)
+    assert set(schema["properties"]["backends"]["propertyNames"]["enum"]) == set(catalog.BACKENDS)
+    assert set(workload["backends"]["items"]["enum"]) == set(catalog.BACKENDS)
+
+
+@pytest.mark.parametrize(
+    "mutate, key, words",
+    [
+        (lambda c: c["workloads"][0].update(dataset="imagenet"), "dataset", "imagenet"),
+        (lambda c: c["workloads"][1].update(model="transformer"), "model", "transformer"),
+        (lambda c: c["backends"].update({"keras-theano9": None}), "keras-theano9", "keras-theano9"),
+        (lambda c: c.update(repeats=-1), "repeats", "-1"),
+        (lambda c: c.update(repeats="three"), "repeats", "three"),
+        (lambda c: c["workloads"][0].update(batch_size=12.5), "batch_size", "12.5"),
+        (lambda c: c["workloads"][0].update(epochs=0), "epochs", "0"),
+        (lambda c: c.update(workloads=[]), "workloads", "[]"),
+        (lambda c: c.update(threads="many"), "threads", "many"),
+        (lambda c: c.update(colour="blue"), "colour", "colour"),
+        (lambda c: c["workloads"][0]["optimizer"].update(name="lion"), "name", "lion"),
+    ],
+)
+def test_bad_values_are_refused_naming_the_key(smoke_config, mutate, key, words):
+    mutate(smoke_config)
+    with pytest.raises(WorkflowError) as refused:
+        validated(smoke_config)
+    message = str(refused.value)
+    assert key in message and words in message
+
+
+def test_model_that_does_not_fit_the_dataset(smoke_config, monkeypatch):
+    monkeypatch.setitem(
+        catalog.DATASETS, "colour32", {"input_shape": (32, 32, 3), "classes": 10, "files": {}}
+    )
+    smoke_config["workloads"][0]["dataset"] = "colour32"
+    with pytest.raises(
+        matrix.ConfigError, match=r"workloads\[0\]\.model: model 'mlp' does not fit"
+    ):
+        matrix.check(smoke_config)
+
+
+def test_duplicate_workload(smoke_config):
+    smoke_config["workloads"].append(copy.deepcopy(smoke_config["workloads"][0]))
+    with pytest.raises(matrix.ConfigError, match=r"workloads\[2\]: workload digits/mlp is already"):
+        matrix.check(smoke_config)
+
+
+def test_workload_backend_must_be_configured(smoke_config):
+    del smoke_config["backends"]["keras-jax"]
+    smoke_config["workloads"][0]["backends"] = ["keras-jax"]
+    with pytest.raises(matrix.ConfigError, match=r"workloads\[0\]\.backends: 'keras-jax'"):
+        matrix.check(smoke_config)
+
+
+def test_gpu_devices_are_refused_until_supported(smoke_config):
+    smoke_config["devices"] = [0, 1]
+    with pytest.raises(matrix.ConfigError, match="devices: 1 is not supported yet"):
+        matrix.check(smoke_config)

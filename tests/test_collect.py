@@ -1,0 +1,75 @@
+"""Records -> metrics, epochs, summary, tables and plots."""
+
+import pytest
+
+from dlbench import collect, harness, plots
+from test_harness import spec_for
+
+
+@pytest.fixture
+def records(tmp_path, numpy_backend, digits_npz):
+    """Three repeats of a real (numpy) run, and one cell that failed."""
+    made = []
+    for repeat in (1, 2, 3):
+        spec = dict(spec_for(numpy_backend, epochs=3), repeat=repeat, seed=repeat)
+        path = tmp_path / "ok{}.json".format(repeat)
+        made.append(harness.run(spec, str(digits_npz), str(path), str(tmp_path / "e.csv")))
+    broken = dict(spec_for(numpy_backend), model="cnn")
+    made.append(
+        harness.run(
+            broken, str(tmp_path / "absent.npz"), str(tmp_path / "f.json"), str(tmp_path / "f.csv")
+        )
+    )
+    return collect.load_records(sorted(tmp_path.glob("*.json")))
+
+
+def test_median_ci_levels():
+    assert collect.median_ci([]) == (None, None, None, None)
+    assert collect.median_ci([2.0]) == (2.0, None, None, None)
+    median, low, high, level = collect.median_ci([3.0, 1.0, 2.0])
+    assert (median, low, high, level) == (2.0, 1.0, 3.0, 0.75)
+    median, low, high, level = collect.median_ci(list(range(10)))
+    assert (median, low, high) == (4.5, 1, 8)
+    assert level == pytest.approx(1 - 2 * 11 / 1024)
+    assert collect.median_ci(list(range(6)))[3] == pytest.approx(1 - 2 / 64)
+
+
+def test_metrics_one_row_per_run(records):
+    metrics = collect.metrics(records)
+    assert len(metrics) == 4
+    assert list(metrics["status"]) == ["failed", "ok", "ok", "ok"]  # cnn sorts first
+    assert metrics.loc[0, "error"] and "absent.npz" in metrics.loc[0, "error"]
+    assert (metrics.loc[1:, "parameters"] == 7850).all()
+
+
+def test_summary_one_row_per_cell(records):
+    summary = collect.summary(collect.metrics(records)).set_index("model")
+    assert summary.loc["mlp", "runs_ok"] == 3 and summary.loc["mlp", "status"] == "ok"
+    assert summary.loc["mlp", "steady_ci_low"] <= summary.loc["mlp", "steady_epoch_seconds"]
+    assert summary.loc["mlp", "steady_epoch_seconds"] <= summary.loc["mlp", "steady_ci_high"]
+    assert summary.loc["mlp", "ci_level"] == 0.75
+    assert summary.loc["cnn", "status"] == "failed" and "absent.npz" in summary.loc["cnn", "error"]
+
+
+def test_epochs_long_table(records):
+    epochs = collect.epochs(records)
+    assert len(epochs) == 9 and set(epochs["epoch"]) == {1, 2, 3}
+    assert epochs["val_accuracy"].notna().all()
+
+
+def test_workload_table_and_plots(records, tmp_path):
+    summary = collect.summary(collect.metrics(records))
+    table = collect.workload_table(summary, "digits", "mlp")
+    assert list(table["backend"]) == ["numpy-test"]
+    cell = table.loc[0, "CPU: s/epoch"]
+    assert "[" in cell and float(cell.split()[0]) > 0
+    failed = collect.workload_table(summary, "digits", "cnn").loc[0, "CPU: s/epoch"]
+    assert failed.startswith("failed: ") and "absent.npz" in failed
+    text = collect.markdown(table, "digits", "mlp", "caption")
+    assert "| numpy-test" in text and text.rstrip().endswith("caption")
+    for draw, frame, name in (
+        (plots.epoch_time, summary, "time.png"),
+        (plots.accuracy, collect.epochs(records), "accuracy.png"),
+    ):
+        draw(frame, "digits", "mlp", tmp_path / name)
+        assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"

@@ -1,0 +1,149 @@
+"""Downloads against a real HTTP server on 127.0.0.1, mirrors, and preparation."""
+
+import functools
+import gzip
+import hashlib
+import http.server
+import threading
+
+import numpy as np
+import pytest
+
+from dlbench import catalog, data
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A loopback HTTP server over a folder of fixture files."""
+    root = tmp_path / "served"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield root, "http://127.0.0.1:{}/".format(server.server_address[1])
+    server.shutdown()
+    server.server_close()
+
+
+def fake_mnist_npz(path, n_train=50, n_test=20, seed=0):
+    rng = np.random.RandomState(seed)
+    np.savez(
+        path,
+        x_train=rng.randint(0, 256, (n_train, 28, 28)).astype("uint8"),
+        y_train=rng.randint(0, 10, n_train).astype("uint8"),
+        x_test=rng.randint(0, 256, (n_test, 28, 28)).astype("uint8"),
+        y_test=rng.randint(0, 10, n_test).astype("uint8"),
+    )
+    return path
+
+
+def sha256(path):
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_good_file_is_downloaded_and_verified(served, tmp_path):
+    root, url = served
+    good = fake_mnist_npz(root / "mnist.npz")
+    destination = tmp_path / "resources" / "mnist" / "mnist.npz"
+    data.fetch(data.source_of("mnist", "mnist.npz", url), sha256(good), destination)
+    assert destination.read_bytes() == good.read_bytes()
+
+
+def test_corrupted_file_is_refused_and_leaves_nothing(served, tmp_path):
+    root, url = served
+    good = fake_mnist_npz(root / "mnist.npz")
+    expected = sha256(good)
+    corrupted = bytearray(good.read_bytes())
+    corrupted[len(corrupted) // 2] ^= 0xFF
+    (root / "mnist.npz").write_bytes(bytes(corrupted))
+    destination = tmp_path / "resources" / "mnist.npz"
+    with pytest.raises(data.ChecksumError, match="mnist.npz"):
+        data.fetch(url + "mnist.npz", expected, destination)
+    assert list(destination.parent.iterdir()) == []  # no file that looks complete
+
+
+def test_missing_file_is_a_clear_error(served, tmp_path):
+    _, url = served
+    destination = tmp_path / "resources" / "mnist.npz"
+    with pytest.raises(FileNotFoundError, match="404"):
+        data.fetch(url + "mnist.npz", "sha256:" + "0" * 64, destination)
+    assert not destination.exists()
+
+
+def test_local_folder_mirror(tmp_path):
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    expected = sha256(fake_mnist_npz(mirror / "mnist.npz"))
+    source = data.source_of("mnist", "mnist.npz", str(mirror))
+    assert source == str(mirror / "mnist.npz")
+    destination = tmp_path / "out" / "mnist.npz"
+    data.fetch(source, expected, destination)
+    assert sha256(destination) == expected
+    (mirror / "mnist.npz").write_bytes(b"not the file")
+    with pytest.raises(data.ChecksumError):
+        data.fetch(source, expected, tmp_path / "other" / "mnist.npz")
+    assert list((tmp_path / "other").iterdir()) == []
+    with pytest.raises(FileNotFoundError, match="mirror has no file"):
+        data.fetch(str(mirror / "absent.npz"), expected, tmp_path / "x")
+
+
+def test_canonical_sources():
+    assert data.source_of("mnist", "mnist.npz").startswith("https://storage.googleapis.com/")
+    for dataset in ("mnist", "fashion_mnist"):
+        for filename, known in catalog.DATASETS[dataset]["files"].items():
+            assert known.split(":")[0] in ("sha256", "md5") and filename in data.source_of(
+                dataset, filename
+            )
+
+
+def test_prepare_mnist(tmp_path):
+    raw = fake_mnist_npz(tmp_path / "mnist.npz")
+    out = tmp_path / "mnist_prepared.npz"
+    shapes = data.prepare("mnist", {"mnist.npz": raw}, out)
+    assert shapes["x_train"] == (50, 28, 28, 1) and shapes["y_test"] == (20,)
+    with np.load(out) as arrays, np.load(raw) as original:
+        assert arrays["x_train"].dtype == np.float32
+        assert 0.0 <= arrays["x_train"].min() and arrays["x_train"].max() <= 1.0
+        np.testing.assert_array_equal(arrays["y_train"], original["y_train"])  # order kept
+        np.testing.assert_allclose(arrays["x_test"][..., 0] * 255, original["x_test"], atol=1e-3)
+
+
+def write_idx(path, array):
+    header = bytes([0, 0, 8, array.ndim]) + b"".join(d.to_bytes(4, "big") for d in array.shape)
+    with gzip.open(path, "wb") as handle:
+        handle.write(header + array.astype("uint8").tobytes())
+
+
+def test_prepare_fashion_mnist_from_idx_files(tmp_path):
+    rng = np.random.RandomState(1)
+    arrays = {
+        "train-images-idx3-ubyte.gz": rng.randint(0, 256, (30, 28, 28)),
+        "train-labels-idx1-ubyte.gz": rng.randint(0, 10, 30),
+        "t10k-images-idx3-ubyte.gz": rng.randint(0, 256, (12, 28, 28)),
+        "t10k-labels-idx1-ubyte.gz": rng.randint(0, 10, 12),
+    }
+    files = {}
+    for name, array in arrays.items():
+        write_idx(tmp_path / name, array)
+        files[name] = tmp_path / name
+    assert set(files) == set(catalog.DATASETS["fashion_mnist"]["files"])
+    np.testing.assert_array_equal(
+        data.read_idx(files["t10k-labels-idx1-ubyte.gz"]), arrays["t10k-labels-idx1-ubyte.gz"]
+    )
+    data.prepare("fashion_mnist", files, tmp_path / "fashion.npz")
+    with np.load(tmp_path / "fashion.npz") as prepared:
+        assert prepared["x_train"].shape == (30, 28, 28, 1)
+        np.testing.assert_array_equal(prepared["y_test"], arrays["t10k-labels-idx1-ubyte.gz"])
+
+
+def test_prepare_digits_is_fixed_and_centred(digits_npz, tmp_path):
+    again = tmp_path / "digits.npz"
+    data.prepare("digits", {}, again)
+    with np.load(digits_npz) as first, np.load(again) as second:
+        for name in ("x_train", "y_train", "x_test", "y_test"):
+            np.testing.assert_array_equal(first[name], second[name])
+        assert first["x_train"].shape == (1438, 28, 28, 1) and len(first["x_test"]) == 359
+        assert first["x_train"][:, :2].max() == 0 and first["x_train"][:, :, -2:].max() == 0
+        assert first["x_train"].max() == 1.0

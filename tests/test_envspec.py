@@ -1,0 +1,103 @@
+"""Backend env files drive the venv mode; interpreters are found or named."""
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+from dlbench import catalog, envspec
+
+ENV_FILES = sorted((REPO / "envs").glob("*.yaml"))
+BACKEND_ENV_FILES = [path for path in ENV_FILES if path.stem in catalog.BACKENDS]
+
+
+def test_every_backend_has_an_env_file():
+    assert {path.stem for path in ENV_FILES} == set(catalog.BACKENDS) | {"main"}
+
+
+def test_main_env_file_matches_the_project_pins():
+    import tomllib
+
+    with open(REPO / "pyproject.toml", "rb") as handle:
+        project = set(tomllib.load(handle)["project"]["dependencies"])
+    main = envspec.read_spec(REPO / "envs" / "main.yaml")
+    assert set(main["pip"]) <= project
+    assert project - set(main["pip"]) == {"snakemake==9.27.1"}
+
+
+@pytest.mark.parametrize("path", BACKEND_ENV_FILES, ids=lambda path: path.stem)
+def test_env_files_pin_python_and_every_pip_package(path):
+    spec = envspec.read_spec(path)
+    assert spec["name"] == path.stem
+    assert spec["python"] == "3.11"
+    assert spec["pip"] and all("==" in requirement for requirement in spec["pip"])
+    assert any(requirement.startswith("keras==") for requirement in spec["pip"])
+
+
+def test_find_python_of_the_running_version():
+    version = "{}.{}".format(*sys.version_info[:2])
+    found = envspec.find_python(version)
+    assert envspec._version_of(found) == version
+
+
+def test_configured_interpreter_comes_first():
+    version = "{}.{}".format(*sys.version_info[:2])
+    assert envspec.find_python(version, {version: sys.executable}) == sys.executable
+
+
+def test_missing_python_names_what_to_do():
+    with pytest.raises(envspec.EnvironmentBuildError) as missing:
+        envspec.find_python("2.5", {"2.5": "/nowhere/python2.5"})
+    message = str(missing.value)
+    assert "no Python 2.5 found" in message and "/nowhere/python2.5" in message
+    assert "python_interpreters" in message
+
+
+def test_spec_without_python_pin_is_refused(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("name: broken\ndependencies:\n  - pip\n  - pip: [keras==3.15.1]\n")
+    with pytest.raises(envspec.EnvironmentBuildError, match="no 'python=X.Y' pin"):
+        envspec.read_spec(path)
+
+
+def test_build_venv_installs_the_pins(tmp_path):
+    """A real venv from a small spec; pip resolves from the local index/cache."""
+    spec = tmp_path / "tiny.yaml"
+    version = "{}.{}".format(*sys.version_info[:2])
+    spec.write_text(
+        "name: tiny\ndependencies:\n  - python={}\n  - pip\n  - pip:\n      - six==1.16.0\n".format(
+            version
+        )
+    )
+    with open(tmp_path / "log", "w") as log:
+        python = envspec.build_venv(spec, tmp_path / "venv", tmp_path / "ready.json", log=log)
+    out = subprocess.check_output([python, "-c", "import six; print(six.__version__)"])
+    assert out.decode().strip() == "1.16.0"
+    assert "six==1.16.0" in (tmp_path / "ready.json").read_text()
+
+
+def test_backend_side_code_imports_on_python36():
+    """Harness, supervisor, adapters and models run inside every backend env,
+    the oldest being CNTK's Python 3.6."""
+    try:
+        python36 = envspec.find_python("3.6")
+    except envspec.EnvironmentBuildError as missing:
+        pytest.skip(str(missing))
+    modules = [
+        "dlbench",
+        "dlbench.catalog",
+        "dlbench.runtime",
+        "dlbench.harness",
+        "dlbench.supervise",
+        "dlbench.backends",
+        "dlbench.backends.keras_adapter",
+        "dlbench.models.keras_models",
+    ]
+    done = subprocess.run(
+        [python36, "-c", "import " + ", ".join(modules)],
+        cwd=str(REPO / "src"),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr

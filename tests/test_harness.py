@@ -1,0 +1,156 @@
+"""The harness and its run record, driven by a real numpy training loop."""
+
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import REPO
+from dlbench import harness, runtime
+
+RECORD_KEYS = {
+    "dataset",
+    "model",
+    "backend",
+    "devices",
+    "repeat",
+    "task",
+    "seed",
+    "hyper",
+    "status",
+    "error",
+    "parameters",
+    "epochs",
+    "first_epoch_seconds",
+    "steady_epoch_seconds",
+    "samples_per_second",
+    "test_accuracy",
+    "test_loss",
+    "peak_host_memory_mb",
+    "peak_device_memory_mb",
+    "environment",
+    "settings",
+    "started",
+    "finished",
+}
+
+
+def spec_for(backend, epochs=3):
+    return {
+        "dataset": "digits",
+        "model": "mlp",
+        "backend": backend,
+        "devices": 0,
+        "repeat": 1,
+        "task": "train",
+        "seed": 7,
+        "threads": 1,
+        "validate_every_epoch": True,
+        "hyper": {
+            "batch_size": 64,
+            "epochs": epochs,
+            "loss": "categorical_crossentropy",
+            "optimizer": {"name": "sgd", "learning_rate": 0.5},
+        },
+        "backend_settings": {"note": "recorded as given"},
+    }
+
+
+def test_epoch_summary_separates_the_first_epoch():
+    summary = harness.epoch_summary([9.0, 2.0, 4.0, 3.0])
+    assert summary == {"first_epoch_seconds": 9.0, "steady_epoch_seconds": 3.0}
+    assert harness.epoch_summary([5.0])["steady_epoch_seconds"] is None
+
+
+def test_epoch_order_depends_on_seed_and_epoch_only():
+    first = harness.epoch_order(42, 0, 100)
+    assert np.array_equal(first, harness.epoch_order(42, 0, 100))
+    assert not np.array_equal(first, harness.epoch_order(42, 1, 100))
+    assert not np.array_equal(first, harness.epoch_order(43, 0, 100))
+    assert sorted(first) == list(range(100))
+
+
+def test_record_of_a_successful_run(tmp_path, numpy_backend, digits_npz):
+    record_path, epochs_path = tmp_path / "run.json", tmp_path / "epochs.csv"
+    harness.run(spec_for(numpy_backend), str(digits_npz), str(record_path), str(epochs_path))
+    record = json.loads(record_path.read_text())
+    assert RECORD_KEYS <= set(record)
+    assert record["status"] == "ok" and record["error"] is None
+    assert record["parameters"] == 28 * 28 * 10 + 10
+    assert [epoch["epoch"] for epoch in record["epochs"]] == [1, 2, 3]
+    seconds = [epoch["seconds"] for epoch in record["epochs"]]
+    assert record["first_epoch_seconds"] == seconds[0]
+    assert record["steady_epoch_seconds"] == pytest.approx(np.median(seconds[1:]))
+    assert record["samples_per_second"] == pytest.approx(1438 / record["steady_epoch_seconds"])
+    assert record["test_accuracy"] > 0.8  # softmax regression learns digits
+    assert record["settings"] == {"note": "recorded as given"}
+    environment = record["environment"]
+    assert environment["threads"] == 1 and environment["cpus_pinned"] == [0]
+    assert environment["framework"] == "numpy" and environment["cpu_model"]
+    assert environment["workflow_commit"]
+    with open(epochs_path) as handle:
+        rows = list(csv.DictReader(handle))
+    assert [float(row["seconds"]) for row in rows] == seconds
+
+
+def test_same_seed_same_numbers(tmp_path, numpy_backend, digits_npz):
+    accuracies = []
+    for name in ("a", "b"):
+        harness.run(
+            spec_for(numpy_backend), str(digits_npz), str(tmp_path / name), str(tmp_path / "e")
+        )
+        accuracies.append(
+            [e["val_accuracy"] for e in json.loads((tmp_path / name).read_text())["epochs"]]
+        )
+    assert accuracies[0] == accuracies[1]
+
+
+def test_a_framework_error_becomes_a_failed_record(tmp_path, numpy_backend):
+    record_path = tmp_path / "run.json"
+    missing = str(tmp_path / "no-such-data.npz")
+    record = harness.run(
+        spec_for(numpy_backend), missing, str(record_path), str(tmp_path / "e.csv")
+    )
+    assert record["status"] == "failed"
+    assert "no-such-data.npz" in record["error"]
+    assert json.loads(record_path.read_text())["status"] == "failed"
+
+
+def test_supervisor_writes_a_failed_record_and_exits_zero(tmp_path, digits_npz):
+    """An unknown backend fails inside the child; the job itself succeeds."""
+    record_path = tmp_path / "run.json"
+    command = [
+        sys.executable,
+        "-m",
+        "dlbench.supervise",
+        "--spec",
+        json.dumps(spec_for("keras-none")),
+        "--data",
+        str(digits_npz),
+        "--record",
+        str(record_path),
+        "--epochs",
+        str(tmp_path / "e"),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = json.loads(record_path.read_text())
+    assert record["status"] == "failed" and "keras-none" in record["error"]
+
+
+def test_atomic_write_leaves_no_partial_file(tmp_path):
+    target = tmp_path / "run.json"
+    with pytest.raises(TypeError):  # keys that cannot be sorted fail half-way through
+        runtime.write_json_atomic(str(target), {"status": "ok", 1: "x"})
+    assert not target.exists()
+
+
+def test_thread_environment_pins_every_pool():
+    env = runtime.thread_environment(3)
+    assert env["OMP_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "3"
+    assert env["TF_NUM_INTRAOP_THREADS"] == "3" and env["TF_NUM_INTEROP_THREADS"] == "1"
+    assert runtime.resolve_threads("all") == len(runtime.available_cpus())
+    assert runtime.resolve_threads(10**6) == len(runtime.available_cpus())

@@ -1,0 +1,153 @@
+"""The workflow for real: Snakemake on the offline smoke config, all three
+Keras 3 backends in their own venvs, then the re-run rules.
+
+The tests of this module share one working copy and run in order.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import copy_workflow, write_config
+from dlbench import catalog
+
+pytestmark = pytest.mark.e2e
+
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+BACKENDS = ["keras-jax", "keras-tensorflow", "keras-torch"]
+MODELS = ["cnn", "mlp"]
+
+
+def snakemake(workdir, *args, check=True, timeout=1800):
+    done = subprocess.run(
+        [SNAKEMAKE, "--configfile", "config/smoke.yaml", *args],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(
+            "snakemake {} failed:\n{}\n{}".format(args, done.stdout, done.stderr[-6000:])
+        )
+    return done
+
+
+def pending_runs(workdir, *args):
+    """(model, backend) of every run record Snakemake plans to (re)make."""
+    summary = snakemake(workdir, "--summary", *args).stdout
+    lines = [line.split("\t") for line in summary.splitlines() if line.startswith("results/runs/")]
+    return sorted(
+        (Path(cells[0]).parts[3], Path(cells[0]).parts[4])
+        for cells in lines
+        if cells[0].endswith("run.json") and cells[-1] != "no update"
+    )
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    workdir = copy_workflow(tmp_path_factory.mktemp("workflow"))
+    snakemake(workdir, "-j2")
+    return workdir
+
+
+def load_record(workdir, model, backend):
+    path = workdir / "results/runs/digits/{}/{}/0/rep1/run.json".format(model, backend)
+    return json.loads(path.read_text())
+
+
+def test_smoke_run_writes_a_complete_record_per_run(workdir):
+    for model in MODELS:
+        for backend in BACKENDS:
+            record = load_record(workdir, model, backend)
+            assert record["status"] == "ok", record.get("error")
+            assert record["parameters"] == catalog.MODELS[model]["parameters"]
+            assert record["environment"]["keras_backend"] == backend.split("-", 1)[1]
+            assert record["environment"]["python_executable"].startswith(
+                str(workdir / ".venvs" / backend)
+            )
+            assert len(record["epochs"]) == record["hyper"]["epochs"]
+            assert record["first_epoch_seconds"] > 0 and record["steady_epoch_seconds"] > 0
+            assert record["test_accuracy"] > 0.5  # digits, a few epochs: well above chance (0.1)
+            assert record["settings"]["threads"] == record["environment"]["threads"]
+
+
+def test_timed_runs_never_overlapped(workdir):
+    spans = sorted(
+        (load_record(workdir, m, b)["started"], load_record(workdir, m, b)["finished"])
+        for m in MODELS
+        for b in BACKENDS
+    )
+    for (_, finished), (started, _) in zip(spans, spans[1:]):
+        assert finished <= started
+
+
+def test_summary_and_tables(workdir):
+    summary = pd.read_csv(workdir / "results/summary.csv")
+    assert len(summary) == 6 and (summary["status"] == "ok").all()
+    assert (summary["steady_epoch_seconds"] > 0).all()
+    metrics = pd.read_csv(workdir / "results/metrics.csv")
+    assert len(metrics) == 6 and set(metrics["backend"]) == set(BACKENDS)
+    for model in MODELS:
+        table = (workdir / "results/tables/digits_{}.md".format(model)).read_text()
+        assert all("| " + backend in table for backend in BACKENDS)
+        for plot in ("epoch_time", "accuracy"):
+            png = workdir / "results/plots/digits_{}_{}.png".format(model, plot)
+            assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_report(workdir):
+    snakemake(workdir, "--report", "report.html")
+    html = (workdir / "report.html").read_text()
+    assert len(html) > 100_000  # plots are embedded
+    for name in ("digits_mlp_epoch_time.png", "digits_cnn_accuracy.png", "summary.csv"):
+        assert name in html
+
+
+def test_untouched_workflow_has_nothing_to_do(workdir):
+    done = snakemake(workdir, "-n")
+    assert "Nothing to be done" in done.stdout + done.stderr
+    assert pending_runs(workdir) == []
+
+
+def test_hyper_parameter_edit_reruns_exactly_that_model(workdir):
+    config = snakemake_config(workdir)
+    config["workloads"][1]["epochs"] += 1  # cnn
+    write_config(workdir / "config/edited.yaml", config)
+    assert pending_runs(workdir, "--configfile", "config/edited.yaml") == [
+        ("cnn", backend) for backend in BACKENDS
+    ]
+
+
+def test_env_file_edit_reruns_exactly_that_backend(workdir):
+    env_file = workdir / "envs/keras-jax.yaml"
+    env_file.write_text(env_file.read_text() + "# edited\n")
+    assert pending_runs(workdir) == [(model, "keras-jax") for model in MODELS]
+    before = {(m, b): load_record(workdir, m, b)["started"] for m in MODELS for b in BACKENDS}
+    snakemake(workdir, "-j2")
+    after = {(m, b): load_record(workdir, m, b)["started"] for m in MODELS for b in BACKENDS}
+    changed = sorted(key for key in before if before[key] != after[key])
+    assert changed == [(model, "keras-jax") for model in MODELS]
+    assert pending_runs(workdir) == []
+
+
+def snakemake_config(workdir):
+    import yaml
+
+    with open(workdir / "config/smoke.yaml") as handle:
+        return yaml.safe_load(handle)
+
+
+def test_bad_config_is_refused_before_any_job(workdir):
+    config = snakemake_config(workdir)
+    config["workloads"][0]["model"] = "transformer"
+    write_config(workdir / "config/bad.yaml", config)
+    done = snakemake(workdir, "-n", "--configfile", "config/bad.yaml", check=False)
+    assert done.returncode != 0
+    output = done.stdout + done.stderr
+    assert "'transformer' is not one of" in output and "model" in output
+    assert "rule bench" not in output
