@@ -1,6 +1,9 @@
-"""Harness overhead: the same Keras training loop timed bare and through the
-harness, interleaved in one process. Prints the median steady-state epoch
-time of each and the ratio. Run it with a backend's interpreter:
+"""Harness overhead: one Keras model, epochs alternating between a bare
+``model.fit`` timed with ``perf_counter`` and the harness's own timed epoch
+(``harness.timed_epoch``: the adapter's fit with its epoch timer). Pairing
+consecutive epochs of one model cancels the drift and model-to-model spread
+that a 2-core machine shows between separate runs. Run it with a backend's
+interpreter:
 
     PYTHONPATH=src .venvs/keras-jax/bin/python benchmarks/harness_overhead.py \
         --backend keras-jax --data results/data/digits.npz
@@ -13,7 +16,6 @@ import time
 import numpy as np
 
 from dlbench import backends, catalog, harness, runtime
-from dlbench.models import keras_models
 
 HYPER = {
     "batch_size": 128,
@@ -22,69 +24,61 @@ HYPER = {
 }
 
 
-class NoLog:
-    def add(self, row):
-        pass
-
-
-def bare_epochs(keras, data, epochs, seed, jit_compile):
-    """What a user would write: build, compile, fit epoch by epoch, time it."""
-    model = keras_models.mlp(keras, data["x_train"].shape[1:], 10)
-    model.compile(
-        optimizer=keras_models.optimizer(keras, HYPER["optimizer"]),
-        loss=HYPER["loss"],
-        metrics=["accuracy"],
-        jit_compile=jit_compile,
-    )
-    seconds = []
-    for epoch in range(epochs):
-        order = harness.epoch_order(seed, epoch, len(data["x_train"]))
-        x, y = data["x_train"][order], data["y_train_onehot"][order]
-        start = time.perf_counter()
-        model.fit(x, y, batch_size=HYPER["batch_size"], epochs=1, shuffle=False, verbose=0)
-        seconds.append(time.perf_counter() - start)
-    return seconds
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="keras-jax")
     parser.add_argument("--data", default="results/data/digits.npz")
     parser.add_argument("--tile", type=int, default=10, help="repeat the data to lengthen epochs")
-    parser.add_argument("--epochs", type=int, default=6)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--pairs", type=int, default=30)
     args = parser.parse_args()
 
     threads = runtime.resolve_threads("all")
     runtime.pin_to_cpus(threads)
-    settings = {"jit_compile": True} if "torch" not in args.backend else {"jit_compile": False}
-    adapter = backends.adapter_for(args.backend, settings)
+    adapter = backends.adapter_for(args.backend, {"jit_compile": "torch" not in args.backend})
     adapter.setup(threads=threads, seed=1, devices=0)
     data = harness.load_dataset(args.data, catalog.DATASETS["digits"]["classes"])
-    for key in ("x_train", "y_train_onehot"):
-        data[key] = np.concatenate([data[key]] * args.tile)
-    spec = {
-        "model": "mlp",
-        "backend": args.backend,
-        "seed": 1,
-        "validate_every_epoch": False,
-        "hyper": dict(HYPER, epochs=args.epochs),
-    }
-    bare, harnessed = [], []
-    for _ in range(args.rounds):
-        bare += bare_epochs(adapter.keras, data, args.epochs, 1, settings["jit_compile"])[1:]
-        result = harness.train(spec, adapter, data, NoLog())
-        harnessed += [epoch["wall_seconds"] for epoch in result["epochs"][1:]]
-    bare_median, harness_median = statistics.median(bare), statistics.median(harnessed)
+    x = np.concatenate([data["x_train"]] * args.tile)
+    y = np.concatenate([data["y_train_onehot"]] * args.tile)
+    model = adapter.build("mlp", x.shape[1:], y.shape[1], HYPER)
+    batch = HYPER["batch_size"]
+    harness.timed_epoch(adapter, model, x, y, batch)  # compile before timing anything
+
+    bare, timed, reported, bare_cpu, timed_cpu = [], [], [], [], []
+    for pair in range(args.pairs):
+        order = ("bare", "harness") if pair % 2 == 0 else ("harness", "bare")
+        for variant in order:
+            cpu_start = time.process_time()
+            if variant == "bare":
+                start = time.perf_counter()
+                model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0)
+                bare.append(time.perf_counter() - start)
+                bare_cpu.append(time.process_time() - cpu_start)
+            else:
+                step, wall = harness.timed_epoch(adapter, model, x, y, batch)
+                timed.append(wall)
+                timed_cpu.append(time.process_time() - cpu_start)
+                reported.append(step["seconds"])
+    ratios = [t / b for t, b in zip(timed, bare)]
+    cpu_ratios = [t / b for t, b in zip(timed_cpu, bare_cpu)]
     print(
-        "{}: {} samples/epoch, {} steady epochs each; bare median {:.4f} s, harness median "
-        "{:.4f} s, overhead {:+.2f} %".format(
+        "{}: {} samples/epoch, {} pairs; bare fit median {:.4f} s; harness wall median "
+        "{:.4f} s; median paired ratio {:.4f} (overhead {:+.2f} %, pairs' IQR {:.3f}-{:.3f}); "
+        "epoch time the record reports (loop only) median {:.4f} s; process CPU time: "
+        "median paired ratio {:.4f} (overhead {:+.2f} %, IQR {:.3f}-{:.3f})".format(
             args.backend,
-            len(data["x_train"]),
-            len(bare),
-            bare_median,
-            harness_median,
-            100 * (harness_median / bare_median - 1),
+            len(x),
+            args.pairs,
+            statistics.median(bare),
+            statistics.median(timed),
+            statistics.median(ratios),
+            100 * (statistics.median(ratios) - 1),
+            np.percentile(ratios, 25),
+            np.percentile(ratios, 75),
+            statistics.median(reported),
+            statistics.median(cpu_ratios),
+            100 * (statistics.median(cpu_ratios) - 1),
+            np.percentile(cpu_ratios, 25),
+            np.percentile(cpu_ratios, 75),
         )
     )
 

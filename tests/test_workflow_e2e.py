@@ -151,3 +151,18 @@ def test_bad_config_is_refused_before_any_job(workdir):
     output = done.stdout + done.stderr
     assert "'transformer' is not one of" in output and "model" in output
     assert "rule bench" not in output
+
+
+def test_conda_mode_plans_no_venvs(workdir):
+    """No conda here: check the conda path statically. Under conda the bench
+    rule runs the activated env's python and builds no venv."""
+    done = snakemake(workdir, "-n", "--forceall", "--printshellcmds", "--config", "env_mode=conda")
+    output = done.stdout
+    assert "rule venv:" not in output
+    bench_commands = [
+        line.split(":", 1)[1].strip()
+        for line in output.splitlines()
+        if line.startswith("Shell command:") and "-m dlbench.supervise" in line
+    ]
+    assert len(bench_commands) == 6
+    assert all(command.startswith("PYTHONPATH=src python -m ") for command in bench_commands)

@@ -11,6 +11,8 @@ from math import comb
 
 import pandas as pd
 
+from dlbench import harness
+
 CELL = ["dataset", "model", "backend", "devices"]
 RUN = CELL + ["repeat"]
 
@@ -65,15 +67,7 @@ def epochs(records):
     for record in records:
         for epoch in record.get("epochs") or []:
             rows.append({**{key: record[key] for key in RUN}, **epoch})
-    columns = RUN + [
-        "epoch",
-        "seconds",
-        "wall_seconds",
-        "loss",
-        "accuracy",
-        "val_loss",
-        "val_accuracy",
-    ]
+    columns = RUN + list(harness.EPOCH_COLUMNS)
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -62,6 +62,15 @@ def load_dataset(path, classes):
     return data
 
 
+def timed_epoch(adapter, model, x, y, batch_size):
+    """One training epoch on the clock, device work waited for. Returns the
+    adapter's result and the wall time of the whole call."""
+    start = time.perf_counter()
+    step = adapter.train_epoch(model, x, y, batch_size)
+    adapter.synchronize()
+    return step, time.perf_counter() - start
+
+
 class EpochLog(object):
     """Per-epoch CSV written as the run goes, so progress is visible and a
     crashed run still shows how far it got."""
@@ -102,10 +111,7 @@ def train(spec, adapter, data, epoch_log):
     for epoch in range(hyper["epochs"]):
         order = epoch_order(spec["seed"], epoch, n_train)
         x_epoch, y_epoch = x_train[order], y_train[order]  # copied outside the clock
-        start = time.perf_counter()
-        step = adapter.train_epoch(model, x_epoch, y_epoch, batch_size)
-        adapter.synchronize()
-        wall = time.perf_counter() - start
+        step, wall = timed_epoch(adapter, model, x_epoch, y_epoch, batch_size)
         row = {
             "epoch": epoch + 1,
             "seconds": step.get("seconds", wall),
@@ -190,13 +196,18 @@ def run(spec, data_path, record_path, epochs_path):
     return record
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def argument_parser(description):
+    """The command line of a run, shared by the harness and its supervisor."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--spec", required=True, help="the run, as JSON")
-    parser.add_argument("--data", required=True)
-    parser.add_argument("--record", required=True)
-    parser.add_argument("--epochs", required=True)
-    args = parser.parse_args(argv)
+    parser.add_argument("--data", required=True, help="the prepared dataset (.npz)")
+    parser.add_argument("--record", required=True, help="where to write run.json")
+    parser.add_argument("--epochs", required=True, help="where to write the per-epoch CSV")
+    return parser
+
+
+def main(argv=None):
+    args = argument_parser(__doc__.splitlines()[0]).parse_args(argv)
     record = run(json.loads(args.spec), args.data, args.record, args.epochs)
     return 0 if record["status"] == "ok" else 1
 

@@ -8,7 +8,6 @@ record exists, so one bad cell never stops the rest of the matrix.
 Importable on Python 3.6.
 """
 
-import argparse
 import collections
 import json
 import os
@@ -96,11 +95,7 @@ def supervise(spec, data, record_path, epochs_path, timeout_s=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--spec", required=True, help="the run, as JSON")
-    parser.add_argument("--data", required=True)
-    parser.add_argument("--record", required=True)
-    parser.add_argument("--epochs", required=True)
+    parser = harness.argument_parser(__doc__.splitlines()[0])
     parser.add_argument("--timeout-minutes", type=float, default=None)
     args = parser.parse_args(argv)
     timeout_s = args.timeout_minutes * 60 if args.timeout_minutes else None

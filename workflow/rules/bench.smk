@@ -1,8 +1,19 @@
+rule code_digest:
+    input:
+        family_sources,
+    output:
+        "results/code/{family}.sha256",
+    log:
+        "logs/code_digest/{family}.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/code_digest.py"
+
+
 rule bench:
     input:
-        data="results/data/{dataset}.npz",
-        env=env_ready,
-        code=bench_code,
+        unpack(bench_inputs),
     output:
         record=f"{RUN_DIR}/run.json",
         epochs=f"{RUN_DIR}/epochs.csv",

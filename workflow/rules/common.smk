@@ -34,6 +34,7 @@ wildcard_constraints:
     devices=r"\d+",
     rep=r"\d+",
     filename=r"[^/]+",
+    family="|".join({entry["family"] for entry in catalog.BACKENDS.values()}),
 
 
 def env_mode():
@@ -50,6 +51,9 @@ def deployment_methods():
 
 
 MAIN_ENV = "../../envs/main.yaml"
+
+
+ENV_MODE = env_mode()
 
 
 def backend_env_file(backend):
@@ -107,11 +111,17 @@ def run_spec(wildcards):
     return json.dumps(matrix.spec(config, run_of(wildcards)), sort_keys=True)
 
 
-def env_ready(wildcards):
-    """In venv mode a run waits for (and follows changes of) its venv."""
-    if env_mode() == "venv":
-        return f".venvs/{wildcards.backend}/ready.json"
-    return []
+def bench_inputs(wildcards):
+    """The prepared data, the digest of the code the run executes and, in
+    venv mode, the backend's venv: a change to any re-runs the run."""
+    family = catalog.BACKENDS[wildcards.backend]["family"]
+    inputs = {
+        "data": f"results/data/{wildcards.dataset}.npz",
+        "code": f"results/code/{family}.sha256",
+    }
+    if ENV_MODE == "venv":
+        inputs["env"] = f".venvs/{wildcards.backend}/ready.json"
+    return inputs
 
 
 def backend_python(wildcards):
@@ -119,17 +129,15 @@ def backend_python(wildcards):
         "venv": f".venvs/{wildcards.backend}/bin/python",
         "conda": "python",
         "current": sys.executable,
-    }[env_mode()]
+    }[ENV_MODE]
 
 
-def bench_code(wildcards):
-    """The library files a run executes: editing them re-runs the runs they
-    measure, and only those."""
-    family = catalog.BACKENDS[wildcards.backend]["family"]
+def family_sources(wildcards):
+    """The library files a run of this adapter family executes."""
     package = Path(SRC) / "dlbench"
     files = ["harness.py", "supervise.py", "runtime.py", "catalog.py"]
-    files += ["backends/__init__.py", f"backends/{family}_adapter.py"]
-    files += [f"models/{family}_models.py"]
+    files += ["backends/__init__.py", f"backends/{wildcards.family}_adapter.py"]
+    files += [f"models/{wildcards.family}_models.py"]
     return [str(package / name) for name in files]
 
 

@@ -122,7 +122,7 @@ class Adapter(object):
         return int(model.count_params())
 
     def train_epoch(self, model, x, y, batch_size):
-        timer = _EpochTimer(self.keras)
+        timer = epoch_timer(self.keras)
         history = model.fit(
             x,
             y,
@@ -150,7 +150,7 @@ class Adapter(object):
         return None  # CPU runs; GPU memory comes with device support
 
 
-def _EpochTimer(keras):
+def epoch_timer(keras):
     """Times one epoch as Keras itself does, from ``on_epoch_begin`` to
     ``on_epoch_end``: the training loop without fit()'s per-call set-up,
     which the harness records separately as the call's wall time."""
