@@ -1,8 +1,10 @@
 """Time `snakemake -n` on a generated config of about 1,000 runs.
 
 Every (dataset, model) the catalog has x every backend x repeats enough to
-pass 1,000 runs, in a scratch copy of the workflow. Prints the run count and
-the median wall time of three dry runs.
+pass 1,000 runs, in a scratch copy of the workflow. Timings on a shared
+machine swing by 2x between minutes, so each dry run alternates with one of
+a minimal workflow of as many trivial jobs (Snakemake's own floor), and the
+median ratio is printed beside the medians.
 
     .venv/bin/python benchmarks/dryrun_time.py
 """
@@ -23,6 +25,15 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 from dlbench import catalog  # noqa: E402
 
+MINIMAL_WORKFLOW = """
+rule all:
+    input: expand("out/{{i}}.txt", i=range({jobs}))
+
+rule make:
+    output: "out/{{i}}.txt"
+    shell: "touch {{output}}"
+"""
+
 
 def generated_config(target_runs=1000):
     with open(REPO / "config" / "smoke.yaml") as handle:
@@ -36,8 +47,20 @@ def generated_config(target_runs=1000):
     return dict(smoke, workloads=workloads, repeats=math.ceil(target_runs / cells)), cells
 
 
+def dry_run(workdir, *args):
+    snakemake = str(Path(sys.executable).with_name("snakemake"))
+    start = time.perf_counter()
+    done = subprocess.run(
+        [snakemake, "-n", "--quiet", *args], cwd=workdir, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        sys.exit(done.stdout + done.stderr)
+    return time.perf_counter() - start
+
+
 def main():
     config, cells = generated_config()
+    runs = cells * config["repeats"]
     with tempfile.TemporaryDirectory() as scratch:
         for part in ("Snakefile", "workflow", "envs", "config", "profiles", "src"):
             source = REPO / part
@@ -45,27 +68,24 @@ def main():
             copy(source, Path(scratch) / part)
         with open(Path(scratch) / "config" / "big.yaml", "w") as handle:
             yaml.safe_dump(config, handle)
-        snakemake = str(Path(sys.executable).with_name("snakemake"))
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            done = subprocess.run(
-                [snakemake, "-n", "--quiet", "--configfile", "config/big.yaml"],
-                cwd=scratch,
-                capture_output=True,
-                text=True,
-            )
-            times.append(time.perf_counter() - start)
-            if done.returncode != 0:
-                sys.exit(done.stdout + done.stderr)
-    runs = cells * config["repeats"]
+        floor = Path(scratch) / "floor"
+        floor.mkdir()
+        (floor / "Snakefile").write_text(MINIMAL_WORKFLOW.format(jobs=runs))
+        ours, minimal = [], []
+        for _ in range(5):
+            ours.append(dry_run(scratch, "--configfile", "config/big.yaml"))
+            minimal.append(dry_run(floor))
+    ratio = statistics.median(o / m for o, m in zip(ours, minimal))
     print(
-        "snakemake -n: {} runs ({} cells x {} repeats): median {:.2f} s over 3 (all: {})".format(
+        "snakemake -n: {} runs ({} cells x {} repeats): median {:.2f} s; a minimal workflow "
+        "of {} trivial jobs, timed alternately: median {:.2f} s; median ratio {:.2f}".format(
             runs,
             cells,
             config["repeats"],
-            statistics.median(times),
-            ", ".join("{:.2f}".format(t) for t in times),
+            statistics.median(ours),
+            runs,
+            statistics.median(minimal),
+            ratio,
         )
     )
 

@@ -36,6 +36,7 @@ def test_schema_names_match_the_catalog():
     workload = schema["properties"]["workloads"]["items"]["properties"]
     assert set(workload["dataset"]["enum"]) == set(catalog.DATASETS)
     assert set(workload["model"]["enum"]) == set(catalog.MODELS)
+    assert set(workload["task"]["enum"]) == set(catalog.TASKS)
     assert set(schema["properties"]["backends"]["propertyNames"]["enum"]) == set(catalog.BACKENDS)
     assert set(workload["backends"]["items"]["enum"]) == set(catalog.BACKENDS)
 

@@ -47,7 +47,7 @@ def test_good_file_is_downloaded_and_verified(served, tmp_path):
     root, url = served
     good = fake_mnist_npz(root / "mnist.npz")
     destination = tmp_path / "resources" / "mnist" / "mnist.npz"
-    data.fetch(data.source_of("mnist", "mnist.npz", url), sha256(good), destination)
+    data.fetch(catalog.source_of("mnist", "mnist.npz", url), sha256(good), destination)
     assert destination.read_bytes() == good.read_bytes()
 
 
@@ -76,7 +76,7 @@ def test_local_folder_mirror(tmp_path):
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     expected = sha256(fake_mnist_npz(mirror / "mnist.npz"))
-    source = data.source_of("mnist", "mnist.npz", str(mirror))
+    source = catalog.source_of("mnist", "mnist.npz", str(mirror))
     assert source == str(mirror / "mnist.npz")
     destination = tmp_path / "out" / "mnist.npz"
     data.fetch(source, expected, destination)
@@ -90,10 +90,10 @@ def test_local_folder_mirror(tmp_path):
 
 
 def test_canonical_sources():
-    assert data.source_of("mnist", "mnist.npz").startswith("https://storage.googleapis.com/")
+    assert catalog.source_of("mnist", "mnist.npz").startswith("https://storage.googleapis.com/")
     for dataset in ("mnist", "fashion_mnist"):
         for filename, known in catalog.DATASETS[dataset]["files"].items():
-            assert known.split(":")[0] in ("sha256", "md5") and filename in data.source_of(
+            assert known.split(":")[0] in ("sha256", "md5") and filename in catalog.source_of(
                 dataset, filename
             )
 

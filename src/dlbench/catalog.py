@@ -4,6 +4,9 @@ Plain data only, importable on every pinned Python (3.6 and later), so that the
 workflow, the harness inside a backend environment and the tests share one list.
 """
 
+import os.path
+from urllib.parse import urlparse
+
 # Where a dataset's raw files come from. ``sha256`` (or ``md5:...``) is checked
 # before anything reads the file. ``base_url`` is the canonical location that
 # Keras' own loaders use; ``data_mirror`` in the config replaces it.
@@ -47,6 +50,7 @@ MODELS = {
 }
 
 TASKS = ("train",)
+URL_SCHEMES = ("http", "https", "ftp", "sftp")
 
 # A backend is a family (which adapter builds and runs the model) and the
 # framework underneath. One adapter serves every backend of its family.
@@ -61,3 +65,12 @@ def model_fits_dataset(model, dataset):
     return tuple(DATASETS[dataset]["input_shape"]) in [
         tuple(shape) for shape in MODELS[model]["input_shapes"]
     ]
+
+
+def source_of(dataset, filename, mirror=None):
+    """Where to get one raw file: the canonical URL, or the same file name
+    under ``mirror`` (a URL base or a local folder) for offline clusters."""
+    base = mirror or DATASETS[dataset]["base_url"]
+    if urlparse(base).scheme in URL_SCHEMES:
+        return base.rstrip("/") + "/" + filename
+    return os.path.join(os.path.expanduser(base), filename)

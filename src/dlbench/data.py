@@ -28,15 +28,6 @@ class ChecksumError(RuntimeError):
     pass
 
 
-def source_of(dataset, filename, mirror=None):
-    """Where to get one raw file: the canonical URL, or the same file name
-    under ``mirror`` (a URL base or a local folder) for offline clusters."""
-    base = mirror or DATASETS[dataset]["base_url"]
-    if urlparse(base).scheme in ("http", "https", "ftp", "sftp"):
-        return base.rstrip("/") + "/" + filename
-    return str(Path(base).expanduser() / filename)
-
-
 def _check(path, known_hash, origin):
     if not pooch.hashes.hash_matches(str(path), known_hash):
         raise ChecksumError(

@@ -12,7 +12,6 @@ SRC = str(Path(workflow.basedir) / "src")
 sys.path.insert(0, SRC)
 
 from dlbench import catalog, matrix
-from dlbench.data import source_of as data_source
 
 validate(config, workflow.source_path("../schemas/config.schema.yaml"))
 try:
@@ -97,7 +96,9 @@ def raw_files(wildcards):
 
 
 def raw_source(wildcards):
-    return data_source(wildcards.dataset, wildcards.filename, config["data_mirror"])
+    return catalog.source_of(
+        wildcards.dataset, wildcards.filename, config["data_mirror"]
+    )
 
 
 def known_hash(wildcards):
