@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from dlbench import backends, catalog, harness, runtime
+from dlbench import backends, harness, runtime
 
 HYPER = {
     "batch_size": 128,
@@ -36,10 +36,10 @@ def main():
     runtime.pin_to_cpus(threads)
     adapter = backends.adapter_for(args.backend, {"jit_compile": "torch" not in args.backend})
     adapter.setup(threads=threads, seed=1, devices=0)
-    data = harness.load_dataset(args.data, catalog.DATASETS["digits"]["classes"])
+    data = harness.load_dataset(args.data)
     x = np.concatenate([data["x_train"]] * args.tile)
     y = np.concatenate([data["y_train_onehot"]] * args.tile)
-    model = adapter.build("mlp", x.shape[1:], y.shape[1], HYPER)
+    model = adapter.build("mlp", data["meta"], HYPER)
     batch = HYPER["batch_size"]
     harness.timed_epoch(adapter, model, x, y, batch)  # compile before timing anything
 

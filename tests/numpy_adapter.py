@@ -18,8 +18,8 @@ class Adapter:
     def settings(self):
         return dict(self.settings_)
 
-    def build(self, model_name, input_shape, classes, hyper):
-        features = int(np.prod(input_shape))
+    def build(self, model_name, data_spec, hyper):
+        features, classes = int(np.prod(data_spec["input_shape"])), data_spec["classes"]
         limit = np.sqrt(6.0 / (features + classes))
         return {
             "w": self.rng.uniform(-limit, limit, (features, classes)),

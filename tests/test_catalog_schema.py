@@ -65,15 +65,13 @@ def test_bad_values_are_refused_naming_the_key(smoke_config, mutate, key, words)
     assert key in message and words in message
 
 
-def test_model_that_does_not_fit_the_dataset(smoke_config, monkeypatch):
-    monkeypatch.setitem(
-        catalog.DATASETS, "colour32", {"input_shape": (32, 32, 3), "classes": 10, "files": {}}
-    )
-    smoke_config["workloads"][0]["dataset"] = "colour32"
+def test_model_that_does_not_fit_the_dataset(smoke_config):
+    smoke_config["workloads"][0]["dataset"] = "cifar10"
     with pytest.raises(
-        matrix.ConfigError, match=r"workloads\[0\]\.model: model 'mlp' does not fit"
+        matrix.ConfigError,
+        match=r"workloads\[0\]\.model: model 'mlp' does not fit dataset 'cifar10'",
     ):
-        matrix.check(smoke_config)
+        matrix.check(validated(smoke_config))
 
 
 def test_duplicate_workload(smoke_config):

@@ -4,6 +4,7 @@ import functools
 import gzip
 import hashlib
 import http.server
+import json
 import threading
 
 import numpy as np
@@ -147,3 +148,50 @@ def test_prepare_digits_is_fixed_and_centred(digits_npz, tmp_path):
         assert first["x_train"].shape == (1438, 28, 28, 1) and len(first["x_test"]) == 359
         assert first["x_train"][:, :2].max() == 0 and first["x_train"][:, :, -2:].max() == 0
         assert first["x_train"].max() == 1.0
+
+
+def write_cifar_archive(path, per_batch=4, seed=2):
+    """A tiny tar.gz in the layout of CIFAR-10's binary version."""
+    import io
+    import tarfile
+
+    rng = np.random.RandomState(seed)
+    expected = {"train": [], "test": []}
+    with tarfile.open(path, "w:gz") as tar:
+        for split, members in data.CIFAR_MEMBERS.items():
+            for name in members:
+                labels = rng.randint(0, 10, per_batch).astype("uint8")
+                planes = rng.randint(0, 256, (per_batch, 3, 32, 32)).astype("uint8")
+                raw = b"".join(
+                    bytes([label]) + image.tobytes() for label, image in zip(labels, planes)
+                )
+                info = tarfile.TarInfo(name)
+                info.size = len(raw)
+                tar.addfile(info, io.BytesIO(raw))
+                expected[split].append((labels, planes))
+    return expected
+
+
+def test_prepare_cifar10_from_the_binary_archive(tmp_path):
+    archive = tmp_path / "cifar-10-binary.tar.gz"
+    expected = write_cifar_archive(archive)
+    data.prepare("cifar10", {"cifar-10-binary.tar.gz": archive}, tmp_path / "cifar10.npz")
+    with np.load(tmp_path / "cifar10.npz") as prepared:
+        assert prepared["x_train"].shape == (20, 32, 32, 3)
+        assert prepared["x_test"].shape == (4, 32, 32, 3)
+        labels, planes = expected["train"][1]
+        np.testing.assert_array_equal(prepared["y_train"][4:8], labels)
+        # channel planes become the last axis: pixel (row 3, column 5) of image 4
+        np.testing.assert_allclose(
+            prepared["x_train"][4, 3, 5] * 255, planes[0, :, 3, 5], atol=1e-3
+        )
+        assert json.loads(str(prepared["meta"])) == {"classes": 10}
+
+
+def test_imagenet_synthetic_is_fixed_random_images(tmp_path):
+    data.prepare("imagenet_synthetic", {}, tmp_path / "a.npz")
+    with np.load(tmp_path / "a.npz") as prepared:
+        assert prepared["x_test"].shape[1:] == (224, 224, 3)
+        assert json.loads(str(prepared["meta"]))["classes"] == 1000
+        first = prepared["x_test"][0, 0, :4, 0].copy()
+    assert np.array_equal(first, data.load_imagenet_synthetic({})["x_test"][0, 0, :4, 0])

@@ -8,8 +8,10 @@ and order, read by every backend alike.
 """
 
 import gzip
+import json
 import os
 import shutil
+import tarfile
 import tempfile
 from pathlib import Path
 from urllib.parse import urlparse
@@ -17,7 +19,7 @@ from urllib.parse import urlparse
 import numpy as np
 import pooch
 
-from dlbench.catalog import DATASETS
+from dlbench.catalog import DATASETS, INPUT_SHAPES
 
 DOWNLOAD_RETRIES = 3
 DIGITS_SPLIT_SEED = 0
@@ -96,6 +98,28 @@ def read_idx(path):
     return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
 
 
+CIFAR_MEMBERS = {
+    "train": ["cifar-10-batches-bin/data_batch_{}.bin".format(i) for i in range(1, 6)],
+    "test": ["cifar-10-batches-bin/test_batch.bin"],
+}
+CIFAR_RECORD = 1 + 32 * 32 * 3
+
+
+def read_cifar_binary(archive):
+    """CIFAR-10's binary version: records of one label byte and 3072 pixel
+    bytes (red, green, blue planes of 32x32). Members are read by their exact
+    names from the verified archive; nothing is extracted or unpickled."""
+    arrays = {}
+    with tarfile.open(str(archive), "r:gz") as tar:
+        for split, members in CIFAR_MEMBERS.items():
+            raw = b"".join(tar.extractfile(tar.getmember(name)).read() for name in members)
+            records = np.frombuffer(raw, dtype=np.uint8).reshape(-1, CIFAR_RECORD)
+            images = records[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)
+            arrays["x_" + split] = images.astype("float32") / 255.0
+            arrays["y_" + split] = records[:, 0].astype("int64")
+    return arrays
+
+
 def _images(pixels, scale):
     return (pixels.astype("float32") / scale)[..., np.newaxis]
 
@@ -135,26 +159,53 @@ def load_digits(files):
     return {"x_train": x[train], "y_train": y[train], "x_test": x[test], "y_test": y[test]}
 
 
-LOADERS = {"mnist": load_mnist, "fashion_mnist": load_fashion_mnist, "digits": load_digits}
+def load_cifar10(files):
+    return read_cifar_binary(files["cifar-10-binary.tar.gz"])
+
+
+def load_imagenet_synthetic(files, seed=0):
+    """Random images of ImageNet's shape, for speed measurements only."""
+    entry = DATASETS["imagenet_synthetic"]
+    rng = np.random.RandomState(seed)
+    half = entry["samples"] // 2
+    shape = (half,) + INPUT_SHAPES[entry["input"]]
+    return {
+        "x_train": rng.random_sample(shape).astype("float32"),
+        "y_train": rng.randint(0, entry["classes"], half).astype("int64"),
+        "x_test": rng.random_sample(shape).astype("float32"),
+        "y_test": rng.randint(0, entry["classes"], half).astype("int64"),
+        "meta": {"classes": entry["classes"]},
+    }
+
+
+LOADERS = {
+    "mnist": load_mnist,
+    "fashion_mnist": load_fashion_mnist,
+    "digits": load_digits,
+    "cifar10": load_cifar10,
+    "imagenet_synthetic": load_imagenet_synthetic,
+}
 
 
 def prepare(dataset, files, output):
-    """Write ``output`` (.npz): float32 images in [0, 1] shaped (N, H, W, C),
-    int64 labels; the split and order are fixed, the same for every backend.
-    ``files`` maps raw file names to their verified local paths."""
+    """Write ``output`` (.npz): the model inputs ``x_train``/``x_test`` (images
+    as float32 in [0, 1], shaped (N, H, W, C)), int64 labels, and ``meta``, a
+    JSON string with what a model needs to know (classes, vocabulary, ...).
+    The split and order are fixed, the same for every backend. ``files`` maps
+    raw file names to their verified local paths."""
     arrays = LOADERS[dataset]({name: Path(path) for name, path in files.items()})
-    expected = tuple(DATASETS[dataset]["input_shape"])
+    meta = arrays.pop("meta", None) or {"classes": 10}
+    expected = INPUT_SHAPES.get(DATASETS[dataset]["input"])
     for split in ("train", "test"):
         x, y = arrays["x_" + split], arrays["y_" + split]
-        if x.shape[1:] != expected or len(x) != len(y):
+        if (expected and x.shape[1:] != expected) or len(x) != len(y):
             raise ValueError(
-                "{} {}: images {} and labels {} do not match the expected shape {}".format(
-                    dataset, split, x.shape, y.shape, expected
-                )
+                "{} {}: inputs {} and labels {} do not match the expected "
+                "shape {}".format(dataset, split, x.shape, y.shape, expected)
             )
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = output.with_name(output.name + ".tmp.npz")
-    np.savez(str(tmp), **arrays)
+    np.savez(str(tmp), meta=np.array(json.dumps(meta)), **arrays)
     os.replace(str(tmp), str(output))
     return {name: value.shape for name, value in arrays.items()}

@@ -18,7 +18,7 @@ import sys
 import time
 import traceback
 
-from dlbench import backends, catalog, runtime
+from dlbench import backends, runtime
 
 EPOCH_COLUMNS = (
     "epoch",
@@ -51,14 +51,18 @@ def epoch_order(seed, epoch, n_samples):
     return np.random.RandomState([seed, epoch]).permutation(n_samples)
 
 
-def load_dataset(path, classes):
+def load_dataset(path):
+    """The prepared arrays, one-hot labels beside the integer ones, and
+    ``meta``: what a model must know about its inputs (classes, ...)."""
     import numpy as np
 
     with np.load(path, allow_pickle=False) as arrays:
         data = {name: arrays[name] for name in ("x_train", "y_train", "x_test", "y_test")}
-    eye = np.eye(classes, dtype="float32")
+        meta = json.loads(str(arrays["meta"]))
+    eye = np.eye(meta["classes"], dtype="float32")
     data["y_train_onehot"] = eye[data["y_train"]]
     data["y_test_onehot"] = eye[data["y_test"]]
+    data["meta"] = dict(meta, input_shape=list(data["x_train"].shape[1:]))
     return data
 
 
@@ -95,7 +99,7 @@ def train(spec, adapter, data, epoch_log):
     x_test, y_test = data["x_test"], data["y_test_onehot"]
     n_train = len(x_train)
 
-    model = adapter.build(spec["model"], x_train.shape[1:], y_train.shape[1], hyper)
+    model = adapter.build(spec["model"], data["meta"], hyper)
     result = {"parameters": adapter.parameter_count(model), "epochs": []}
     print(
         "{} on {}: {} parameters, {} training samples, batch {}, {} epochs".format(
@@ -178,7 +182,7 @@ def run(spec, data_path, record_path, epochs_path):
         adapter = backends.adapter_for(spec["backend"], spec.get("backend_settings", {}))
         adapter.setup(threads=threads, seed=spec["seed"], devices=spec["devices"])
         record["environment"].update(adapter.versions())
-        data = load_dataset(data_path, catalog.DATASETS[spec["dataset"]]["classes"])
+        data = load_dataset(data_path)
         record.update(train(spec, adapter, data, epoch_log))
         record["settings"] = adapter.settings()
         record["peak_device_memory_mb"] = adapter.peak_device_memory_mb()

@@ -35,8 +35,8 @@ def check(config):
                     key,
                     workload["model"],
                     workload["dataset"],
-                    catalog.DATASETS[workload["dataset"]]["input_shape"],
-                    catalog.MODELS[workload["model"]]["input_shapes"],
+                    catalog.DATASETS[workload["dataset"]]["input"],
+                    catalog.MODELS[workload["model"]]["inputs"],
                 )
             )
         if name in seen:

@@ -6,7 +6,8 @@ harness needs::
     setup(threads, seed, devices)      pin the framework's threads, seed it
     versions() -> dict                 framework versions for the record
     settings() -> dict                 the settings that ran (jit, kernels)
-    build(model, input_shape, classes, hyper) -> model (compiled)
+    build(model, data_spec, hyper) -> model (compiled); data_spec is the
+                                       dataset's meta plus its input_shape
     parameter_count(model) -> int
     train_epoch(model, x, y, batch_size) -> {"loss", "accuracy", ["seconds"]}
     evaluate(model, x, y, batch_size) -> (loss, accuracy)

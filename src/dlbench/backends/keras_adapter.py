@@ -104,9 +104,9 @@ class Adapter(object):
         found["jit_compile"] = self.jit_compile
         return found
 
-    def build(self, model_name, input_shape, classes, hyper):
+    def build(self, model_name, data_spec, hyper):
         keras = self.keras
-        model = keras_models.BUILDERS[model_name](keras, input_shape, classes)
+        model = keras_models.BUILDERS[model_name](keras, data_spec)
         model.compile(
             optimizer=keras_models.optimizer(keras, hyper["optimizer"]),
             loss=hyper["loss"],
