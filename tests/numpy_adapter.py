@@ -24,7 +24,7 @@ class Adapter:
         return {
             "w": self.rng.uniform(-limit, limit, (features, classes)),
             "b": np.zeros(classes),
-            "lr": hyper["optimizer"]["learning_rate"],
+            "lr": hyper.get("optimizer", {}).get("learning_rate", 0.1),
         }
 
     @staticmethod
@@ -54,6 +54,9 @@ class Adapter:
         p = self._forward(model, x)
         loss = -np.mean(np.sum(y * np.log(p + 1e-12), axis=1))
         return float(loss), float(np.mean(p.argmax(1) == y.argmax(1)))
+
+    def predict(self, model, x):
+        return self._forward(model, x)
 
     def synchronize(self):
         pass

@@ -76,7 +76,13 @@ def test_model_that_does_not_fit_the_dataset(smoke_config):
 
 def test_duplicate_workload(smoke_config):
     smoke_config["workloads"].append(copy.deepcopy(smoke_config["workloads"][0]))
-    with pytest.raises(matrix.ConfigError, match=r"workloads\[2\]: workload digits/mlp is already"):
+    index = len(smoke_config["workloads"]) - 1
+    with pytest.raises(
+        matrix.ConfigError,
+        match=r"workloads\[{}\]: workload digits/mlp is already defined at workloads\[0\]".format(
+            index
+        ),
+    ):
         matrix.check(smoke_config)
 
 

@@ -45,8 +45,10 @@ def test_metrics_one_row_per_run(records):
 def test_summary_one_row_per_cell(records):
     summary = collect.summary(collect.metrics(records)).set_index("model")
     assert summary.loc["mlp", "runs_ok"] == 3 and summary.loc["mlp", "status"] == "ok"
-    assert summary.loc["mlp", "steady_ci_low"] <= summary.loc["mlp", "steady_epoch_seconds"]
-    assert summary.loc["mlp", "steady_epoch_seconds"] <= summary.loc["mlp", "steady_ci_high"]
+    assert summary.loc["mlp", "headline"] == "steady_epoch_seconds"
+    assert summary.loc["mlp", "headline_median"] == summary.loc["mlp", "steady_epoch_seconds"]
+    assert summary.loc["mlp", "headline_ci_low"] <= summary.loc["mlp", "headline_median"]
+    assert summary.loc["mlp", "headline_median"] <= summary.loc["mlp", "headline_ci_high"]
     assert summary.loc["mlp", "ci_level"] == 0.75
     assert summary.loc["cnn", "status"] == "failed" and "absent.npz" in summary.loc["cnn", "error"]
 
@@ -59,11 +61,12 @@ def test_epochs_long_table(records):
 
 def test_workload_table_and_plots(records, tmp_path):
     summary = collect.summary(collect.metrics(records))
-    table = collect.workload_table(summary, "digits", "mlp")
+    table, task = collect.workload_table(summary, "digits", "mlp")
+    assert task == "train"
     assert list(table["backend"]) == ["numpy-test"]
     cell = table.loc[0, "CPU: s/epoch"]
     assert "[" in cell and float(cell.split()[0]) > 0
-    failed = collect.workload_table(summary, "digits", "cnn").loc[0, "CPU: s/epoch"]
+    failed = collect.workload_table(summary, "digits", "cnn")[0].loc[0, "CPU: s/epoch"]
     assert failed.startswith("failed: ") and "absent.npz" in failed
     text = collect.markdown(table, "digits", "mlp", "caption")
     assert "| numpy-test" in text and text.rstrip().endswith("caption")
@@ -73,3 +76,26 @@ def test_workload_table_and_plots(records, tmp_path):
     ):
         draw(frame, "digits", "mlp", tmp_path / name)
         assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_inference_cells(tmp_path, numpy_backend, digits_npz):
+    from test_harness import infer_spec
+
+    records = []
+    for repeat in (1, 2, 3):
+        spec = dict(infer_spec(numpy_backend), repeat=repeat)
+        path = tmp_path / "infer{}.json".format(repeat)
+        records.append(harness.run(spec, str(digits_npz), str(path), str(tmp_path / "e.csv")))
+    records = collect.load_records(sorted(tmp_path.glob("infer*.json")))
+    summary = collect.summary(collect.metrics(records))
+    assert list(summary["headline"]) == ["latency_p50_ms"]
+    assert summary.loc[0, "headline_median"] == pytest.approx(
+        sorted(r["latency_ms"]["p50"] for r in records)[1]
+    )
+    table, _ = collect.workload_table(summary, "digits", "lenet")
+    assert list(table.columns[:2]) == ["backend", "CPU: p50 latency ms"]
+    assert "s_per_1000" in table.columns
+    latencies = collect.latencies(records)
+    assert len(latencies) == 3 * 25
+    plots.latency(latencies, "digits", "lenet", tmp_path / "latency.png")
+    assert (tmp_path / "latency.png").read_bytes()[:4] == b"\x89PNG"

@@ -154,3 +154,32 @@ def test_thread_environment_pins_every_pool():
     assert env["TF_NUM_INTRAOP_THREADS"] == "3" and env["TF_NUM_INTEROP_THREADS"] == "1"
     assert runtime.resolve_threads("all") == len(runtime.available_cpus())
     assert runtime.resolve_threads(10**6) == len(runtime.available_cpus())
+
+
+def infer_spec(backend):
+    spec = spec_for(backend)
+    spec.update(task="infer", model="lenet")
+    spec["hyper"] = {"batch_size": 32, "warmup": 2, "latency_samples": 25, "throughput_batches": 4}
+    return spec
+
+
+def test_percentiles_are_measured_values():
+    values = list(range(1, 101))
+    assert harness.percentiles(values) == {"p50": 50, "p90": 90, "p99": 99}
+    assert harness.percentiles([3.0]) == {"p50": 3.0, "p90": 3.0, "p99": 3.0}
+
+
+def test_record_of_an_inference_run(tmp_path, numpy_backend, digits_npz):
+    record_path = tmp_path / "run.json"
+    record = harness.run(
+        infer_spec(numpy_backend), str(digits_npz), str(record_path), str(tmp_path / "e")
+    )
+    assert record["status"] == "ok", record["error"]
+    assert len(record["latencies_ms"]) == 25 and len(record["batch_seconds"]) == 4
+    latency = record["latency_ms"]
+    assert 0 < latency["p50"] <= latency["p90"] <= latency["p99"]
+    assert latency["p50"] in record["latencies_ms"]
+    median_batch = float(np.median(record["batch_seconds"]))
+    assert record["samples_per_second"] == pytest.approx(32 / median_batch)
+    assert record["seconds_per_1000_samples"] == pytest.approx(1000 * median_batch / 32)
+    assert "epochs" not in record

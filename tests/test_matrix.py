@@ -5,22 +5,30 @@ from dlbench import matrix
 
 def test_smoke_matrix_is_workloads_by_backends_by_devices_by_repeats(smoke_config):
     runs = matrix.runs(smoke_config)
-    assert len(runs) == 2 * 3 * 1 * 1
+    assert len(runs) == 3 * 3 * 1 * 1  # mlp, cnn, lenet
     assert len(set(runs)) == len(runs)
     assert {run.backend for run in runs} == {"keras-tensorflow", "keras-jax", "keras-torch"}
 
 
 def test_full_matrix(full_config):
     runs = matrix.runs(full_config)
-    assert len(runs) == 2 * 3 * 1 * 3
-    assert {(run.dataset, run.model) for run in runs} == {("mnist", "mlp"), ("mnist", "cnn")}
+    assert len(runs) == 7 * 3 * 1 * 3
+    assert {(run.dataset, run.model) for run in runs} == {
+        ("mnist", "mlp"),
+        ("mnist", "cnn"),
+        ("mnist", "hrnn"),
+        ("mnist", "lenet"),
+        ("cifar10", "cifar_cnn"),
+        ("cifar10", "vgg_cifar"),
+        ("imagenet_synthetic", "resnet50"),
+    }
 
 
 def test_workload_may_restrict_backends(smoke_config):
     smoke_config["workloads"][0]["backends"] = ["keras-jax"]
     runs = matrix.runs(smoke_config)
     assert {run.backend for run in runs if run.model == "mlp"} == {"keras-jax"}
-    assert len(runs) == 1 + 3
+    assert len(runs) == 1 + 3 + 3
 
 
 def test_run_dir_layout():

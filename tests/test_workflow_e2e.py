@@ -76,10 +76,45 @@ def test_smoke_run_writes_a_complete_record_per_run(workdir):
             assert record["settings"]["threads"] == record["environment"]["threads"]
 
 
+def test_inference_run_records(workdir):
+    for backend in BACKENDS:
+        record = load_record(workdir, "lenet", backend)
+        assert record["status"] == "ok", record.get("error")
+        assert record["task"] == "infer" and record["parameters"] == 431080
+        assert len(record["latencies_ms"]) == 100
+        assert 0 < record["latency_ms"]["p50"] <= record["latency_ms"]["p99"]
+        assert record["samples_per_second"] > 0
+    assert (workdir / "results/plots/digits_lenet_latency.png").read_bytes()[:4] == b"\x89PNG"
+    table = (workdir / "results/tables/digits_lenet.md").read_text()
+    assert "p50 latency ms" in table and all("| " + b in table for b in BACKENDS)
+
+
+def test_every_model_has_its_published_parameter_count(workdir):
+    """Each catalog model built by real Keras (keras-jax venv) on its own
+    dataset's input."""
+    script = (
+        "import json, os, sys; os.environ['KERAS_BACKEND'] = 'jax'; import keras\n"
+        "from dlbench import catalog\n"
+        "from dlbench.models import keras_models\n"
+        "counts = {}\n"
+        "for name, entry in catalog.MODELS.items():\n"
+        "    spec = {'input_shape': catalog.INPUT_SHAPES[entry['inputs'][0]], 'classes': 10}\n"
+        "    counts[name] = keras_models.BUILDERS[name](keras, spec).count_params()\n"
+        "print(json.dumps(counts))\n"
+    )
+    python = str(workdir / ".venvs/keras-jax/bin/python")
+    done = subprocess.run(
+        [python, "-c", script], cwd=workdir / "src", capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    counts = json.loads(done.stdout.strip().splitlines()[-1])
+    assert counts == {name: entry["parameters"] for name, entry in catalog.MODELS.items()}
+
+
 def test_timed_runs_never_overlapped(workdir):
     spans = sorted(
         (load_record(workdir, m, b)["started"], load_record(workdir, m, b)["finished"])
-        for m in MODELS
+        for m in MODELS + ["lenet"]
         for b in BACKENDS
     )
     for (_, finished), (started, _) in zip(spans, spans[1:]):
@@ -88,10 +123,10 @@ def test_timed_runs_never_overlapped(workdir):
 
 def test_summary_and_tables(workdir):
     summary = pd.read_csv(workdir / "results/summary.csv")
-    assert len(summary) == 6 and (summary["status"] == "ok").all()
-    assert (summary["steady_epoch_seconds"] > 0).all()
+    assert len(summary) == 9 and (summary["status"] == "ok").all()
+    assert (summary["headline_median"] > 0).all()
     metrics = pd.read_csv(workdir / "results/metrics.csv")
-    assert len(metrics) == 6 and set(metrics["backend"]) == set(BACKENDS)
+    assert len(metrics) == 9 and set(metrics["backend"]) == set(BACKENDS)
     for model in MODELS:
         table = (workdir / "results/tables/digits_{}.md".format(model)).read_text()
         assert all("| " + backend in table for backend in BACKENDS)
@@ -126,12 +161,13 @@ def test_hyper_parameter_edit_reruns_exactly_that_model(workdir):
 def test_env_file_edit_reruns_exactly_that_backend(workdir):
     env_file = workdir / "envs/keras-jax.yaml"
     env_file.write_text(env_file.read_text() + "# edited\n")
-    assert pending_runs(workdir) == [(model, "keras-jax") for model in MODELS]
-    before = {(m, b): load_record(workdir, m, b)["started"] for m in MODELS for b in BACKENDS}
+    models = ["cnn", "lenet", "mlp"]
+    assert pending_runs(workdir) == [(model, "keras-jax") for model in models]
+    before = {(m, b): load_record(workdir, m, b)["started"] for m in models for b in BACKENDS}
     snakemake(workdir, "-j2")
-    after = {(m, b): load_record(workdir, m, b)["started"] for m in MODELS for b in BACKENDS}
+    after = {(m, b): load_record(workdir, m, b)["started"] for m in models for b in BACKENDS}
     changed = sorted(key for key in before if before[key] != after[key])
-    assert changed == [(model, "keras-jax") for model in MODELS]
+    assert changed == [(model, "keras-jax") for model in models]
     assert pending_runs(workdir) == []
 
 
@@ -164,5 +200,5 @@ def test_conda_mode_plans_no_venvs(workdir):
         for line in output.splitlines()
         if line.startswith("Shell command:") and "-m dlbench.supervise" in line
     ]
-    assert len(bench_commands) == 6
+    assert len(bench_commands) == 9
     assert all(command.startswith("PYTHONPATH=src python -m ") for command in bench_commands)

@@ -66,7 +66,7 @@ MODELS = {
 
 INPUT_SHAPES = {"image28": (28, 28, 1), "image32": (32, 32, 3), "image224": (224, 224, 3)}
 
-TASKS = ("train",)
+TASKS = ("train", "infer")
 URL_SCHEMES = ("http", "https", "ftp", "sftp")
 
 # A backend is a family (which adapter builds and runs the model) and the

@@ -47,6 +47,10 @@ def metrics(records):
                 "samples_per_second": record.get("samples_per_second"),
                 "test_accuracy": record.get("test_accuracy"),
                 "test_loss": record.get("test_loss"),
+                "latency_p50_ms": (record.get("latency_ms") or {}).get("p50"),
+                "latency_p90_ms": (record.get("latency_ms") or {}).get("p90"),
+                "latency_p99_ms": (record.get("latency_ms") or {}).get("p99"),
+                "seconds_per_1000_samples": record.get("seconds_per_1000_samples"),
                 "peak_host_memory_mb": record.get("peak_host_memory_mb"),
                 "batch_size": (record.get("hyper") or {}).get("batch_size"),
                 "seed": record.get("seed"),
@@ -71,6 +75,15 @@ def epochs(records):
     return pd.DataFrame(rows, columns=columns)
 
 
+def latencies(records):
+    """One row per timed single-sample inference call."""
+    rows = []
+    for record in records:
+        for call, milliseconds in enumerate(record.get("latencies_ms") or []):
+            rows.append({**{key: record[key] for key in RUN}, "call": call, "ms": milliseconds})
+    return pd.DataFrame(rows, columns=RUN + ["call", "ms"])
+
+
 def median_ci(values, level=0.95):
     """Median and a distribution-free interval for it from order statistics:
     [x_(k), x_(n-k+1)] covers the median with probability
@@ -91,11 +104,16 @@ def median_ci(values, level=0.95):
     return median, values[chosen_k - 1], values[n - chosen_k], coverage
 
 
+# The headline figure of each task, summarised with its confidence interval.
+HEADLINE = {"train": "steady_epoch_seconds", "infer": "latency_p50_ms"}
+
+
 def summary(metrics_frame, level=0.95):
     rows = []
     for cell, runs in metrics_frame.groupby(CELL, sort=True):
         ok = runs[runs["status"] == "ok"]
-        steady, low, high, coverage = median_ci(ok["steady_epoch_seconds"].tolist(), level)
+        task = runs["task"].iloc[0]
+        headline, low, high, coverage = median_ci(ok[HEADLINE[task]].tolist(), level)
         failures = runs[runs["status"] != "ok"]
         if len(ok) == len(runs):
             status = "ok"
@@ -103,21 +121,31 @@ def summary(metrics_frame, level=0.95):
             status = "partial"
         else:
             status = failures["status"].iloc[0]
+
+        def median(column, ok=ok):
+            return ok[column].median() if len(ok) else None
+
         rows.append(
             {
                 **dict(zip(CELL, cell)),
+                "task": task,
                 "status": status,
                 "runs": len(runs),
                 "runs_ok": len(ok),
                 "error": failures["error"].iloc[0] if len(failures) else None,
                 "parameters": ok["parameters"].iloc[0] if len(ok) else None,
-                "first_epoch_seconds": ok["first_epoch_seconds"].median() if len(ok) else None,
-                "steady_epoch_seconds": steady,
-                "steady_ci_low": low,
-                "steady_ci_high": high,
+                "headline": HEADLINE[task],
+                "headline_median": headline,
+                "headline_ci_low": low,
+                "headline_ci_high": high,
                 "ci_level": coverage,
-                "samples_per_second": ok["samples_per_second"].median() if len(ok) else None,
-                "test_accuracy": ok["test_accuracy"].median() if len(ok) else None,
+                "first_epoch_seconds": median("first_epoch_seconds"),
+                "steady_epoch_seconds": median("steady_epoch_seconds"),
+                "samples_per_second": median("samples_per_second"),
+                "test_accuracy": median("test_accuracy"),
+                "latency_p50_ms": median("latency_p50_ms"),
+                "latency_p99_ms": median("latency_p99_ms"),
+                "seconds_per_1000_samples": median("seconds_per_1000_samples"),
                 "jit_compile": ok["jit_compile"].iloc[0] if len(ok) else None,
             }
         )
@@ -128,30 +156,46 @@ def device_label(devices):
     return "CPU" if int(devices) == 0 else "{} GPU".format(devices)
 
 
-def _seconds_cell(row):
+HEADLINE_LABEL = {"steady_epoch_seconds": "s/epoch", "latency_p50_ms": "p50 latency ms"}
+
+
+def _headline_cell(row):
     if row["status"] not in ("ok", "partial"):
         return "{}: {}".format(row["status"], row["error"] or "no reason recorded")
-    text = "{:.3f}".format(row["steady_epoch_seconds"])
-    if pd.notna(row["steady_ci_low"]):
-        text += " [{:.3f}, {:.3f}]".format(row["steady_ci_low"], row["steady_ci_high"])
+    text = "{:.4g}".format(row["headline_median"])
+    if pd.notna(row["headline_ci_low"]):
+        text += " [{:.4g}, {:.4g}]".format(row["headline_ci_low"], row["headline_ci_high"])
     return text
 
 
 def workload_table(summary_frame, dataset, model):
     """The published layout: a row per framework, a column per hardware
-    setting, steady-state seconds per epoch (median [CI])."""
+    setting, the task's headline figure (median [CI]); then the rest.
+    Returns the table and the workload's task."""
     cells = summary_frame[(summary_frame["dataset"] == dataset) & (summary_frame["model"] == model)]
     cells = cells.assign(
-        hardware=cells["devices"].map(device_label), seconds=cells.apply(_seconds_cell, axis=1)
+        hardware=cells["devices"].map(device_label), value=cells.apply(_headline_cell, axis=1)
     )
-    table = cells.pivot(index="backend", columns="hardware", values="seconds")
-    table.columns = ["{}: s/epoch".format(column) for column in table.columns]
-    extra = cells.groupby("backend").agg(
-        first_epoch_s=("first_epoch_seconds", "first"),
-        test_accuracy=("test_accuracy", "first"),
-        parameters=("parameters", "first"),
-    )
-    return table.join(extra).reset_index()
+    label = HEADLINE_LABEL[cells["headline"].iloc[0]]
+    table = cells.pivot(index="backend", columns="hardware", values="value")
+    table.columns = ["{}: {}".format(column, label) for column in table.columns]
+    if cells["task"].iloc[0] == "infer":
+        extra = {"p99_latency_ms": "latency_p99_ms", "s_per_1000": "seconds_per_1000_samples"}
+    else:
+        extra = {"first_epoch_s": "first_epoch_seconds", "test_accuracy": "test_accuracy"}
+    extra["parameters"] = "parameters"
+    others = cells.groupby("backend").agg(**{k: (v, "first") for k, v in extra.items()})
+    return table.join(others).reset_index(), cells["task"].iloc[0]
+
+
+TABLE_CAPTIONS = {
+    "train": "Steady-state seconds per training epoch (median of epochs 2 onwards, median over "
+    "repeats, [confidence interval for the median]); first epoch apart; test accuracy after "
+    "the last epoch.",
+    "infer": "Latency of one sample in ms (median of the timed calls after warm-up, median "
+    "over repeats, [confidence interval for the median]); p99 latency; seconds per 1,000 "
+    "samples at the workload's batch size.",
+}
 
 
 def markdown(table, dataset, model, caption):

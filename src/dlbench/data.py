@@ -200,8 +200,9 @@ def prepare(dataset, files, output):
         x, y = arrays["x_" + split], arrays["y_" + split]
         if (expected and x.shape[1:] != expected) or len(x) != len(y):
             raise ValueError(
-                "{} {}: inputs {} and labels {} do not match the expected "
-                "shape {}".format(dataset, split, x.shape, y.shape, expected)
+                "{} {}: inputs {} and labels {} do not match the expected shape {}".format(
+                    dataset, split, x.shape, y.shape, expected
+                )
             )
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)

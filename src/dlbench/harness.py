@@ -154,6 +154,81 @@ def train(spec, adapter, data, epoch_log):
     return result
 
 
+def percentiles(values, points=(50, 90, 99)):
+    """Nearest-rank percentiles: each is one of the measured values."""
+    ordered = sorted(values)
+    found = {}
+    for point in points:
+        rank = max(1, int(-(-point * len(ordered) // 100)))  # ceil without math
+        found["p{}".format(point)] = ordered[rank - 1]
+    return found
+
+
+def timed_predict(adapter, model, x):
+    start = time.perf_counter()
+    adapter.predict(model, x)
+    adapter.synchronize()
+    return time.perf_counter() - start
+
+
+def infer(spec, adapter, data):
+    """Latency of one sample (after warm-up) and throughput at the
+    workload's batch size, on the test split, cycling through it."""
+    hyper = spec["hyper"]
+    x = data["x_test"]
+    batch_size = hyper["batch_size"]
+    model = adapter.build(spec["model"], data["meta"], hyper)
+    result = {"parameters": adapter.parameter_count(model)}
+    print(
+        "{} on {}: {} parameters; latency over {} single samples after {} warm-up calls, "
+        "throughput over {} batches of {}".format(
+            spec["model"],
+            spec["backend"],
+            result["parameters"],
+            hyper["latency_samples"],
+            hyper["warmup"],
+            hyper["throughput_batches"],
+            batch_size,
+        ),
+        flush=True,
+    )
+
+    def sample(i, size):
+        start = (i * size) % len(x)
+        rows = [(start + j) % len(x) for j in range(size)]
+        return x[rows]  # copied outside the clock
+
+    for i in range(hyper["warmup"]):
+        timed_predict(adapter, model, sample(i, 1))
+        timed_predict(adapter, model, sample(i, batch_size))
+    latencies = [
+        timed_predict(adapter, model, sample(i, 1)) for i in range(hyper["latency_samples"])
+    ]
+    batch_seconds = [
+        timed_predict(adapter, model, sample(i, batch_size))
+        for i in range(hyper["throughput_batches"])
+    ]
+    steady_batch = statistics.median(batch_seconds)
+    result.update(
+        {
+            "latencies_ms": [1000.0 * t for t in latencies],
+            "latency_ms": {key: 1000.0 * value for key, value in percentiles(latencies).items()},
+            "batch_seconds": batch_seconds,
+            "samples_per_second": batch_size / steady_batch,
+            "seconds_per_1000_samples": 1000.0 * steady_batch / batch_size,
+        }
+    )
+    result["latency_ms"]["mean"] = 1000.0 * statistics.mean(latencies)
+    print(
+        "latency p50 {p50:.3f} ms, p90 {p90:.3f} ms, p99 {p99:.3f} ms; throughput "
+        "{0:.1f} samples/s ({1:.3f} s per 1000)".format(
+            result["samples_per_second"], result["seconds_per_1000_samples"], **result["latency_ms"]
+        ),
+        flush=True,
+    )
+    return result
+
+
 def base_record(spec):
     return {
         "dataset": spec["dataset"],
@@ -183,7 +258,10 @@ def run(spec, data_path, record_path, epochs_path):
         adapter.setup(threads=threads, seed=spec["seed"], devices=spec["devices"])
         record["environment"].update(adapter.versions())
         data = load_dataset(data_path)
-        record.update(train(spec, adapter, data, epoch_log))
+        if spec["task"] == "infer":
+            record.update(infer(spec, adapter, data))
+        else:
+            record.update(train(spec, adapter, data, epoch_log))
         record["settings"] = adapter.settings()
         record["peak_device_memory_mb"] = adapter.peak_device_memory_mb()
         record["status"] = "ok"

@@ -22,9 +22,9 @@ def epoch_time(summary, dataset, model, output):
         "{}\n{}".format(b, device_label(d)) for b, d in zip(cells["backend"], cells["devices"])
     ]
     positions = np.arange(len(cells))
-    steady = cells["steady_epoch_seconds"].astype(float).to_numpy()
-    low = cells["steady_ci_low"].astype(float).to_numpy()
-    high = cells["steady_ci_high"].astype(float).to_numpy()
+    steady = cells["headline_median"].astype(float).to_numpy()
+    low = cells["headline_ci_low"].astype(float).to_numpy()
+    high = cells["headline_ci_high"].astype(float).to_numpy()
     errors = np.nan_to_num(np.vstack([steady - low, high - steady]), nan=0.0)
     first = cells["first_epoch_seconds"].astype(float).to_numpy()
 
@@ -84,6 +84,28 @@ def accuracy(epochs, dataset, model, output):
         axis.legend(fontsize="small")
     else:
         axis.text(0.5, 0.5, "no successful run", ha="center", transform=axis.transAxes)
+    figure.tight_layout()
+    figure.savefig(output, dpi=120)
+    plt.close(figure)
+
+
+def latency(latencies, dataset, model, output):
+    """Single-sample inference latency per backend: every timed call of
+    every repeat, as a box (median, quartiles, 1.5 IQR whiskers)."""
+    rows = _workload(latencies, dataset, model)
+    groups = [(key, runs["ms"].to_numpy()) for key, runs in rows.groupby(["backend", "devices"])]
+    figure, axis = plt.subplots(figsize=(max(5, 1.6 * len(groups) + 2), 4))
+    if groups:
+        axis.boxplot(
+            [values for _, values in groups],
+            tick_labels=["{}\n{}".format(b, device_label(d)) for (b, d), _ in groups],
+            showfliers=True,
+        )
+        axis.set_yscale("log")
+    else:
+        axis.text(0.5, 0.5, "no successful run", ha="center", transform=axis.transAxes)
+    axis.set_ylabel("latency of one sample (ms, log scale)")
+    axis.set_title("{} / {}: inference latency, batch 1".format(dataset, model))
     figure.tight_layout()
     figure.savefig(output, dpi=120)
     plt.close(figure)

@@ -8,6 +8,7 @@ rule collect:
             category="Tables",
         ),
         epochs="results/epochs.csv",
+        latencies="results/latencies.csv",
         summary=report(
             "results/summary.csv",
             caption="../report/summary.rst",

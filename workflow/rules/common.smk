@@ -20,7 +20,17 @@ except matrix.ConfigError as error:
     raise ValueError(f"invalid config: {error}") from None
 
 RUNS = matrix.runs(config)
-WORKLOADS = sorted({(run.dataset, run.model) for run in RUNS})
+WORKLOADS = sorted(
+    {
+        (
+            run.dataset,
+            run.model,
+            matrix.workload(config, run.dataset, run.model)["task"],
+        )
+        for run in RUNS
+    }
+)
+PLOTS = {"train": ["epoch_time", "accuracy"], "infer": ["latency"]}
 RUN_DIR = matrix.RUN_DIR.replace("{repeat}", "{rep}")
 # Snakemake caps a job's threads at --cores when it runs locally.
 BENCH_THREADS = os.cpu_count() if config["threads"] == "all" else config["threads"]
@@ -73,26 +83,26 @@ def run_records():
     return [f"{matrix.run_dir(run)}/run.json" for run in RUNS]
 
 
-def workload_outputs(pattern):
-    return [pattern.format(dataset=d, model=m) for d, m in WORKLOADS]
-
-
 def all_outputs():
-    return [
-        "results/metrics.csv",
-        "results/summary.csv",
-        *workload_outputs("results/tables/{dataset}_{model}.md"),
-        *workload_outputs("results/plots/{dataset}_{model}_epoch_time.png"),
-        *workload_outputs("results/plots/{dataset}_{model}_accuracy.png"),
-    ]
+    outputs = ["results/metrics.csv", "results/summary.csv"]
+    for dataset, model, task in WORKLOADS:
+        outputs.append(f"results/tables/{dataset}_{model}.md")
+        outputs += [
+            f"results/plots/{dataset}_{model}_{plot}.png" for plot in PLOTS[task]
+        ]
+    return outputs
 
 
 # Input functions of the data rules
 
 
-def raw_files(wildcards):
+def prepare_inputs(wildcards):
+    """The verified raw files by name, and the preparation code: a change to
+    how data is prepared re-makes the prepared file (and the runs on it)."""
     files = catalog.DATASETS[wildcards.dataset]["files"]
-    return {name: f"resources/{wildcards.dataset}/{name}" for name in files}
+    inputs = {name: f"resources/{wildcards.dataset}/{name}" for name in files}
+    inputs["code"] = str(Path(SRC) / "dlbench" / "data.py")
+    return inputs
 
 
 def raw_source(wildcards):

@@ -14,7 +14,7 @@ rule download:
 
 rule prepare:
     input:
-        unpack(raw_files),
+        unpack(prepare_inputs),
     output:
         "results/data/{dataset}.npz",
     log:

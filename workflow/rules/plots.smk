@@ -32,3 +32,21 @@ rule plot_accuracy:
         MAIN_ENV
     script:
         "../scripts/plot_accuracy.py"
+
+
+rule plot_latency:
+    input:
+        "results/latencies.csv",
+    output:
+        report(
+            "results/plots/{dataset}_{model}_latency.png",
+            caption="../report/latency.rst",
+            category="{dataset} / {model}",
+            labels={"figure": "inference latency"},
+        ),
+    log:
+        "logs/plots/{dataset}_{model}_latency.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/plot_latency.py"

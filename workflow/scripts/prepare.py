@@ -5,5 +5,6 @@ import sys
 from dlbench.data import prepare
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
-shapes = prepare(snakemake.wildcards.dataset, dict(snakemake.input), snakemake.output[0])
+raw_files = {name: path for name, path in snakemake.input.items() if name != "code"}
+shapes = prepare(snakemake.wildcards.dataset, raw_files, snakemake.output[0])
 print(shapes)

@@ -8,12 +8,7 @@ from dlbench import collect
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 dataset, model = snakemake.wildcards.dataset, snakemake.wildcards.model
-table = collect.workload_table(pd.read_csv(snakemake.input[0]), dataset, model)
+table, task = collect.workload_table(pd.read_csv(snakemake.input[0]), dataset, model)
 table.to_csv(snakemake.output.csv, index=False)
-caption = (
-    "Steady-state seconds per training epoch (median of epochs 2 onwards, median over "
-    "repeats, [confidence interval for the median]); first epoch apart; test accuracy "
-    "after the last epoch."
-)
 with open(snakemake.output.markdown, "w") as handle:
-    handle.write(collect.markdown(table, dataset, model, caption))
+    handle.write(collect.markdown(table, dataset, model, collect.TABLE_CAPTIONS[task]))

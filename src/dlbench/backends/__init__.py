@@ -11,6 +11,7 @@ harness needs::
     parameter_count(model) -> int
     train_epoch(model, x, y, batch_size) -> {"loss", "accuracy", ["seconds"]}
     evaluate(model, x, y, batch_size) -> (loss, accuracy)
+    predict(model, x) -> outputs      one batch, for inference timing
     synchronize()                      wait for queued device work
     peak_device_memory_mb() -> float or None
 

@@ -102,17 +102,20 @@ class Adapter(object):
     def settings(self):
         found = dict(self.applied)
         found["jit_compile"] = self.jit_compile
+        found["inference_call"] = "predict_on_batch"
         return found
 
     def build(self, model_name, data_spec, hyper):
         keras = self.keras
         model = keras_models.BUILDERS[model_name](keras, data_spec)
-        model.compile(
-            optimizer=keras_models.optimizer(keras, hyper["optimizer"]),
-            loss=hyper["loss"],
-            metrics=["accuracy"],
-            jit_compile=self.requested.get("jit_compile", "auto"),
-        )
+        settings = {"jit_compile": self.requested.get("jit_compile", "auto")}
+        if "optimizer" in hyper:  # training; inference compiles only the jit choice
+            settings.update(
+                optimizer=keras_models.optimizer(keras, hyper["optimizer"]),
+                loss=hyper["loss"],
+                metrics=["accuracy"],
+            )
+        model.compile(**settings)
         # What Keras resolved "auto" (or a request it could not honour) to.
         self.jit_compile = bool(model.jit_compile)
         return model
@@ -142,6 +145,12 @@ class Adapter(object):
     def evaluate(model, x, y, batch_size):
         scores = model.evaluate(x, y, batch_size=batch_size, verbose=0, return_dict=True)
         return float(scores["loss"]), float(scores["accuracy"])
+
+    @staticmethod
+    def predict(model, x):
+        # Keras' documented call for one batch: the compiled predict step
+        # without fit/predict's per-call data pipeline.
+        return model.predict_on_batch(x)
 
     def synchronize(self):
         pass  # fit() and evaluate() return host values: device work is done

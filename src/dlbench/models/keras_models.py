@@ -15,7 +15,9 @@ def _sequential(keras, name, input_shape, *layers):
 def mlp(keras, spec):
     layers = keras.layers
     return _sequential(
-        keras, "mlp", spec["input_shape"],
+        keras,
+        "mlp",
+        spec["input_shape"],
         layers.Flatten(),
         layers.Dense(512, activation="relu"),
         layers.Dropout(0.2),
@@ -28,7 +30,9 @@ def mlp(keras, spec):
 def cnn(keras, spec):
     layers = keras.layers
     return _sequential(
-        keras, "cnn", spec["input_shape"],
+        keras,
+        "cnn",
+        spec["input_shape"],
         layers.Conv2D(32, (3, 3), activation="relu"),
         layers.Conv2D(64, (3, 3), activation="relu"),
         layers.MaxPooling2D(pool_size=(2, 2)),
@@ -45,7 +49,9 @@ def hrnn(keras, spec):
     the sequence of row encodings."""
     layers = keras.layers
     return _sequential(
-        keras, "hrnn", spec["input_shape"],
+        keras,
+        "hrnn",
+        spec["input_shape"],
         layers.TimeDistributed(layers.LSTM(128)),
         layers.LSTM(128),
         layers.Dense(spec["classes"], activation="softmax"),
@@ -55,7 +61,9 @@ def hrnn(keras, spec):
 def cifar_cnn(keras, spec):
     layers = keras.layers
     return _sequential(
-        keras, "cifar_cnn", spec["input_shape"],
+        keras,
+        "cifar_cnn",
+        spec["input_shape"],
         layers.Conv2D(32, (3, 3), padding="same", activation="relu"),
         layers.Conv2D(32, (3, 3), activation="relu"),
         layers.MaxPooling2D(pool_size=(2, 2)),
@@ -75,7 +83,9 @@ def vgg_cifar(keras, spec):
     """The VGG-style CNN of the DeepLearningFrameworks comparison."""
     layers = keras.layers
     return _sequential(
-        keras, "vgg_cifar", spec["input_shape"],
+        keras,
+        "vgg_cifar",
+        spec["input_shape"],
         layers.Conv2D(50, (3, 3), padding="same", activation="relu"),
         layers.Conv2D(50, (3, 3), padding="same", activation="relu"),
         layers.MaxPooling2D(pool_size=(2, 2), strides=(2, 2)),
@@ -94,7 +104,9 @@ def vgg_cifar(keras, spec):
 def imdb_gru(keras, spec):
     layers = keras.layers
     return _sequential(
-        keras, "imdb_gru", spec["input_shape"],
+        keras,
+        "imdb_gru",
+        spec["input_shape"],
         layers.Embedding(spec["vocabulary"], 125),
         layers.GRU(100),
         layers.Dense(spec["classes"], activation="softmax"),
@@ -128,7 +140,9 @@ def lenet(keras, spec):
     activation on the convolutions, as in Caffe's LeNet)."""
     layers = keras.layers
     return _sequential(
-        keras, "lenet", spec["input_shape"],
+        keras,
+        "lenet",
+        spec["input_shape"],
         layers.Conv2D(20, (5, 5)),
         layers.MaxPooling2D(pool_size=(2, 2)),
         layers.Conv2D(50, (5, 5)),
