@@ -5,6 +5,8 @@ import gzip
 import hashlib
 import http.server
 import json
+import os
+import pickle
 import threading
 
 import numpy as np
@@ -195,3 +197,60 @@ def test_imagenet_synthetic_is_fixed_random_images(tmp_path):
         assert json.loads(str(prepared["meta"]))["classes"] == 1000
         first = prepared["x_test"][0, 0, :4, 0].copy()
     assert np.array_equal(first, data.load_imagenet_synthetic({})["x_test"][0, 0, :4, 0])
+
+
+def ragged(sequences):
+    array = np.empty(len(sequences), dtype=object)
+    array[:] = [list(sequence) for sequence in sequences]
+    return array
+
+
+def write_imdb_npz(path):
+    """A tiny npz in the layout of Keras' imdb.npz: ragged object arrays."""
+    x_train = ragged([[5, 29997, 7], list(range(1, 200)), [4]])
+    x_test = ragged([[10, 20], [30000, 1]])
+    np.savez(
+        path,
+        x_train=x_train,
+        y_train=np.array([0, 1, 1]),
+        x_test=x_test,
+        y_test=np.array([1, 0]),
+    )
+
+
+def test_read_npz_ragged_reads_object_arrays(tmp_path):
+    write_imdb_npz(tmp_path / "imdb.npz")
+    arrays = data.read_npz_ragged(tmp_path / "imdb.npz")
+    assert list(arrays["x_train"][0]) == [5, 29997, 7] and len(arrays["x_train"][1]) == 199
+    assert list(arrays["y_test"]) == [1, 0]
+
+
+class Exploit:
+    def __reduce__(self):
+        return (os.system, ("echo owned",))
+
+
+def test_read_npz_ragged_refuses_anything_but_numpy(tmp_path):
+    payload = np.empty(1, dtype=object)
+    payload[0] = Exploit()
+    np.savez(tmp_path / "evil.npz", x_train=payload)
+    with pytest.raises(pickle.UnpicklingError, match="refusing to load"):
+        data.read_npz_ragged(tmp_path / "evil.npz")
+
+
+def test_encode_sequences_follows_keras_conventions():
+    encoded = data.encode_sequences([[5, 29997, 7], list(range(1, 200))], 30000, 150)
+    assert encoded.shape == (2, 150) and encoded.dtype == np.int32
+    # start mark 1, ranks shifted by 3, rank 29997+3 is out of a 30,000 vocabulary -> 2
+    assert list(encoded[0, -4:]) == [1, 8, 2, 10] and not encoded[0, :-4].any()
+    # longer than 150: the front is cut, the last 150 ids stay
+    assert list(encoded[1, -3:]) == [200, 201, 202] and encoded[1, 0] == 53
+
+
+def test_prepare_imdb(tmp_path):
+    write_imdb_npz(tmp_path / "imdb.npz")
+    data.prepare("imdb", {"imdb.npz": tmp_path / "imdb.npz"}, tmp_path / "prepared.npz")
+    with np.load(tmp_path / "prepared.npz") as prepared:
+        assert prepared["x_train"].shape == (3, 150) and prepared["x_test"].shape == (2, 150)
+        assert list(prepared["y_train"]) == [0, 1, 1]
+        assert json.loads(str(prepared["meta"])) == {"classes": 2, "vocabulary": 30000}

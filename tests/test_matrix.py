@@ -12,7 +12,7 @@ def test_smoke_matrix_is_workloads_by_backends_by_devices_by_repeats(smoke_confi
 
 def test_full_matrix(full_config):
     runs = matrix.runs(full_config)
-    assert len(runs) == 7 * 3 * 1 * 3
+    assert len(runs) == 8 * 3 * 1 * 3
     assert {(run.dataset, run.model) for run in runs} == {
         ("mnist", "mlp"),
         ("mnist", "cnn"),
@@ -21,6 +21,7 @@ def test_full_matrix(full_config):
         ("cifar10", "cifar_cnn"),
         ("cifar10", "vgg_cifar"),
         ("imagenet_synthetic", "resnet50"),
+        ("imdb", "imdb_gru"),
     }
 
 

@@ -38,6 +38,17 @@ DATASETS = {
         "files": {"cifar-10-binary.tar.gz": "md5:c32a1d4ab5d03f1284b67883e8d87530"},
         "input": "image32",
     },
+    # Reviews as word ranks (Keras' ragged npz); prepared as the
+    # DeepLearningFrameworks GRU workload uses them: 30,000 words, length 150.
+    "imdb": {
+        "base_url": KERAS_DATASETS,
+        "files": {
+            "imdb.npz": "sha256:69664113be75683a8fe16e3ed0ab59fda8886cb3cd7ada244f7d9544e4676b9f",
+        },
+        "input": "words150",
+        "vocabulary": 30000,
+        "length": 150,
+    },
     # Random 224x224 images for speed only (no labels worth learning).
     "imagenet_synthetic": {
         "base_url": None,
@@ -62,9 +73,15 @@ MODELS = {
     "cifar_cnn": {"inputs": ["image32"], "parameters": 1250858},
     "vgg_cifar": {"inputs": ["image32"], "parameters": 3441592},
     "resnet50": {"inputs": ["image224"], "parameters": 23587712},
+    "imdb_gru": {"inputs": ["words150"], "parameters": 3818302},
 }
 
-INPUT_SHAPES = {"image28": (28, 28, 1), "image32": (32, 32, 3), "image224": (224, 224, 3)}
+INPUT_SHAPES = {
+    "image28": (28, 28, 1),
+    "image32": (32, 32, 3),
+    "image224": (224, 224, 3),
+    "words150": (150,),
+}
 
 TASKS = ("train", "infer")
 URL_SCHEMES = ("http", "https", "ftp", "sftp")

@@ -10,9 +10,11 @@ and order, read by every backend alike.
 import gzip
 import json
 import os
+import pickle
 import shutil
 import tarfile
 import tempfile
+import zipfile
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -120,6 +122,67 @@ def read_cifar_binary(archive):
     return arrays
 
 
+# The only globals a pickled numpy array needs. Anything else in a data file
+# (a function to call, say) is refused, even after its checksum matched.
+NUMPY_PICKLE_GLOBALS = frozenset(
+    {
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+        ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy.core.multiarray", "scalar"),
+        ("numpy._core.multiarray", "scalar"),
+    }
+)
+
+
+class NumpyOnlyUnpickler(pickle.Unpickler):
+    def find_class(self, module, name):
+        if (module, name) not in NUMPY_PICKLE_GLOBALS:
+            raise pickle.UnpicklingError(
+                "refusing to load {}.{} from a data file: only numpy arrays are allowed".format(
+                    module, name
+                )
+            )
+        return super().find_class(module, name)
+
+
+def read_npz_ragged(path):
+    """The arrays of an .npz whose members may be object arrays (ragged
+    sequences, as in Keras' imdb.npz), unpickled with numpy's globals only."""
+    arrays = {}
+    with zipfile.ZipFile(str(path)) as archive:
+        for member in archive.namelist():
+            with archive.open(member) as handle:
+                version = np.lib.format.read_magic(handle)
+                read_header = {
+                    (1, 0): np.lib.format.read_array_header_1_0,
+                    (2, 0): np.lib.format.read_array_header_2_0,
+                }[version]
+                shape, fortran_order, dtype = read_header(handle)
+                if dtype.hasobject:
+                    array = NumpyOnlyUnpickler(handle).load()
+                else:
+                    array = np.frombuffer(handle.read(), dtype=dtype).reshape(
+                        shape, order="F" if fortran_order else "C"
+                    )
+            arrays[member[: -len(".npy")]] = array
+    return arrays
+
+
+def encode_sequences(sequences, vocabulary, length, start=1, oov=2, index_from=3):
+    """Keras' imdb conventions (0 padding, 1 start, 2 out-of-vocabulary, word
+    ranks shifted by 3), words ranked beyond ``vocabulary`` replaced by the
+    out-of-vocabulary mark, then padded and truncated at the front to
+    ``length`` as Keras' pad_sequences does by default."""
+    encoded = np.zeros((len(sequences), length), dtype="int32")
+    for row, words in enumerate(sequences):
+        ids = [start] + [int(word) + index_from for word in words]
+        ids = [word if word < vocabulary else oov for word in ids][-length:]
+        encoded[row, length - len(ids) :] = ids
+    return encoded
+
+
 def _images(pixels, scale):
     return (pixels.astype("float32") / scale)[..., np.newaxis]
 
@@ -178,7 +241,20 @@ def load_imagenet_synthetic(files, seed=0):
     }
 
 
+def load_imdb(files):
+    entry = DATASETS["imdb"]
+    arrays = read_npz_ragged(files["imdb.npz"])
+    prepared = {"meta": {"classes": 2, "vocabulary": entry["vocabulary"]}}
+    for split in ("train", "test"):
+        prepared["x_" + split] = encode_sequences(
+            arrays["x_" + split], entry["vocabulary"], entry["length"]
+        )
+        prepared["y_" + split] = arrays["y_" + split].astype("int64")
+    return prepared
+
+
 LOADERS = {
+    "imdb": load_imdb,
     "mnist": load_mnist,
     "fashion_mnist": load_fashion_mnist,
     "digits": load_digits,
@@ -189,16 +265,17 @@ LOADERS = {
 
 def prepare(dataset, files, output):
     """Write ``output`` (.npz): the model inputs ``x_train``/``x_test`` (images
-    as float32 in [0, 1], shaped (N, H, W, C)), int64 labels, and ``meta``, a
+    as float32 in [0, 1], shaped (N, H, W, C); word ids as int32, shaped
+    (N, length)), int64 labels, and ``meta``, a
     JSON string with what a model needs to know (classes, vocabulary, ...).
     The split and order are fixed, the same for every backend. ``files`` maps
     raw file names to their verified local paths."""
     arrays = LOADERS[dataset]({name: Path(path) for name, path in files.items()})
     meta = arrays.pop("meta", None) or {"classes": 10}
-    expected = INPUT_SHAPES.get(DATASETS[dataset]["input"])
+    expected = INPUT_SHAPES[DATASETS[dataset]["input"]]
     for split in ("train", "test"):
         x, y = arrays["x_" + split], arrays["y_" + split]
-        if (expected and x.shape[1:] != expected) or len(x) != len(y):
+        if x.shape[1:] != expected or len(x) != len(y):
             raise ValueError(
                 "{} {}: inputs {} and labels {} do not match the expected shape {}".format(
                     dataset, split, x.shape, y.shape, expected
