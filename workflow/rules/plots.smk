@@ -13,7 +13,7 @@ rule plot_epoch_time:
     conda:
         MAIN_ENV
     script:
-        "../scripts/plot_epoch_time.py"
+        "../scripts/plot.py"
 
 
 rule plot_accuracy:
@@ -31,7 +31,7 @@ rule plot_accuracy:
     conda:
         MAIN_ENV
     script:
-        "../scripts/plot_accuracy.py"
+        "../scripts/plot.py"
 
 
 rule plot_latency:
@@ -49,4 +49,4 @@ rule plot_latency:
     conda:
         MAIN_ENV
     script:
-        "../scripts/plot_latency.py"
+        "../scripts/plot.py"

@@ -1,4 +1,4 @@
-"""Accuracy against epoch per backend (rule plot_accuracy)."""
+"""One figure per workload (rules plot_epoch_time, plot_accuracy, plot_latency)."""
 
 import sys
 
@@ -6,8 +6,14 @@ import pandas as pd
 
 from dlbench import plots
 
+PLOTTERS = {
+    "plot_epoch_time": plots.epoch_time,
+    "plot_accuracy": plots.accuracy,
+    "plot_latency": plots.latency,
+}
+
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
-plots.accuracy(
+PLOTTERS[snakemake.rule](
     pd.read_csv(snakemake.input[0]),
     snakemake.wildcards.dataset,
     snakemake.wildcards.model,
