@@ -25,7 +25,8 @@ def load_records(paths):
     return records
 
 
-def _first_line(text):
+def _error_line(text):
+    """The last line of an error tail: the exception and its message."""
     return text.strip().splitlines()[-1] if isinstance(text, str) and text.strip() else None
 
 
@@ -39,7 +40,7 @@ def metrics(records):
                 **{key: record[key] for key in RUN},
                 "task": record["task"],
                 "status": record["status"],
-                "error": _first_line(record.get("error")),
+                "error": _error_line(record.get("error")),
                 "parameters": record.get("parameters"),
                 "epochs": len(record.get("epochs") or []),
                 "first_epoch_seconds": record.get("first_epoch_seconds"),

@@ -66,13 +66,18 @@ def load_dataset(path):
     return data
 
 
-def timed_epoch(adapter, model, x, y, batch_size):
-    """One training epoch on the clock, device work waited for. Returns the
-    adapter's result and the wall time of the whole call."""
+def timed(adapter, call, *args):
+    """``call(*args)`` on the clock, device work waited for before the clock
+    is read. Returns the call's result and its wall time."""
     start = time.perf_counter()
-    step = adapter.train_epoch(model, x, y, batch_size)
+    result = call(*args)
     adapter.synchronize()
-    return step, time.perf_counter() - start
+    return result, time.perf_counter() - start
+
+
+def timed_epoch(adapter, model, x, y, batch_size):
+    """One training epoch on the clock: the adapter's result and wall time."""
+    return timed(adapter, adapter.train_epoch, model, x, y, batch_size)
 
 
 class EpochLog(object):
@@ -165,10 +170,7 @@ def percentiles(values, points=(50, 90, 99)):
 
 
 def timed_predict(adapter, model, x):
-    start = time.perf_counter()
-    adapter.predict(model, x)
-    adapter.synchronize()
-    return time.perf_counter() - start
+    return timed(adapter, adapter.predict, model, x)[1]
 
 
 def infer(spec, adapter, data):
@@ -246,8 +248,9 @@ def base_record(spec):
 
 
 def run(spec, data_path, record_path, epochs_path):
-    """Train and write the record. A framework error becomes a ``failed``
-    record with the traceback's tail; the exit status says the same."""
+    """Run the task (train or infer) and write the record. A framework error
+    becomes a ``failed`` record with the traceback's tail; the exit status
+    says the same."""
     record = base_record(spec)
     threads = runtime.resolve_threads(spec.get("threads"))
     cpus = runtime.pin_to_cpus(threads)

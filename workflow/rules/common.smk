@@ -20,16 +20,7 @@ except matrix.ConfigError as error:
     raise ValueError(f"invalid config: {error}") from None
 
 RUNS = matrix.runs(config)
-WORKLOADS = sorted(
-    {
-        (
-            run.dataset,
-            run.model,
-            matrix.workload(config, run.dataset, run.model)["task"],
-        )
-        for run in RUNS
-    }
-)
+WORKLOADS = [(w["dataset"], w["model"], w["task"]) for w in config["workloads"]]
 PLOTS = {"train": ["epoch_time", "accuracy"], "infer": ["latency"]}
 RUN_DIR = matrix.RUN_DIR.replace("{repeat}", "{rep}")
 # Snakemake caps a job's threads at --cores when it runs locally.
@@ -51,12 +42,9 @@ def env_mode():
     config says which."""
     mode = config["env_mode"]
     if mode == "auto":
-        return "conda" if DeploymentMethod.CONDA in deployment_methods() else "venv"
+        methods = workflow.deployment_settings.deployment_method
+        return "conda" if DeploymentMethod.CONDA in methods else "venv"
     return mode
-
-
-def deployment_methods():
-    return workflow.deployment_settings.deployment_method
 
 
 MAIN_ENV = "../../envs/main.yaml"
