@@ -19,7 +19,10 @@ class Adapter:
         return dict(self.settings_)
 
     def build(self, model_name, data_spec, hyper):
-        features, classes = int(np.prod(data_spec["input_shape"])), data_spec["classes"]
+        shapes = data_spec["input_shape"]
+        shapes = [shapes[name] for name in sorted(shapes)] if isinstance(shapes, dict) else [shapes]
+        features = sum(int(np.prod(shape)) for shape in shapes)
+        classes = data_spec["classes"]
         limit = np.sqrt(6.0 / (features + classes))
         return {
             "w": self.rng.uniform(-limit, limit, (features, classes)),
@@ -32,23 +35,29 @@ class Adapter:
         return model["w"].size + model["b"].size
 
     @staticmethod
-    def _forward(model, x):
-        logits = x.reshape(len(x), -1) @ model["w"] + model["b"]
+    def _features(x):
+        """Several named inputs side by side, in name order."""
+        parts = [x[name] for name in sorted(x)] if isinstance(x, dict) else [x]
+        return np.hstack([part.reshape(len(part), -1) for part in parts]).astype("float64")
+
+    def _forward(self, model, x):
+        logits = self._features(x) @ model["w"] + model["b"]
         logits -= logits.max(axis=1, keepdims=True)
         p = np.exp(logits)
         return p / p.sum(axis=1, keepdims=True)
 
     def train_epoch(self, model, x, y, batch_size):
         losses, correct = [], 0
-        for start in range(0, len(x), batch_size):
-            xb, yb = x[start : start + batch_size], y[start : start + batch_size]
+        features = self._features(x)
+        for start in range(0, len(y), batch_size):
+            xb, yb = features[start : start + batch_size], y[start : start + batch_size]
             p = self._forward(model, xb)
             losses.append(-np.mean(np.sum(yb * np.log(p + 1e-12), axis=1)))
             correct += int(np.sum(p.argmax(1) == yb.argmax(1)))
             grad = (p - yb) / len(xb)
             model["w"] -= model["lr"] * xb.reshape(len(xb), -1).T @ grad
             model["b"] -= model["lr"] * grad.sum(axis=0)
-        return {"loss": float(np.mean(losses)), "accuracy": correct / len(x)}
+        return {"loss": float(np.mean(losses)), "accuracy": correct / len(y)}
 
     def evaluate(self, model, x, y, batch_size):
         p = self._forward(model, x)

@@ -72,7 +72,7 @@ def test_workload_table_and_plots(records, tmp_path):
     assert "| numpy-test" in text and text.rstrip().endswith("caption")
     for draw, frame, name in (
         (plots.epoch_time, summary, "time.png"),
-        (plots.accuracy, collect.epochs(records), "accuracy.png"),
+        (plots.convergence, collect.epochs(records), "convergence.png"),
     ):
         draw(frame, "digits", "mlp", tmp_path / name)
         assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
@@ -98,4 +98,49 @@ def test_inference_cells(tmp_path, numpy_backend, digits_npz):
     latencies = collect.latencies(records)
     assert len(latencies) == 3 * 25
     plots.latency(latencies, "digits", "lenet", tmp_path / "latency.png")
-    assert (tmp_path / "latency.png").read_bytes()[:4] == b"\x89PNG"
+    plots.throughput(summary, "digits", "lenet", tmp_path / "throughput.png")
+    for name in ("latency.png", "throughput.png"):
+        assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_not_applicable_cells_are_shown_not_failed(records):
+    cell = {
+        "dataset": "digits",
+        "model": "mlp",
+        "backend": "keras-openvino",
+        "devices": 0,
+        "task": "train",
+        "reason": "n/a (inference only)",
+    }
+    summary = collect.summary(collect.metrics(records), not_applicable=[cell])
+    row = summary[summary["backend"] == "keras-openvino"].iloc[0]
+    assert row["status"] == "not_applicable" and row["runs"] == 0
+    table, _ = collect.workload_table(summary, "digits", "mlp")
+    shown = table.set_index("backend").loc["keras-openvino", "CPU: s/epoch"]
+    assert shown == "n/a (inference only)"
+
+
+def parity_frame(accuracies, task="train"):
+    rows = [
+        {"dataset": "d", "model": "m", "backend": b, "devices": 0, "task": task, "test_accuracy": a}
+        for b, a in accuracies.items()
+    ]
+    return collect.pd.DataFrame(rows)
+
+
+def test_accuracy_parity_flags_the_backend_off_the_median():
+    frame = collect.accuracy_parity(
+        parity_frame({"a": 0.90, "b": 0.91, "c": 0.80}), {("d", "m"): 0.02}
+    ).set_index("backend")
+    assert frame.loc["b", "accuracy_reference"] == 0.90
+    assert list(frame["accuracy_parity"]) == ["ok", "ok", "outside"]
+    assert frame.loc["c", "accuracy_gap"] == pytest.approx(-0.10)
+    row = frame.reset_index().assign(parity=None).iloc[2]
+    assert collect._parity_cell(row) == "OUTSIDE ±0.02 (-0.100 vs median)"
+
+
+def test_accuracy_parity_needs_two_trained_backends():
+    alone = collect.accuracy_parity(parity_frame({"a": 0.9}), {("d", "m"): 0.02})
+    assert alone["accuracy_parity"].isna().all()
+    inference = parity_frame({"a": None, "b": None}, task="infer")
+    assert collect.accuracy_parity(inference, {("d", "m"): 0.02})["accuracy_parity"].isna().all()

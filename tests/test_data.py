@@ -12,7 +12,7 @@ import threading
 import numpy as np
 import pytest
 
-from dlbench import catalog, data
+from dlbench import catalog, data, fixtures
 
 
 @pytest.fixture
@@ -152,31 +152,9 @@ def test_prepare_digits_is_fixed_and_centred(digits_npz, tmp_path):
         assert first["x_train"].max() == 1.0
 
 
-def write_cifar_archive(path, per_batch=4, seed=2):
-    """A tiny tar.gz in the layout of CIFAR-10's binary version."""
-    import io
-    import tarfile
-
-    rng = np.random.RandomState(seed)
-    expected = {"train": [], "test": []}
-    with tarfile.open(path, "w:gz") as tar:
-        for split, members in data.CIFAR_MEMBERS.items():
-            for name in members:
-                labels = rng.randint(0, 10, per_batch).astype("uint8")
-                planes = rng.randint(0, 256, (per_batch, 3, 32, 32)).astype("uint8")
-                raw = b"".join(
-                    bytes([label]) + image.tobytes() for label, image in zip(labels, planes)
-                )
-                info = tarfile.TarInfo(name)
-                info.size = len(raw)
-                tar.addfile(info, io.BytesIO(raw))
-                expected[split].append((labels, planes))
-    return expected
-
-
 def test_prepare_cifar10_from_the_binary_archive(tmp_path):
     archive = tmp_path / "cifar-10-binary.tar.gz"
-    expected = write_cifar_archive(archive)
+    expected = fixtures.cifar_binary_archive(archive, per_batch=4, test=4, seed=2)
     data.prepare("cifar10", {"cifar-10-binary.tar.gz": archive}, tmp_path / "cifar10.npz")
     with np.load(tmp_path / "cifar10.npz") as prepared:
         assert prepared["x_train"].shape == (20, 32, 32, 3)
@@ -196,19 +174,18 @@ def test_imagenet_synthetic_is_fixed_random_images(tmp_path):
         assert prepared["x_test"].shape[1:] == (224, 224, 3)
         assert json.loads(str(prepared["meta"]))["classes"] == 1000
         first = prepared["x_test"][0, 0, :4, 0].copy()
-    assert np.array_equal(first, data.load_imagenet_synthetic({})["x_test"][0, 0, :4, 0])
-
-
-def ragged(sequences):
-    array = np.empty(len(sequences), dtype=object)
-    array[:] = [list(sequence) for sequence in sequences]
-    return array
+    assert np.array_equal(
+        first,
+        data.load_imagenet_synthetic({}, catalog.DATASETS["imagenet_synthetic"])["x_test"][
+            0, 0, :4, 0
+        ],
+    )
 
 
 def write_imdb_npz(path):
     """A tiny npz in the layout of Keras' imdb.npz: ragged object arrays."""
-    x_train = ragged([[5, 29997, 7], list(range(1, 200)), [4]])
-    x_test = ragged([[10, 20], [30000, 1]])
+    x_train = fixtures.ragged([[5, 29997, 7], list(range(1, 200)), [4]])
+    x_test = fixtures.ragged([[10, 20], [30000, 1]])
     np.savez(
         path,
         x_train=x_train,
@@ -254,3 +231,95 @@ def test_prepare_imdb(tmp_path):
         assert prepared["x_train"].shape == (3, 150) and prepared["x_test"].shape == (2, 150)
         assert list(prepared["y_train"]) == [0, 1, 1]
         assert json.loads(str(prepared["meta"])) == {"classes": 2, "vocabulary": 30000}
+
+
+def test_file_without_published_hash_is_recorded_then_checked(served, tmp_path):
+    root, url = served
+    fixtures.babi_archive(root / "babi.tar.gz", train=10, test=10)
+    record = tmp_path / "checksums" / "babi.tar.gz.sha256"
+    first = tmp_path / "first" / "babi.tar.gz"
+    data.fetch(url + "babi.tar.gz", None, first, hash_record=record)
+    assert record.read_text().strip() == sha256(first)
+    # the same bytes again pass; other bytes at the same place are refused
+    data.fetch(url + "babi.tar.gz", None, tmp_path / "again" / "babi.tar.gz", hash_record=record)
+    fixtures.babi_archive(root / "babi.tar.gz", train=10, test=10, seed=1)
+    with pytest.raises(data.ChecksumError):
+        data.fetch(
+            url + "babi.tar.gz", None, tmp_path / "third" / "babi.tar.gz", hash_record=record
+        )
+    assert not (tmp_path / "third" / "babi.tar.gz").exists()
+
+
+BABI_STORY = """1 Mary moved to the bathroom.
+2 Sandra journeyed to the bedroom.
+3 Mary got the football there.
+4 John went to the kitchen.
+5 Where is the football? \tbathroom\t3 1
+6 Mary went back to the kitchen.
+7 Where is the football? \tkitchen\t3 6
+1 Daniel took the apple there.
+2 Where is the apple? \tgarden\t1
+"""
+
+
+def test_parse_stories_reads_babi_lines():
+    questions = data.parse_stories(BABI_STORY.splitlines())
+    assert len(questions) == 3
+    story, question, answer = questions[1]
+    assert question == ["Where", "is", "the", "football", "?"] and answer == "kitchen"
+    # every fact so far, questions left out, punctuation kept as tokens
+    assert story[:6] == ["Mary", "moved", "to", "the", "bathroom", "."]
+    assert len(story) == 6 + 6 + 6 + 6 + 7 and "Where" not in story
+    assert questions[2][0] == ["Daniel", "took", "the", "apple", "there", "."]  # a new story
+
+
+def test_vectorize_stories_pads_in_front_and_indexes_words_from_one():
+    questions = data.parse_stories(BABI_STORY.splitlines())
+    prepared = data.vectorize_stories({"train": questions[:2], "test": questions[2:]})
+    meta = prepared["meta"]
+    vocabulary = sorted({w for s, q, a in questions for w in s + q + [a]})
+    assert meta["vocabulary"] == meta["classes"] == len(vocabulary) + 1
+    assert prepared["x_train__story"].shape == (2, 31) and prepared["x_test__question"].shape == (
+        1,
+        5,
+    )
+    first = prepared["x_train__story"][0]
+    assert not first[: 31 - 24].any() and first[31 - 24] and first[-1] == vocabulary.index(".") + 1
+    assert prepared["y_train"][1] == vocabulary.index("kitchen") + 1
+
+
+def test_prepare_babi_from_the_archive(tmp_path):
+    archive = tmp_path / "babi_tasks_1-20_v1-2.tar.gz"
+    fixtures.babi_archive(archive, train=100, test=50)
+    data.prepare("babi", {archive.name: archive}, tmp_path / "babi.npz")
+    with np.load(tmp_path / "babi.npz") as prepared:
+        meta = json.loads(str(prepared["meta"]))
+        assert prepared["x_train__story"].shape == (100, meta["story_length"])
+        assert prepared["x_test__question"].shape == (50, meta["query_length"])
+        answers = set(prepared["y_train"]) | set(prepared["y_test"])
+    # every answer is a place: the generated stories are consistent QA2
+    assert len(answers) <= 6 and meta["classes"] == meta["vocabulary"]
+
+
+def test_generated_cifar_and_imdb_prepare_like_the_originals(tmp_path):
+    fixtures.cifar_binary_archive(tmp_path / "c.tar.gz", per_batch=10, test=10)
+    data.prepare(
+        "cifar10_tiny", {"cifar-10-binary.tar.gz": tmp_path / "c.tar.gz"}, tmp_path / "c.npz"
+    )
+    fixtures.imdb_npz(tmp_path / "i.npz", train=20, test=10)
+    data.prepare("imdb_tiny", {"imdb.npz": tmp_path / "i.npz"}, tmp_path / "p.npz")
+    with np.load(tmp_path / "c.npz") as cifar, np.load(tmp_path / "p.npz") as imdb:
+        assert cifar["x_train"].shape == (50, 32, 32, 3) and len(cifar["y_test"]) == 10
+        assert imdb["x_train"].shape == (20, 150) and imdb["x_train"].max() < 30000
+        assert set(imdb["y_train"]) <= {0, 1}
+
+
+def test_prepare_refuses_inputs_of_the_wrong_shape(tmp_path):
+    arrays = {
+        "x_train": np.zeros((3, 28, 28)),
+        "y_train": np.zeros(3),
+        "x_test": np.zeros((1, 28, 28, 1)),
+        "y_test": np.zeros(1),
+    }
+    with pytest.raises(ValueError, match="expected shape"):
+        data.check_inputs("mnist", arrays)

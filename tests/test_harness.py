@@ -183,3 +183,45 @@ def test_record_of_an_inference_run(tmp_path, numpy_backend, digits_npz):
     assert record["samples_per_second"] == pytest.approx(32 / median_batch)
     assert record["seconds_per_1000_samples"] == pytest.approx(1000 * median_batch / 32)
     assert "epochs" not in record
+
+
+def test_several_named_inputs_and_a_validation_split(tmp_path, numpy_backend):
+    """bAbI's two inputs travel as a dict through order, batches and the
+    record; the last 5 % of the training data validate (as Keras'
+    validation_split), the test split is scored at the end."""
+    from dlbench import data, fixtures
+
+    archive = tmp_path / "babi.tar.gz"
+    fixtures.babi_archive(archive, train=200, test=60)
+    data.prepare("babi_tiny", {"babi_tasks_1-20_v1-2.tar.gz": archive}, tmp_path / "b.npz")
+    spec = dict(spec_for(numpy_backend), dataset="babi_tiny", model="babi_rnn")
+    spec["hyper"] = dict(
+        spec["hyper"], validation_split=0.05, optimizer={"name": "sgd", "learning_rate": 0.01}
+    )
+    record = harness.run(
+        spec, str(tmp_path / "b.npz"), str(tmp_path / "r.json"), str(tmp_path / "e")
+    )
+    assert record["status"] == "ok", record["error"]
+    assert (record["train_samples"], record["validation_samples"], record["test_samples"]) == (
+        190,
+        10,
+        60,
+    )
+    loaded = harness.load_dataset(str(tmp_path / "b.npz"))
+    meta = loaded["meta"]
+    assert sorted(loaded["x_train"]) == ["question", "story"]
+    assert meta["input_shape"] == {
+        "story": [meta["story_length"]],
+        "question": [meta["query_length"]],
+    }
+    assert (
+        record["parameters"] == (meta["story_length"] + meta["query_length"] + 1) * meta["classes"]
+    )
+
+
+def test_validation_split_takes_the_tail_as_keras_does():
+    x = {"a": np.arange(20), "b": np.arange(20) * 10}
+    (train_x, train_y), (val_x, val_y) = harness.validation_split(x, np.arange(20), 0.05)
+    assert list(val_y) == [19] and list(val_x["b"]) == [190] and len(train_y) == 19
+    with pytest.raises(ValueError, match="no data"):
+        harness.validation_split(x, np.arange(20), 0.99)

@@ -1,19 +1,39 @@
 """Matrix expansion and the per-run spec handed to the harness."""
 
+import pytest
+
 from dlbench import matrix
+
+KERAS3 = {"keras-tensorflow", "keras-jax", "keras-torch"}
 
 
 def test_smoke_matrix_is_workloads_by_backends_by_devices_by_repeats(smoke_config):
     runs = matrix.runs(smoke_config)
-    assert len(runs) == 3 * 3 * 1 * 1  # mlp, cnn, lenet
+    # 5 training workloads on 3 backends, 2 inference workloads on 4
+    assert len(runs) == 5 * 3 + 2 * 4
     assert len(set(runs)) == len(runs)
-    assert {run.backend for run in runs} == {"keras-tensorflow", "keras-jax", "keras-torch"}
+    assert {run.backend for run in runs if run.model == "mlp"} == KERAS3
+    assert {run.backend for run in runs if run.model == "lenet"} == KERAS3 | {"keras-openvino"}
+
+
+def test_inference_only_backend_cells_are_not_applicable_not_run(smoke_config):
+    cells = matrix.not_applicable_cells(smoke_config)
+    assert {c["backend"] for c in cells} == {"keras-openvino"}
+    assert {c["model"] for c in cells} == {"mlp", "cnn", "cifar_cnn", "imdb_gru", "babi_rnn"}
+    assert {c["reason"] for c in cells} == {"n/a (inference only)"}
+
+
+def test_workload_no_backend_can_run_is_refused(smoke_config):
+    smoke_config["workloads"][0]["backends"] = ["keras-openvino"]
+    with pytest.raises(matrix.ConfigError, match=r"workloads\[0\].backends: no backend"):
+        matrix.check(smoke_config)
 
 
 def test_full_matrix(full_config):
     runs = matrix.runs(full_config)
-    assert len(runs) == 8 * 3 * 1 * 3
+    assert len(runs) == (7 * 3 + 2 * 4) * 1 * 3  # openvino on the 2 inference workloads
     assert {(run.dataset, run.model) for run in runs} == {
+        ("babi", "babi_rnn"),
         ("mnist", "mlp"),
         ("mnist", "cnn"),
         ("mnist", "hrnn"),
@@ -29,7 +49,7 @@ def test_workload_may_restrict_backends(smoke_config):
     smoke_config["workloads"][0]["backends"] = ["keras-jax"]
     runs = matrix.runs(smoke_config)
     assert {run.backend for run in runs if run.model == "mlp"} == {"keras-jax"}
-    assert len(runs) == 1 + 3 + 3
+    assert len(runs) == 1 + 4 * 3 + 2 * 4
 
 
 def test_run_dir_layout():

@@ -11,15 +11,30 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
-from conftest import copy_workflow, write_config
-from dlbench import catalog
+from conftest import REPO, copy_workflow, write_config
+from dlbench import catalog, matrix
 
 pytestmark = pytest.mark.e2e
 
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
-BACKENDS = ["keras-jax", "keras-tensorflow", "keras-torch"]
-MODELS = ["cnn", "mlp"]
+KERAS3 = ["keras-jax", "keras-tensorflow", "keras-torch"]
+BACKENDS = KERAS3 + ["keras-openvino"]
+
+
+def smoke_runs():
+    """(dataset, model, backend, task) of every run the smoke config makes."""
+    config = snakemake_config(REPO)
+    return [
+        (
+            run.dataset,
+            run.model,
+            run.backend,
+            matrix.workload(config, run.dataset, run.model)["task"],
+        )
+        for run in matrix.runs(config)
+    ]
 
 
 def snakemake(workdir, *args, check=True, timeout=1800):
@@ -55,38 +70,68 @@ def workdir(tmp_path_factory):
     return workdir
 
 
-def load_record(workdir, model, backend):
-    path = workdir / "results/runs/digits/{}/{}/0/rep1/run.json".format(model, backend)
+def load_record(workdir, model, backend, dataset="digits"):
+    path = workdir / "results/runs/{}/{}/{}/0/rep1/run.json".format(dataset, model, backend)
     return json.loads(path.read_text())
 
 
+def prepared_meta(workdir, dataset):
+    import numpy as np
+
+    with np.load(workdir / "results/data/{}.npz".format(dataset)) as arrays:
+        return json.loads(str(arrays["meta"]))
+
+
 def test_smoke_run_writes_a_complete_record_per_run(workdir):
-    for model in MODELS:
-        for backend in BACKENDS:
-            record = load_record(workdir, model, backend)
-            assert record["status"] == "ok", record.get("error")
-            assert record["parameters"] == catalog.MODELS[model]["parameters"]
-            assert record["environment"]["keras_backend"] == backend.split("-", 1)[1]
-            assert record["environment"]["python_executable"].startswith(
-                str(workdir / ".venvs" / backend)
-            )
+    for dataset, model, backend, task in smoke_runs():
+        record = load_record(workdir, model, backend, dataset)
+        assert record["status"] == "ok", (dataset, model, backend, record.get("error"))
+        expected = catalog.parameter_count(model, prepared_meta(workdir, dataset))
+        assert record["parameters"] == expected, (model, backend)
+        assert record["environment"]["keras_backend"] == backend.split("-", 1)[1]
+        assert record["environment"]["python_executable"].startswith(
+            str(workdir / ".venvs" / backend)
+        )
+        assert record["settings"]["threads"] == record["environment"]["threads"]
+        if task == "train":
             assert len(record["epochs"]) == record["hyper"]["epochs"]
             assert record["first_epoch_seconds"] > 0 and record["steady_epoch_seconds"] > 0
-            assert record["test_accuracy"] > 0.5  # digits, a few epochs: well above chance (0.1)
-            assert record["settings"]["threads"] == record["environment"]["threads"]
+
+
+def test_models_learn_on_the_smoke_data(workdir):
+    """Well above chance after a few epochs: the data and the training are
+    real (chance is 0.1 on digits and CIFAR, 0.5 on IMDB)."""
+    floors = {"mlp": 0.5, "cnn": 0.5, "cifar_cnn": 0.3, "imdb_gru": 0.6}
+    for dataset, model, backend, _ in smoke_runs():
+        if model in floors:
+            record = load_record(workdir, model, backend, dataset)
+            assert record["test_accuracy"] > floors[model], (model, backend)
+
+
+def test_babi_run_holds_out_five_percent_and_records_the_lstm_kernel(workdir):
+    for backend in KERAS3:
+        record = load_record(workdir, "babi_rnn", backend, "babi_tiny")
+        assert (record["train_samples"], record["validation_samples"]) == (475, 25)
+        assert record["test_samples"] == 200
+        assert record["settings"]["recurrent_kernels"]["lstm"]
+    gru = load_record(workdir, "imdb_gru", "keras-jax", "imdb_tiny")["settings"]
+    assert set(gru["recurrent_kernels"]) == {"gru"}
 
 
 def test_inference_run_records(workdir):
     for backend in BACKENDS:
         record = load_record(workdir, "lenet", backend)
-        assert record["status"] == "ok", record.get("error")
         assert record["task"] == "infer" and record["parameters"] == 431080
         assert len(record["latencies_ms"]) == 100
         assert 0 < record["latency_ms"]["p50"] <= record["latency_ms"]["p99"]
         assert record["samples_per_second"] > 0
-    assert (workdir / "results/plots/digits_lenet_latency.png").read_bytes()[:4] == b"\x89PNG"
+    for plot in ("latency", "throughput"):
+        png = workdir / "results/plots/imagenet_synthetic_resnet50_{}.png".format(plot)
+        assert png.read_bytes()[:4] == b"\x89PNG"
     table = (workdir / "results/tables/digits_lenet.md").read_text()
     assert "p50 latency ms" in table and all("| " + b in table for b in BACKENDS)
+    table = (workdir / "results/tables/imagenet_synthetic_resnet50.csv").read_text()
+    assert "s_per_1000" in table
 
 
 def test_every_model_has_its_published_parameter_count(workdir):
@@ -101,6 +146,8 @@ def test_every_model_has_its_published_parameter_count(workdir):
         "    kind = entry['inputs'][0]\n"
         "    spec = {'input_shape': catalog.INPUT_SHAPES[kind], 'vocabulary': 30000,\n"
         "            'classes': 2 if kind == 'words150' else 10}\n"
+        "    if name == 'babi_rnn':\n"
+        "        spec = dict(vocabulary=36, classes=36, story_length=70, query_length=5)\n"
         "    counts[name] = keras_models.BUILDERS[name](keras, spec).count_params()\n"
         "print(json.dumps(counts))\n"
     )
@@ -110,30 +157,40 @@ def test_every_model_has_its_published_parameter_count(workdir):
     )
     assert done.returncode == 0, done.stderr[-3000:]
     counts = json.loads(done.stdout.strip().splitlines()[-1])
-    assert counts == {name: entry["parameters"] for name, entry in catalog.MODELS.items()}
+    expected = {name: entry["parameters"] for name, entry in catalog.MODELS.items()}
+    expected["babi_rnn"] = catalog.parameter_count("babi_rnn", {"vocabulary": 36})
+    assert counts == expected
 
 
 def test_timed_runs_never_overlapped(workdir):
-    spans = sorted(
-        (load_record(workdir, m, b)["started"], load_record(workdir, m, b)["finished"])
-        for m in MODELS + ["lenet"]
-        for b in BACKENDS
-    )
+    records = [load_record(workdir, m, b, d) for d, m, b, _ in smoke_runs()]
+    spans = sorted((record["started"], record["finished"]) for record in records)
     for (_, finished), (started, _) in zip(spans, spans[1:]):
         assert finished <= started
 
 
 def test_summary_and_tables(workdir):
     summary = pd.read_csv(workdir / "results/summary.csv")
-    assert len(summary) == 9 and (summary["status"] == "ok").all()
-    assert (summary["headline_median"] > 0).all()
+    runs = smoke_runs()
+    ran = summary[summary["status"] != "not_applicable"]
+    assert len(ran) == len(runs) and (ran["status"] == "ok").all()
+    assert (ran["headline_median"] > 0).all()
+    # the inference-only backend's training cells: shown, not run, not failed
+    not_applicable = summary[summary["status"] == "not_applicable"]
+    assert set(not_applicable["backend"]) == {"keras-openvino"}
+    assert set(not_applicable["task"]) == {"train"} and len(not_applicable) == 5
+    trained = ran[ran["task"] == "train"]
+    assert set(trained["accuracy_parity"]) <= {"ok", "outside"}
+    assert trained["accuracy_tolerance"].eq(0.05).all()
     metrics = pd.read_csv(workdir / "results/metrics.csv")
-    assert len(metrics) == 9 and set(metrics["backend"]) == set(BACKENDS)
-    for model in MODELS:
-        table = (workdir / "results/tables/digits_{}.md".format(model)).read_text()
+    assert len(metrics) == len(runs) and set(metrics["backend"]) == set(BACKENDS)
+    for dataset, model, _, task in set((d, m, None, t) for d, m, _, t in runs):
+        table = (workdir / "results/tables/{}_{}.md".format(dataset, model)).read_text()
         assert all("| " + backend in table for backend in BACKENDS)
-        for plot in ("epoch_time", "accuracy"):
-            png = workdir / "results/plots/digits_{}_{}.png".format(model, plot)
+        if task == "train":
+            assert "n/a (inference only)" in table and "accuracy_parity" in table
+        for plot in ("epoch_time", "convergence") if task == "train" else ("latency",):
+            png = workdir / "results/plots/{}_{}_{}.png".format(dataset, model, plot)
             assert png.read_bytes()[:4] == b"\x89PNG"
 
 
@@ -141,7 +198,12 @@ def test_report(workdir):
     snakemake(workdir, "--report", "report.html")
     html = (workdir / "report.html").read_text()
     assert len(html) > 100_000  # plots are embedded
-    for name in ("digits_mlp_epoch_time.png", "digits_cnn_accuracy.png", "summary.csv"):
+    for name in (
+        "digits_mlp_epoch_time.png",
+        "babi_tiny_babi_rnn_convergence.png",
+        "imagenet_synthetic_resnet50_throughput.png",
+        "summary.csv",
+    ):
         assert name in html
 
 
@@ -156,26 +218,25 @@ def test_hyper_parameter_edit_reruns_exactly_that_model(workdir):
     config["workloads"][1]["epochs"] += 1  # cnn
     write_config(workdir / "config/edited.yaml", config)
     assert pending_runs(workdir, "--configfile", "config/edited.yaml") == [
-        ("cnn", backend) for backend in BACKENDS
+        ("cnn", backend) for backend in KERAS3
     ]
 
 
 def test_env_file_edit_reruns_exactly_that_backend(workdir):
-    env_file = workdir / "envs/keras-jax.yaml"
+    env_file = workdir / "envs/keras-openvino.yaml"
     env_file.write_text(env_file.read_text() + "# edited\n")
-    models = ["cnn", "lenet", "mlp"]
-    assert pending_runs(workdir) == [(model, "keras-jax") for model in models]
-    before = {(m, b): load_record(workdir, m, b)["started"] for m in models for b in BACKENDS}
+    openvino = [(m, "keras-openvino") for m in ("lenet", "resnet50")]
+    assert pending_runs(workdir) == openvino
+    runs = [(d, m, b) for d, m, b, _ in smoke_runs()]
+    before = {run: load_record(workdir, run[1], run[2], run[0])["started"] for run in runs}
     snakemake(workdir, "-j2")
-    after = {(m, b): load_record(workdir, m, b)["started"] for m in models for b in BACKENDS}
-    changed = sorted(key for key in before if before[key] != after[key])
-    assert changed == [(model, "keras-jax") for model in models]
+    after = {run: load_record(workdir, run[1], run[2], run[0])["started"] for run in runs}
+    changed = sorted((m, b) for (d, m, b) in before if before[(d, m, b)] != after[(d, m, b)])
+    assert changed == openvino
     assert pending_runs(workdir) == []
 
 
 def snakemake_config(workdir):
-    import yaml
-
     with open(workdir / "config/smoke.yaml") as handle:
         return yaml.safe_load(handle)
 
@@ -202,5 +263,5 @@ def test_conda_mode_plans_no_venvs(workdir):
         for line in output.splitlines()
         if line.startswith("Shell command:") and "-m dlbench.supervise" in line
     ]
-    assert len(bench_commands) == 9
+    assert len(bench_commands) == len(smoke_runs())
     assert all(command.startswith("PYTHONPATH=src python -m ") for command in bench_commands)

@@ -57,6 +57,37 @@ DATASETS = {
         "samples": 256,
         "classes": 1000,
     },
+    # bAbI task 2 (two supporting facts, 1k questions per split), as the
+    # Keras example reads it. No checksum is published: the first download's
+    # SHA-256 is recorded and later downloads are checked against it.
+    "babi": {
+        "base_url": "https://s3.amazonaws.com/text-datasets/",
+        "files": {"babi_tasks_1-20_v1-2.tar.gz": None},
+        "input": "story_question",
+    },
+    # Generated stand-ins in the original file formats (dlbench.fixtures),
+    # read by the same code as the dataset they are ``like``: the smoke
+    # config and CI run these workloads offline.
+    "cifar10_tiny": {
+        "like": "cifar10",
+        "generated": {"per_batch": 100, "test": 200},
+        "files": {"cifar-10-binary.tar.gz": None},
+        "input": "image32",
+    },
+    "imdb_tiny": {
+        "like": "imdb",
+        "generated": {"train": 512, "test": 256},
+        "files": {"imdb.npz": None},
+        "input": "words150",
+        "vocabulary": 30000,
+        "length": 150,
+    },
+    "babi_tiny": {
+        "like": "babi",
+        "generated": {"train": 500, "test": 200},
+        "files": {"babi_tasks_1-20_v1-2.tar.gz": None},
+        "input": "story_question",
+    },
     # scikit-learn's bundled 8x8 digits, upsampled to 28x28: real data that
     # needs no network, for the smoke config and the tests.
     "digits": {"base_url": None, "files": {}, "input": "image28"},
@@ -64,7 +95,8 @@ DATASETS = {
 
 # The input kinds models take, and the parameter count each model has on its
 # own dataset (WORKLOADS.md; the tests build every model and check it).
-# babi_rnn's count depends on the vocabulary, so it has none here.
+# babi_rnn's count depends on the vocabulary V of its data: 301 V + 120,800
+# (two embeddings of 50, two LSTMs of 100, a softmax over V).
 MODELS = {
     "mlp": {"inputs": ["image28"], "parameters": 669706},
     "cnn": {"inputs": ["image28"], "parameters": 1199882},
@@ -74,29 +106,63 @@ MODELS = {
     "vgg_cifar": {"inputs": ["image32"], "parameters": 3441592},
     "resnet50": {"inputs": ["image224"], "parameters": 23587712},
     "imdb_gru": {"inputs": ["words150"], "parameters": 3818302},
+    "babi_rnn": {"inputs": ["story_question"], "parameters": None},
 }
+
+
+def parameter_count(model, meta):
+    """The parameter count a model must have on data described by ``meta``."""
+    if model == "babi_rnn":
+        return 301 * meta["vocabulary"] + 120800
+    return MODELS[model]["parameters"]
+
 
 INPUT_SHAPES = {
     "image28": (28, 28, 1),
     "image32": (32, 32, 3),
     "image224": (224, 224, 3),
     "words150": (150,),
+    # Two named inputs; their lengths are those of the longest story and
+    # question in the data.
+    "story_question": {"story": (None,), "question": (None,)},
 }
+# Several named inputs are stored as x_<split>__<name> in a prepared file.
+INPUT_SEPARATOR = "__"
 
 TASKS = ("train", "infer")
 URL_SCHEMES = ("http", "https", "ftp", "sftp")
 
 # A backend is a family (which adapter builds and runs the model) and the
-# framework underneath. One adapter serves every backend of its family.
+# framework underneath. One adapter serves every backend of its family. A
+# backend runs the tasks listed; other cells are shown as not applicable.
 BACKENDS = {
-    "keras-tensorflow": {"family": "keras", "framework": "tensorflow"},
-    "keras-jax": {"family": "keras", "framework": "jax"},
-    "keras-torch": {"family": "keras", "framework": "torch"},
+    "keras-tensorflow": {"family": "keras", "framework": "tensorflow", "tasks": TASKS},
+    "keras-jax": {"family": "keras", "framework": "jax", "tasks": TASKS},
+    "keras-torch": {"family": "keras", "framework": "torch", "tasks": TASKS},
+    # Keras' OpenVINO backend runs predict only; fit is not implemented.
+    "keras-openvino": {"family": "keras", "framework": "openvino", "tasks": ("infer",)},
 }
+
+
+def not_applicable(backend, task):
+    """Why ``backend`` has no cell for ``task``, or None when it has one."""
+    if task in BACKENDS[backend]["tasks"]:
+        return None
+    return "n/a ({} only)".format(
+        " and ".join(BACKENDS[backend]["tasks"]).replace("infer", "inference")
+    )
 
 
 def model_fits_dataset(model, dataset):
     return DATASETS[dataset]["input"] in MODELS[model]["inputs"]
+
+
+def generated(dataset):
+    return "generated" in DATASETS[dataset]
+
+
+def downloaded(dataset):
+    return bool(DATASETS[dataset]["files"]) and not generated(dataset)
 
 
 def source_of(dataset, filename, mirror=None):

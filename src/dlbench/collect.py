@@ -14,6 +14,8 @@ import pandas as pd
 from dlbench import harness
 
 CELL = ["dataset", "model", "backend", "devices"]
+# A cell the matrix leaves out (not "n/a": pandas reads that back as missing).
+NOT_APPLICABLE = "not_applicable"
 RUN = CELL + ["repeat"]
 
 
@@ -109,7 +111,10 @@ def median_ci(values, level=0.95):
 HEADLINE = {"train": "steady_epoch_seconds", "infer": "latency_p50_ms"}
 
 
-def summary(metrics_frame, level=0.95):
+def summary(metrics_frame, level=0.95, not_applicable=(), tolerances=None):
+    """One row per cell. ``not_applicable`` cells (the matrix left them out:
+    the backend cannot do the task) get a row saying why; ``tolerances``
+    maps (dataset, model) to the accuracy parity tolerance."""
     rows = []
     for cell, runs in metrics_frame.groupby(CELL, sort=True):
         ok = runs[runs["status"] == "ok"]
@@ -150,7 +155,70 @@ def summary(metrics_frame, level=0.95):
                 "jit_compile": ok["jit_compile"].iloc[0] if len(ok) else None,
             }
         )
-    return pd.DataFrame(rows)
+    for cell in not_applicable:
+        rows.append(
+            {
+                **{key: cell[key] for key in CELL},
+                "task": cell["task"],
+                "status": NOT_APPLICABLE,
+                "runs": 0,
+                "runs_ok": 0,
+                "error": cell["reason"],
+                "headline": HEADLINE[cell["task"]],
+            }
+        )
+    frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    return accuracy_parity(frame, tolerances or {}).sort_values(CELL, ignore_index=True)
+
+
+SUMMARY_COLUMNS = CELL + [
+    "task",
+    "status",
+    "runs",
+    "runs_ok",
+    "error",
+    "parameters",
+    "headline",
+    "headline_median",
+    "headline_ci_low",
+    "headline_ci_high",
+    "ci_level",
+    "first_epoch_seconds",
+    "steady_epoch_seconds",
+    "samples_per_second",
+    "test_accuracy",
+    "latency_p50_ms",
+    "latency_p99_ms",
+    "seconds_per_1000_samples",
+    "jit_compile",
+]
+
+
+def accuracy_parity(frame, tolerances):
+    """Do backends reach the same model quality? Each trained cell's test
+    accuracy (median over repeats) is compared with the median over the
+    backends of the same workload and devices; a cell further away than the
+    workload's tolerance is flagged. Needs two backends or more."""
+    frame = frame.assign(
+        accuracy_reference=float("nan"),
+        accuracy_gap=float("nan"),
+        accuracy_tolerance=float("nan"),
+        accuracy_parity=None,
+    )
+    trained = frame[(frame["task"] == "train") & frame["test_accuracy"].notna()]
+    for (dataset, model, _), cells in trained.groupby(["dataset", "model", "devices"]):
+        if len(cells) < 2 or (dataset, model) not in tolerances:
+            continue
+        reference = float(cells["test_accuracy"].median())
+        tolerance = tolerances[(dataset, model)]
+        gap = cells["test_accuracy"] - reference
+        frame.loc[cells.index, "accuracy_reference"] = reference
+        frame.loc[cells.index, "accuracy_gap"] = gap
+        frame.loc[cells.index, "accuracy_tolerance"] = tolerance
+        frame.loc[cells.index, "accuracy_parity"] = [
+            "ok" if abs(value) <= tolerance + 1e-12 else "outside" for value in gap
+        ]
+    return frame
 
 
 def device_label(devices):
@@ -161,6 +229,8 @@ HEADLINE_LABEL = {"steady_epoch_seconds": "s/epoch", "latency_p50_ms": "p50 late
 
 
 def _headline_cell(row):
+    if row["status"] == NOT_APPLICABLE:
+        return row["error"]
     if row["status"] not in ("ok", "partial"):
         return "{}: {}".format(row["status"], row["error"] or "no reason recorded")
     text = "{:.4g}".format(row["headline_median"])
@@ -183,16 +253,36 @@ def workload_table(summary_frame, dataset, model):
     if cells["task"].iloc[0] == "infer":
         extra = {"p99_latency_ms": "latency_p99_ms", "s_per_1000": "seconds_per_1000_samples"}
     else:
-        extra = {"first_epoch_s": "first_epoch_seconds", "test_accuracy": "test_accuracy"}
+        cells = cells.assign(parity=cells.apply(_parity_cell, axis=1))
+        extra = {
+            "first_epoch_s": "first_epoch_seconds",
+            "test_accuracy": "test_accuracy",
+            "accuracy_parity": "parity",
+        }
+    cells = cells.assign(parameters=cells["parameters"].map(_count))
     extra["parameters"] = "parameters"
     others = cells.groupby("backend").agg(**{k: (v, "first") for k, v in extra.items()})
     return table.join(others).reset_index(), cells["task"].iloc[0]
 
 
+def _count(value):
+    return "{:,}".format(int(value)) if pd.notna(value) else None
+
+
+def _parity_cell(row):
+    if not isinstance(row["accuracy_parity"], str):
+        return None
+    text = "{:+.3f} vs median".format(row["accuracy_gap"])
+    if row["accuracy_parity"] == "ok":
+        return "ok ({})".format(text)
+    return "OUTSIDE ±{:g} ({})".format(row["accuracy_tolerance"], text)
+
+
 TABLE_CAPTIONS = {
     "train": "Steady-state seconds per training epoch (median of epochs 2 onwards, median over "
     "repeats, [confidence interval for the median]); first epoch apart; test accuracy after "
-    "the last epoch.",
+    "the last epoch; accuracy parity: the test accuracy's distance from the median over the "
+    "backends, flagged OUTSIDE beyond the workload's tolerance.",
     "infer": "Latency of one sample in ms (median of the timed calls after warm-up, median "
     "over repeats, [confidence interval for the median]); p99 latency; seconds per 1,000 "
     "samples at the workload's batch size.",
@@ -200,6 +290,7 @@ TABLE_CAPTIONS = {
 
 
 def markdown(table, dataset, model, caption):
+    shown = table.astype(object).where(table.notna(), None)  # missing shows as "–", not "nan"
     return "### {} / {}\n\n{}\n\n{}\n".format(
-        dataset, model, table.to_markdown(index=False, floatfmt=".4g"), caption
+        dataset, model, shown.to_markdown(index=False, floatfmt=".4g", missingval="–"), caption
     )

@@ -11,6 +11,7 @@ import gzip
 import json
 import os
 import pickle
+import re
 import shutil
 import tarfile
 import tempfile
@@ -21,7 +22,7 @@ from urllib.parse import urlparse
 import numpy as np
 import pooch
 
-from dlbench.catalog import DATASETS, INPUT_SHAPES
+from dlbench.catalog import DATASETS, INPUT_SEPARATOR, INPUT_SHAPES
 
 DOWNLOAD_RETRIES = 3
 DIGITS_SPLIT_SEED = 0
@@ -44,30 +45,50 @@ def _check(path, known_hash, origin):
         )
 
 
-def fetch(source, known_hash, destination):
+def fetch(source, known_hash, destination, hash_record=None):
     """Fetch ``source`` (URL or local path) to ``destination``, verified.
 
     Raises ``ChecksumError`` for a file that fails its checksum and
     ``FileNotFoundError`` for one that is not there; in both cases nothing
-    is left at ``destination``.
+    is left at ``destination``. A file without a published checksum
+    (``known_hash`` None) is checked against ``hash_record``, the SHA-256
+    written there on its first download (trust on first use).
     """
     destination = Path(destination)
     destination.parent.mkdir(parents=True, exist_ok=True)
+    record = Path(hash_record) if hash_record else None
+    if known_hash is None and record is not None and record.is_file():
+        known_hash = record.read_text().strip()
+        print("no published checksum; checking against the one recorded in {}".format(record))
     if urlparse(source).scheme:
         _download(source, known_hash, destination)
-        return destination
+    else:
+        _copy(source, known_hash, destination)
+    if known_hash is None:
+        digest = "sha256:" + pooch.file_hash(str(destination), alg="sha256")
+        if record is not None:
+            record.parent.mkdir(parents=True, exist_ok=True)
+            record.write_text(digest + "\n")
+        print(
+            "no published checksum for {}: recorded {} on this first download in {}; later "
+            "downloads must match it".format(source, digest, record)
+        )
+    return destination
+
+
+def _copy(source, known_hash, destination):
     if not Path(source).is_file():
         raise FileNotFoundError("data mirror has no file {}".format(source))
     fd, tmp = tempfile.mkstemp(dir=str(destination.parent), prefix=destination.name + ".")
     os.close(fd)
     try:
         shutil.copyfile(source, tmp)
-        _check(tmp, known_hash, source)
+        if known_hash is not None:
+            _check(tmp, known_hash, source)
         os.replace(tmp, str(destination))
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
-    return destination
 
 
 def _download(url, known_hash, destination):
@@ -183,11 +204,84 @@ def encode_sequences(sequences, vocabulary, length, start=1, oov=2, index_from=3
     return encoded
 
 
+BABI_MEMBERS = {
+    split: "tasks_1-20_v1-2/en/qa2_two-supporting-facts_{}.txt".format(split)
+    for split in ("train", "test")
+}
+
+
+def tokenize(sentence):
+    """Words and punctuation marks. The Keras example's pattern ``(\\W+)?``
+    meant this; since Python 3.7 it splits into single characters."""
+    return [token.strip() for token in re.split(r"(\W+)", sentence) if token.strip()]
+
+
+def parse_stories(lines):
+    """bAbI's format: numbered lines, 1 starting a new story; a question line
+    is ``question\\tanswer\\tsupporting fact ids``. Each question comes with
+    every fact of its story so far (not only the supporting ones), flattened
+    to one token list, as the Keras example feeds its RNN."""
+    questions, story = [], []
+    for line in lines:
+        number, text = line.strip().split(" ", 1)
+        if int(number) == 1:
+            story = []
+        if "\t" in text:
+            question, answer, _ = text.split("\t")
+            facts = [token for sentence in story for token in sentence]
+            questions.append((facts, tokenize(question), answer))
+        else:
+            story.append(tokenize(text))
+    return questions
+
+
+def read_babi(archive):
+    """The train and test questions of task QA2 (1k) from the bAbI archive,
+    read by their member names without extracting anything."""
+    with tarfile.open(str(archive), "r:gz") as tar:
+        return {
+            split: parse_stories(
+                tar.extractfile(tar.getmember(name)).read().decode("utf-8").splitlines()
+            )
+            for split, name in BABI_MEMBERS.items()
+        }
+
+
+def vectorize_stories(splits):
+    """Word ids (1-based over the sorted vocabulary of both splits, 0 for
+    padding), stories and questions pre-padded to the longest of each, the
+    answer's word id as label, as the Keras example does."""
+    every = [item for questions in splits.values() for item in questions]
+    vocabulary = sorted({w for story, q, answer in every for w in story + q + [answer]})
+    index = {word: i + 1 for i, word in enumerate(vocabulary)}
+    lengths = {
+        "story": max(len(story) for story, _, _ in every),
+        "question": max(len(question) for _, question, _ in every),
+    }
+    prepared = {
+        "meta": {
+            "classes": len(vocabulary) + 1,
+            "vocabulary": len(vocabulary) + 1,
+            "story_length": lengths["story"],
+            "query_length": lengths["question"],
+        }
+    }
+    for split, questions in splits.items():
+        for part, column in (("story", 0), ("question", 1)):
+            words = [[index[w] for w in item[column]] for item in questions]
+            padded = np.zeros((len(words), lengths[part]), dtype="int32")
+            for row, ids in enumerate(words):
+                padded[row, lengths[part] - len(ids) :] = ids
+            prepared["x_{}__{}".format(split, part)] = padded
+        prepared["y_" + split] = np.array([index[a] for _, _, a in questions], dtype="int64")
+    return prepared
+
+
 def _images(pixels, scale):
     return (pixels.astype("float32") / scale)[..., np.newaxis]
 
 
-def load_mnist(files):
+def load_mnist(files, entry):
     with np.load(str(files["mnist.npz"]), allow_pickle=False) as arrays:
         return {
             "x_train": _images(arrays["x_train"], 255.0),
@@ -197,7 +291,7 @@ def load_mnist(files):
         }
 
 
-def load_fashion_mnist(files):
+def load_fashion_mnist(files, entry):
     return {
         "x_train": _images(read_idx(files["train-images-idx3-ubyte.gz"]), 255.0),
         "y_train": read_idx(files["train-labels-idx1-ubyte.gz"]).astype("int64"),
@@ -206,7 +300,7 @@ def load_fashion_mnist(files):
     }
 
 
-def load_digits(files):
+def load_digits(files, entry):
     """scikit-learn's 8x8 digits, each pixel repeated 3x3 to 24x24 and
     centred in 28x28 as MNIST centres its 20x20 digits; a fixed split."""
     from sklearn.datasets import load_digits as sklearn_digits
@@ -222,13 +316,12 @@ def load_digits(files):
     return {"x_train": x[train], "y_train": y[train], "x_test": x[test], "y_test": y[test]}
 
 
-def load_cifar10(files):
+def load_cifar10(files, entry):
     return read_cifar_binary(files["cifar-10-binary.tar.gz"])
 
 
-def load_imagenet_synthetic(files, seed=0):
+def load_imagenet_synthetic(files, entry, seed=0):
     """Random images of ImageNet's shape, for speed measurements only."""
-    entry = DATASETS["imagenet_synthetic"]
     rng = np.random.RandomState(seed)
     half = entry["samples"] // 2
     shape = (half,) + INPUT_SHAPES[entry["input"]]
@@ -241,8 +334,7 @@ def load_imagenet_synthetic(files, seed=0):
     }
 
 
-def load_imdb(files):
-    entry = DATASETS["imdb"]
+def load_imdb(files, entry):
     arrays = read_npz_ragged(files["imdb.npz"])
     prepared = {"meta": {"classes": 2, "vocabulary": entry["vocabulary"]}}
     for split in ("train", "test"):
@@ -253,6 +345,12 @@ def load_imdb(files):
     return prepared
 
 
+def load_babi(files, entry):
+    return vectorize_stories(read_babi(files["babi_tasks_1-20_v1-2.tar.gz"]))
+
+
+# By file format: a generated stand-in is read by the loader of the dataset
+# it is ``like``.
 LOADERS = {
     "imdb": load_imdb,
     "mnist": load_mnist,
@@ -260,27 +358,54 @@ LOADERS = {
     "digits": load_digits,
     "cifar10": load_cifar10,
     "imagenet_synthetic": load_imagenet_synthetic,
+    "babi": load_babi,
 }
+
+
+def model_inputs(arrays, split):
+    """A split's model input: one array, or a dict of named arrays for a
+    model with several inputs (stored as ``x_<split>__<name>``)."""
+    if "x_" + split in arrays:
+        return arrays["x_" + split]
+    prefix = "x_{}{}".format(split, INPUT_SEPARATOR)
+    return {key[len(prefix) :]: arrays[key] for key in arrays if key.startswith(prefix)}
+
+
+def _matches(shape, expected):
+    return len(shape) == len(expected) and all(e in (None, s) for s, e in zip(shape, expected))
+
+
+def check_inputs(dataset, arrays):
+    expected = INPUT_SHAPES[DATASETS[dataset]["input"]]
+    for split in ("train", "test"):
+        x, y = model_inputs(arrays, split), arrays["y_" + split]
+        found = {name: a.shape for name, a in x.items()} if isinstance(x, dict) else x.shape
+        if isinstance(expected, dict):
+            ok = sorted(found) == sorted(expected) and all(
+                _matches(found[name], (len(y),) + expected[name]) for name in expected
+            )
+        else:
+            ok = _matches(found, (len(y),) + expected)
+        if not ok:
+            raise ValueError(
+                "{} {}: inputs {} and labels {} do not match the expected shape {}".format(
+                    dataset, split, found, y.shape, expected
+                )
+            )
 
 
 def prepare(dataset, files, output):
     """Write ``output`` (.npz): the model inputs ``x_train``/``x_test`` (images
     as float32 in [0, 1], shaped (N, H, W, C); word ids as int32, shaped
-    (N, length)), int64 labels, and ``meta``, a
-    JSON string with what a model needs to know (classes, vocabulary, ...).
-    The split and order are fixed, the same for every backend. ``files`` maps
-    raw file names to their verified local paths."""
-    arrays = LOADERS[dataset]({name: Path(path) for name, path in files.items()})
+    (N, length); several named inputs as ``x_train__<name>``), int64 labels,
+    and ``meta``, a JSON string with what a model needs to know (classes,
+    vocabulary, ...). The split and order are fixed, the same for every
+    backend. ``files`` maps raw file names to their verified local paths."""
+    entry = DATASETS[dataset]
+    loader = LOADERS[entry.get("like", dataset)]
+    arrays = loader({name: Path(path) for name, path in files.items()}, entry)
     meta = arrays.pop("meta", None) or {"classes": 10}
-    expected = INPUT_SHAPES[DATASETS[dataset]["input"]]
-    for split in ("train", "test"):
-        x, y = arrays["x_" + split], arrays["y_" + split]
-        if x.shape[1:] != expected or len(x) != len(y):
-            raise ValueError(
-                "{} {}: inputs {} and labels {} do not match the expected shape {}".format(
-                    dataset, split, x.shape, y.shape, expected
-                )
-            )
+    check_inputs(dataset, arrays)
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = output.with_name(output.name + ".tmp.npz")

@@ -12,13 +12,14 @@ Usage (the supervisor calls this in a child process)::
 import argparse
 import csv
 import json
+import math
 import os
 import statistics
 import sys
 import time
 import traceback
 
-from dlbench import backends, runtime
+from dlbench import backends, catalog, runtime
 
 EPOCH_COLUMNS = (
     "epoch",
@@ -53,17 +54,48 @@ def epoch_order(seed, epoch, n_samples):
 
 def load_dataset(path):
     """The prepared arrays, one-hot labels beside the integer ones, and
-    ``meta``: what a model must know about its inputs (classes, ...)."""
+    ``meta``: what a model must know about its inputs (classes, ...). A model
+    with several inputs gets a dict of named arrays per split."""
     import numpy as np
 
     with np.load(path, allow_pickle=False) as arrays:
-        data = {name: arrays[name] for name in ("x_train", "y_train", "x_test", "y_test")}
+        data = {}
+        for split in ("train", "test"):
+            prefix = "x_{}{}".format(split, catalog.INPUT_SEPARATOR)
+            named = {k[len(prefix) :]: arrays[k] for k in arrays.files if k.startswith(prefix)}
+            data["x_" + split] = named or arrays["x_" + split]
+            data["y_" + split] = arrays["y_" + split]
         meta = json.loads(str(arrays["meta"]))
     eye = np.eye(meta["classes"], dtype="float32")
     data["y_train_onehot"] = eye[data["y_train"]]
     data["y_test_onehot"] = eye[data["y_test"]]
-    data["meta"] = dict(meta, input_shape=list(data["x_train"].shape[1:]))
+    x = data["x_train"]
+    shape = (
+        {k: list(v.shape[1:]) for k, v in x.items()} if isinstance(x, dict) else list(x.shape[1:])
+    )
+    data["meta"] = dict(meta, input_shape=shape)
     return data
+
+
+def take(x, rows):
+    """Rows of the model input, one array or a dict of named arrays (a copy)."""
+    if isinstance(x, dict):
+        return {name: array[rows] for name, array in x.items()}
+    return x[rows]
+
+
+def validation_split(x, y, fraction):
+    """Keras' ``validation_split``: the last ``fraction`` of the training
+    data, taken before any shuffling, held out for validation (split where
+    Keras 3 splits)."""
+    n = len(y)
+    split_at = int(math.floor(n * (1.0 - fraction)))
+    if split_at in (0, n):
+        raise ValueError(
+            "validation_split {} leaves no data on one side of {} samples".format(fraction, n)
+        )
+    head, tail = slice(0, split_at), slice(split_at, n)
+    return (take(x, head), y[head]), (take(x, tail), y[tail])
 
 
 def timed(adapter, call, *args):
@@ -98,20 +130,30 @@ class EpochLog(object):
 
 
 def train(spec, adapter, data, epoch_log):
+    """Train epoch by epoch in the shared data order, validating after each
+    epoch (outside the clock) on the held-out part of the training data when
+    the workload has a ``validation_split``, on the test split otherwise."""
     hyper = spec["hyper"]
     batch_size = hyper["batch_size"]
     x_train, y_train = data["x_train"], data["y_train_onehot"]
     x_test, y_test = data["x_test"], data["y_test_onehot"]
-    n_train = len(x_train)
+    x_val, y_val = x_test, y_test
+    if hyper.get("validation_split"):
+        (x_train, y_train), (x_val, y_val) = validation_split(
+            x_train, y_train, hyper["validation_split"]
+        )
+    n_train = len(y_train)
 
     model = adapter.build(spec["model"], data["meta"], hyper)
     result = {"parameters": adapter.parameter_count(model), "epochs": []}
     print(
-        "{} on {}: {} parameters, {} training samples, batch {}, {} epochs".format(
+        "{} on {}: {} parameters, {} training samples ({} held out for validation), "
+        "batch {}, {} epochs".format(
             spec["model"],
             spec["backend"],
             result["parameters"],
             n_train,
+            len(y_val) if x_val is not x_test else 0,
             batch_size,
             hyper["epochs"],
         ),
@@ -119,7 +161,7 @@ def train(spec, adapter, data, epoch_log):
     )
     for epoch in range(hyper["epochs"]):
         order = epoch_order(spec["seed"], epoch, n_train)
-        x_epoch, y_epoch = x_train[order], y_train[order]  # copied outside the clock
+        x_epoch, y_epoch = take(x_train, order), y_train[order]  # copied outside the clock
         step, wall = timed_epoch(adapter, model, x_epoch, y_epoch, batch_size)
         row = {
             "epoch": epoch + 1,
@@ -131,9 +173,7 @@ def train(spec, adapter, data, epoch_log):
             "val_accuracy": None,
         }
         if spec.get("validate_every_epoch", True) or epoch + 1 == hyper["epochs"]:
-            row["val_loss"], row["val_accuracy"] = adapter.evaluate(
-                model, x_test, y_test, batch_size
-            )
+            row["val_loss"], row["val_accuracy"] = adapter.evaluate(model, x_val, y_val, batch_size)
         epoch_log.add(row)
         result["epochs"].append(row)
         print(
@@ -154,8 +194,14 @@ def train(spec, adapter, data, epoch_log):
     steady = result["steady_epoch_seconds"] or result["first_epoch_seconds"]
     result["samples_per_second"] = n_train / steady if steady else None
     last = result["epochs"][-1]
-    result["test_loss"], result["test_accuracy"] = last["val_loss"], last["val_accuracy"]
-    result["train_samples"], result["test_samples"] = n_train, len(x_test)
+    if x_val is x_test:
+        result["test_loss"], result["test_accuracy"] = last["val_loss"], last["val_accuracy"]
+    else:
+        result["test_loss"], result["test_accuracy"] = adapter.evaluate(
+            model, x_test, y_test, batch_size
+        )
+        result["validation_samples"] = len(y_val)
+    result["train_samples"], result["test_samples"] = n_train, len(y_test)
     return result
 
 
@@ -195,21 +241,21 @@ def infer(spec, adapter, data):
         flush=True,
     )
 
-    def sample(i, size):
-        start = (i * size) % len(x)
-        rows = [(start + j) % len(x) for j in range(size)]
-        return x[rows]  # copied outside the clock
+    n = len(data["y_test"])
 
-    for i in range(hyper["warmup"]):
-        timed_predict(adapter, model, sample(i, 1))
-        timed_predict(adapter, model, sample(i, batch_size))
-    latencies = [
-        timed_predict(adapter, model, sample(i, 1)) for i in range(hyper["latency_samples"])
-    ]
-    batch_seconds = [
-        timed_predict(adapter, model, sample(i, batch_size))
-        for i in range(hyper["throughput_batches"])
-    ]
+    def sample(i, size):
+        start = (i * size) % n
+        return take(x, [(start + j) % n for j in range(size)])  # copied outside the clock
+
+    def measure(size, calls):
+        # Warm-up at the shape about to be timed: some engines (OpenVINO)
+        # recompile when the input shape changes.
+        for i in range(hyper["warmup"]):
+            timed_predict(adapter, model, sample(i, size))
+        return [timed_predict(adapter, model, sample(i, size)) for i in range(calls)]
+
+    latencies = measure(1, hyper["latency_samples"])
+    batch_seconds = measure(batch_size, hyper["throughput_batches"])
     steady_batch = statistics.median(batch_seconds)
     result.update(
         {

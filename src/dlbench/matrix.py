@@ -15,7 +15,7 @@ Run = namedtuple("Run", "dataset model backend devices repeat")
 RUN_DIR = "results/runs/{dataset}/{model}/{backend}/{devices}/rep{repeat}"
 WORKLOAD_KEYS = ("dataset", "model", "task")
 # Everything else in a workload entry is a hyper-parameter of that workload.
-NOT_HYPER = WORKLOAD_KEYS + ("backends", "backend_settings")
+NOT_HYPER = WORKLOAD_KEYS + ("backends", "backend_settings", "accuracy_tolerance")
 
 
 class ConfigError(ValueError):
@@ -51,6 +51,13 @@ def check(config):
                         key, backend, sorted(config["backends"])
                     )
                 )
+        task = workload.get("task", "train")
+        if not runnable_backends(config, workload):
+            raise ConfigError(
+                "{}.backends: no backend of {} can run task '{}'".format(
+                    key, workload_backends(config, workload), task
+                )
+            )
     for devices in config["devices"]:
         if devices != 0:
             raise ConfigError(
@@ -81,12 +88,43 @@ def workload_backends(config, entry):
     return entry.get("backends") or list(config["backends"])
 
 
+def runnable_backends(config, entry):
+    task = entry.get("task", "train")
+    return [b for b in workload_backends(config, entry) if not catalog.not_applicable(b, task)]
+
+
+def not_applicable_cells(config):
+    """The cells the matrix leaves out because the backend cannot do the
+    task (an inference-only backend on a training workload): shown in the
+    tables with the reason, never run and never counted as failures."""
+    found = []
+    for entry in config["workloads"]:
+        for backend in workload_backends(config, entry):
+            reason = catalog.not_applicable(backend, entry.get("task", "train"))
+            for devices in config["devices"] if reason else []:
+                found.append(
+                    {
+                        "dataset": entry["dataset"],
+                        "model": entry["model"],
+                        "backend": backend,
+                        "devices": devices,
+                        "task": entry.get("task", "train"),
+                        "reason": reason,
+                    }
+                )
+    return found
+
+
+def accuracy_tolerance(config, entry):
+    return entry.get("accuracy_tolerance", config["accuracy_tolerance"])
+
+
 def runs(config):
     """Every run of the matrix, in a stable order."""
     found = []
     for entry in config["workloads"]:
         cells = itertools.product(
-            workload_backends(config, entry), config["devices"], range(1, config["repeats"] + 1)
+            runnable_backends(config, entry), config["devices"], range(1, config["repeats"] + 1)
         )
         for backend, devices, repeat in cells:
             found.append(Run(entry["dataset"], entry["model"], backend, devices, repeat))

@@ -55,35 +55,64 @@ def epoch_time(summary, dataset, model, output):
     plt.close(figure)
 
 
-def accuracy(epochs, dataset, model, output):
-    """Test accuracy after every epoch per backend: median over repeats, the
-    range of the repeats shaded."""
-    rows = _workload(epochs, dataset, model).dropna(subset=["val_accuracy"])
-    figure, axis = plt.subplots(figsize=(6, 4))
-    for (backend, devices), runs in rows.groupby(["backend", "devices"]):
-        by_epoch = runs.groupby("epoch")["val_accuracy"]
-        median = by_epoch.median()
-        (line,) = axis.plot(
-            median.index,
-            median.to_numpy(),
-            marker="o",
-            label="{} ({})".format(backend, device_label(devices)),
-        )
-        axis.fill_between(
-            median.index,
-            by_epoch.min().to_numpy(),
-            by_epoch.max().to_numpy(),
-            color=line.get_color(),
-            alpha=0.15,
-        )
-    axis.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
-    axis.set_xlabel("epoch")
-    axis.set_ylabel("test accuracy")
-    axis.set_title("{} / {}: accuracy against epoch".format(dataset, model))
-    if len(rows):
-        axis.legend(fontsize="small")
-    else:
-        axis.text(0.5, 0.5, "no successful run", ha="center", transform=axis.transAxes)
+def convergence(epochs, dataset, model, output):
+    """Training loss and validation accuracy after every epoch per backend:
+    median over repeats, the range of the repeats shaded."""
+    rows = _workload(epochs, dataset, model)
+    figure, axes = plt.subplots(1, 2, figsize=(10, 4))
+    panels = (("loss", "training loss"), ("val_accuracy", "validation accuracy"))
+    for axis, (column, label) in zip(axes, panels):
+        values = rows.dropna(subset=[column])
+        for (backend, devices), runs in values.groupby(["backend", "devices"]):
+            by_epoch = runs.groupby("epoch")[column]
+            median = by_epoch.median()
+            (line,) = axis.plot(
+                median.index,
+                median.to_numpy(),
+                marker="o",
+                label="{} ({})".format(backend, device_label(devices)),
+            )
+            axis.fill_between(
+                median.index,
+                by_epoch.min().to_numpy(),
+                by_epoch.max().to_numpy(),
+                color=line.get_color(),
+                alpha=0.15,
+            )
+        axis.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+        axis.set_xlabel("epoch")
+        axis.set_ylabel(label)
+        if len(values):
+            axis.legend(fontsize="small")
+        else:
+            axis.text(0.5, 0.5, "no successful run", ha="center", transform=axis.transAxes)
+    figure.suptitle("{} / {}: convergence".format(dataset, model))
+    figure.tight_layout()
+    figure.savefig(output, dpi=120)
+    plt.close(figure)
+
+
+def throughput(summary, dataset, model, output):
+    """Seconds per 1,000 samples at the workload's batch size per backend
+    (median over repeats), as the published feature-extraction table."""
+    cells = _workload(summary, dataset, model).sort_values(["devices", "backend"])
+    labels = [
+        "{}\n{}".format(b, device_label(d)) for b, d in zip(cells["backend"], cells["devices"])
+    ]
+    positions = np.arange(len(cells))
+    figure, axis = plt.subplots(figsize=(max(5, 1.6 * len(cells) + 2), 4))
+    axis.bar(
+        positions, cells["seconds_per_1000_samples"].astype(float).to_numpy(), color="tab:green"
+    )
+    for position, (_, cell) in zip(positions, cells.iterrows()):
+        if cell["status"] not in ("ok", "partial"):
+            axis.text(
+                position, 0, cell["status"], ha="center", va="bottom", color="tab:red", rotation=90
+            )
+    axis.set_xticks(positions)
+    axis.set_xticklabels(labels)
+    axis.set_ylabel("seconds per 1,000 samples")
+    axis.set_title("{} / {}: batched inference".format(dataset, model))
     figure.tight_layout()
     figure.savefig(output, dpi=120)
     plt.close(figure)

@@ -18,6 +18,9 @@ rule collect:
         "logs/collect.log",
     conda:
         MAIN_ENV
+    params:
+        not_applicable=matrix.not_applicable_cells(config),
+        tolerances=accuracy_tolerances(),
     script:
         "../scripts/collect.py"
 

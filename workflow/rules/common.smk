@@ -21,8 +21,10 @@ except matrix.ConfigError as error:
 
 RUNS = matrix.runs(config)
 WORKLOADS = [(w["dataset"], w["model"], w["task"]) for w in config["workloads"]]
-PLOTS = {"train": ["epoch_time", "accuracy"], "infer": ["latency"]}
+PLOTS = {"train": ["epoch_time", "convergence"], "infer": ["latency", "throughput"]}
 RUN_DIR = matrix.RUN_DIR.replace("{repeat}", "{rep}")
+DOWNLOADED = "|".join(d for d in catalog.DATASETS if catalog.downloaded(d))
+GENERATED = "|".join(d for d in catalog.DATASETS if catalog.generated(d))
 # Snakemake caps a job's threads at --cores when it runs locally.
 BENCH_THREADS = os.cpu_count() if config["threads"] == "all" else config["threads"]
 
@@ -48,6 +50,7 @@ def env_mode():
 
 
 MAIN_ENV = "../../envs/main.yaml"
+FIXTURES_CODE = str(Path(SRC) / "dlbench" / "fixtures.py")
 
 
 ENV_MODE = env_mode()
@@ -69,6 +72,13 @@ def run_of(wildcards):
 
 def run_records():
     return [f"{matrix.run_dir(run)}/run.json" for run in RUNS]
+
+
+def accuracy_tolerances():
+    return {
+        (entry["dataset"], entry["model"]): matrix.accuracy_tolerance(config, entry)
+        for entry in config["workloads"]
+    }
 
 
 def all_outputs():
@@ -101,6 +111,12 @@ def raw_source(wildcards):
 
 def known_hash(wildcards):
     return catalog.DATASETS[wildcards.dataset]["files"][wildcards.filename]
+
+
+def hash_record(wildcards):
+    """Where the checksum of a file without a published one is recorded on
+    first download; outside the download's output, so it outlives the file."""
+    return f"resources/checksums/{wildcards.dataset}/{wildcards.filename}.sha256"
 
 
 # Input functions and parameters of the bench rule

@@ -3,13 +3,34 @@ rule download:
         "resources/{dataset}/{filename}",
     log:
         "logs/download/{dataset}/{filename}.log",
+    wildcard_constraints:
+        dataset=DOWNLOADED,
     conda:
         MAIN_ENV
     params:
         source=raw_source,
         known_hash=known_hash,
+        hash_record=hash_record,
     script:
         "../scripts/download.py"
+
+
+rule generate:
+    input:
+        code=FIXTURES_CODE,
+    output:
+        "resources/{dataset}/{filename}",
+    log:
+        "logs/generate/{dataset}/{filename}.log",
+    wildcard_constraints:
+        dataset=GENERATED,
+    conda:
+        MAIN_ENV
+    params:
+        like=lambda wildcards: catalog.DATASETS[wildcards.dataset]["like"],
+        sizes=lambda wildcards: catalog.DATASETS[wildcards.dataset]["generated"],
+    script:
+        "../scripts/generate.py"
 
 
 rule prepare:

@@ -16,18 +16,18 @@ rule plot_epoch_time:
         "../scripts/plot.py"
 
 
-rule plot_accuracy:
+rule plot_convergence:
     input:
         "results/epochs.csv",
     output:
         report(
-            "results/plots/{dataset}_{model}_accuracy.png",
-            caption="../report/accuracy.rst",
+            "results/plots/{dataset}_{model}_convergence.png",
+            caption="../report/convergence.rst",
             category="{dataset} / {model}",
-            labels={"figure": "accuracy against epoch"},
+            labels={"figure": "convergence"},
         ),
     log:
-        "logs/plots/{dataset}_{model}_accuracy.log",
+        "logs/plots/{dataset}_{model}_convergence.log",
     conda:
         MAIN_ENV
     script:
@@ -46,6 +46,24 @@ rule plot_latency:
         ),
     log:
         "logs/plots/{dataset}_{model}_latency.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_throughput:
+    input:
+        "results/summary.csv",
+    output:
+        report(
+            "results/plots/{dataset}_{model}_throughput.png",
+            caption="../report/throughput.rst",
+            category="{dataset} / {model}",
+            labels={"figure": "seconds per 1,000 samples"},
+        ),
+    log:
+        "logs/plots/{dataset}_{model}_throughput.log",
     conda:
         MAIN_ENV
     script:

@@ -10,5 +10,10 @@ metrics = collect.metrics(records)
 metrics.to_csv(snakemake.output.metrics, index=False)
 collect.epochs(records).to_csv(snakemake.output.epochs, index=False)
 collect.latencies(records).to_csv(snakemake.output.latencies, index=False)
-collect.summary(metrics).to_csv(snakemake.output.summary, index=False)
+summary = collect.summary(
+    metrics,
+    not_applicable=snakemake.params.not_applicable,
+    tolerances=snakemake.params.tolerances,
+)
+summary.to_csv(snakemake.output.summary, index=False)
 print(metrics["status"].value_counts().to_string())

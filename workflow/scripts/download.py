@@ -5,4 +5,9 @@ import sys
 from dlbench.data import fetch
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
-fetch(snakemake.params.source, snakemake.params.known_hash, snakemake.output[0])
+fetch(
+    snakemake.params.source,
+    snakemake.params.known_hash,
+    snakemake.output[0],
+    hash_record=snakemake.params.hash_record,
+)

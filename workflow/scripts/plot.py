@@ -1,4 +1,5 @@
-"""One figure per workload (rules plot_epoch_time, plot_accuracy, plot_latency)."""
+"""One figure per workload (rules plot_epoch_time, plot_convergence, plot_latency,
+plot_throughput)."""
 
 import sys
 
@@ -8,8 +9,9 @@ from dlbench import plots
 
 PLOTTERS = {
     "plot_epoch_time": plots.epoch_time,
-    "plot_accuracy": plots.accuracy,
+    "plot_convergence": plots.convergence,
     "plot_latency": plots.latency,
+    "plot_throughput": plots.throughput,
 }
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")

@@ -18,6 +18,7 @@ class Adapter(object):
         self.applied = {}
         self.keras = None
         self.jit_compile = None
+        self.recurrent_kernels = {}
 
     def setup(self, threads, seed, devices):
         if devices:
@@ -32,6 +33,7 @@ class Adapter(object):
         import keras
 
         self.keras = keras
+        self._probe_recurrent_kernels(devices)
         keras.utils.set_random_seed(seed)
         self.applied.update(
             {
@@ -68,6 +70,39 @@ class Adapter(object):
             {"intra_op_threads": threads, "inter_op_threads": 1, "flush_denormal": True}
         )
 
+    def _setup_openvino(self, threads):
+        # OpenVINO's CPU plugin sizes its pool from the process' CPU affinity.
+        self.applied["inference_engine"] = "OpenVINO CPU plugin (Keras predict graph)"
+
+    def _probe_recurrent_kernels(self, devices):
+        """Record which implementation Keras' GRU and LSTM layers ran. They
+        first call the backend's own function (``keras.src.backend.gru`` /
+        ``lstm``: cuDNN on a GPU where the backend's checks pass, its own CPU
+        code or nothing otherwise) and fall back to Keras' generic recurrent
+        loop when that raises NotImplementedError; the probe sees which way
+        the call went."""
+        from keras.src import backend as keras_backend  # the module the RNN layers call
+
+        where = "GPU: cuDNN where the backend's checks pass" if devices else "CPU"
+        for name in ("gru", "lstm"):
+            own = getattr(keras_backend, name, None)
+            if own is not None:
+                setattr(keras_backend, name, self._kernel_probe(name, own, where))
+
+    def _kernel_probe(self, name, own, where):
+        def probe(*args, **kwargs):
+            try:
+                outputs = own(*args, **kwargs)
+            except NotImplementedError:
+                self.recurrent_kernels[name] = "Keras' generic recurrent loop"
+                raise
+            self.recurrent_kernels[name] = "{}'s own {} ({})".format(
+                self.framework, name.upper(), where
+            )
+            return outputs
+
+        return probe
+
     def versions(self):
         import numpy
 
@@ -95,6 +130,10 @@ class Adapter(object):
         return {"jaxlib": jaxlib.__version__, "jax_platform": jax.default_backend()}
 
     @staticmethod
+    def _versions_openvino(openvino):
+        return {}
+
+    @staticmethod
     def _versions_torch(torch):
         cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
         return {"cuda": torch.version.cuda, "cudnn": cudnn}
@@ -103,6 +142,8 @@ class Adapter(object):
         found = dict(self.applied)
         found["jit_compile"] = self.jit_compile
         found["inference_call"] = "predict_on_batch"
+        if self.recurrent_kernels:
+            found["recurrent_kernels"] = dict(self.recurrent_kernels)
         return found
 
     def build(self, model_name, data_spec, hyper):

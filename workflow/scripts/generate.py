@@ -1,0 +1,8 @@
+"""Write a generated stand-in dataset in its original file format (rule generate)."""
+
+import sys
+
+from dlbench import fixtures
+
+sys.stderr = sys.stdout = open(snakemake.log[0], "w")
+fixtures.write(snakemake.params.like, snakemake.output[0], **snakemake.params.sizes)
