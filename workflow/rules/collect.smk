@@ -34,7 +34,7 @@ rule workload_table:
             "results/tables/{dataset}_{model}.csv",
             caption="../report/workload_table.rst",
             category="{dataset} / {model}",
-            labels={"figure": "table: seconds per epoch"},
+            labels={"figure": "table"},
         ),
     log:
         "logs/tables/{dataset}_{model}.log",

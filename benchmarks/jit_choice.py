@@ -1,0 +1,77 @@
+"""Is XLA (Keras' ``jit_compile``) the faster setting for a workload on this
+machine? Runs one workload of a config through the real supervisor and
+harness with ``jit_compile`` true and false, alternating, and prints first
+and steady-state epoch seconds (or p50 latency) of each. The configs turn
+XLA off where this showed it slower. Run it with the workflow's Python after
+the workload's data is prepared:
+
+    .venv/bin/python benchmarks/jit_choice.py --config config/smoke.yaml \
+        --workload digits/cnn --backend keras-tensorflow --pairs 2
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from dlbench import matrix
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def measure(spec, python, data, jit):
+    spec = dict(spec, backend_settings=dict(spec["backend_settings"], jit_compile=jit))
+    with tempfile.TemporaryDirectory() as folder:
+        record_path = Path(folder) / "run.json"
+        subprocess.run(
+            [python, "-m", "dlbench.supervise", "--spec", json.dumps(spec), "--data", data]
+            + ["--record", str(record_path), "--epochs", str(Path(folder) / "epochs.csv")],
+            env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
+            check=True,
+            capture_output=True,
+        )
+        record = json.loads(record_path.read_text())
+    if record["status"] != "ok":
+        raise SystemExit("jit_compile={}: {}".format(jit, record["error"]))
+    if spec["task"] == "infer":
+        return {"p50_ms": record["latency_ms"]["p50"]}
+    return {"first": record["first_epoch_seconds"], "steady": record["steady_epoch_seconds"]}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="config/smoke.yaml")
+    parser.add_argument("--workload", required=True, help="dataset/model")
+    parser.add_argument("--backend", default="keras-tensorflow")
+    parser.add_argument("--epochs", type=int, help="override the workload's epochs")
+    parser.add_argument("--pairs", type=int, default=2)
+    args = parser.parse_args()
+
+    config = yaml.safe_load((ROOT / args.config).read_text())
+    config.setdefault("seed", 42)
+    config.setdefault("threads", "all")
+    config.setdefault("validate_every_epoch", True)
+    dataset, model = args.workload.split("/")
+    spec = matrix.spec(config, matrix.Run(dataset, model, args.backend, 0, 1))
+    if args.epochs:
+        spec["hyper"]["epochs"] = args.epochs
+    python = str(ROOT / ".venvs" / args.backend / "bin" / "python")
+    data = str(ROOT / "results" / "data" / "{}.npz".format(dataset))
+
+    found = {True: [], False: []}
+    for pair in range(args.pairs):
+        for jit in (True, False) if pair % 2 == 0 else (False, True):
+            found[jit].append(measure(spec, python, data, jit))
+            print("pair {} jit_compile={}: {}".format(pair + 1, jit, found[jit][-1]), flush=True)
+    for jit, results in found.items():
+        medians = {key: statistics.median(r[key] for r in results) for key in results[0]}
+        print("{} {} jit_compile={}: median {}".format(args.workload, args.backend, jit, medians))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
