@@ -49,6 +49,7 @@ def main():
     parser.add_argument("--workload", required=True, help="dataset/model")
     parser.add_argument("--backend", default="keras-tensorflow")
     parser.add_argument("--epochs", type=int, help="override the workload's epochs")
+    parser.add_argument("--data", help="a prepared .npz other than the workload's own")
     parser.add_argument("--pairs", type=int, default=2)
     args = parser.parse_args()
 
@@ -61,7 +62,7 @@ def main():
     if args.epochs:
         spec["hyper"]["epochs"] = args.epochs
     python = str(ROOT / ".venvs" / args.backend / "bin" / "python")
-    data = str(ROOT / "results" / "data" / "{}.npz".format(dataset))
+    data = args.data or str(ROOT / "results" / "data" / "{}.npz".format(dataset))
 
     found = {True: [], False: []}
     for pair in range(args.pairs):

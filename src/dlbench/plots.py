@@ -7,28 +7,48 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dlbench.collect import device_label  # noqa: E402
+from dlbench.collect import NOT_APPLICABLE, device_label  # noqa: E402
 
 
 def _workload(frame, dataset, model):
     return frame[(frame["dataset"] == dataset) & (frame["model"] == model)]
 
 
+def _cell_bars(summary, dataset, model):
+    """A workload's cells in a stable order, their bar positions, and a
+    figure wide enough for them."""
+    cells = _workload(summary, dataset, model).sort_values(["devices", "backend"])
+    figure, axis = plt.subplots(figsize=(max(5, 1.6 * len(cells) + 2), 4))
+    return cells, np.arange(len(cells)), figure, axis
+
+
+def _finish_bars(figure, axis, cells, positions, ylabel, title, output):
+    """Label the bars, name every cell without a value (failed, timeout,
+    n/a) where its bar would be, and write the figure."""
+    for position, (_, cell) in zip(positions, cells.iterrows()):
+        if cell["status"] not in ("ok", "partial"):
+            status = "n/a" if cell["status"] == NOT_APPLICABLE else cell["status"]
+            axis.text(position, 0, status, ha="center", va="bottom", color="tab:red", rotation=90)
+    axis.set_xticks(positions)
+    axis.set_xticklabels(
+        ["{}\n{}".format(b, device_label(d)) for b, d in zip(cells["backend"], cells["devices"])]
+    )
+    axis.set_ylabel(ylabel)
+    axis.set_title(title)
+    figure.tight_layout()
+    figure.savefig(output, dpi=120)
+    plt.close(figure)
+
+
 def epoch_time(summary, dataset, model, output):
     """Steady-state seconds per epoch per backend, median with its CI as
     error bar, first epoch beside it; failed cells named, not hidden."""
-    cells = _workload(summary, dataset, model).sort_values(["devices", "backend"])
-    labels = [
-        "{}\n{}".format(b, device_label(d)) for b, d in zip(cells["backend"], cells["devices"])
-    ]
-    positions = np.arange(len(cells))
+    cells, positions, figure, axis = _cell_bars(summary, dataset, model)
     steady = cells["headline_median"].astype(float).to_numpy()
     low = cells["headline_ci_low"].astype(float).to_numpy()
     high = cells["headline_ci_high"].astype(float).to_numpy()
     errors = np.nan_to_num(np.vstack([steady - low, high - steady]), nan=0.0)
     first = cells["first_epoch_seconds"].astype(float).to_numpy()
-
-    figure, axis = plt.subplots(figsize=(max(5, 1.6 * len(cells) + 2), 4))
     width = 0.38
     axis.bar(
         positions - width / 2,
@@ -40,19 +60,9 @@ def epoch_time(summary, dataset, model, output):
         color="tab:blue",
     )
     axis.bar(positions + width / 2, first, width, label="first epoch", color="tab:gray", alpha=0.6)
-    for position, (_, cell) in zip(positions, cells.iterrows()):
-        if cell["status"] not in ("ok", "partial"):
-            axis.text(
-                position, 0, cell["status"], ha="center", va="bottom", color="tab:red", rotation=90
-            )
-    axis.set_xticks(positions)
-    axis.set_xticklabels(labels)
-    axis.set_ylabel("seconds per epoch")
-    axis.set_title("{} / {}: training time per epoch".format(dataset, model))
     axis.legend(fontsize="small")
-    figure.tight_layout()
-    figure.savefig(output, dpi=120)
-    plt.close(figure)
+    title = "{} / {}: training time per epoch".format(dataset, model)
+    _finish_bars(figure, axis, cells, positions, "seconds per epoch", title, output)
 
 
 def convergence(epochs, dataset, model, output):
@@ -95,27 +105,11 @@ def convergence(epochs, dataset, model, output):
 def throughput(summary, dataset, model, output):
     """Seconds per 1,000 samples at the workload's batch size per backend
     (median over repeats), as the published feature-extraction table."""
-    cells = _workload(summary, dataset, model).sort_values(["devices", "backend"])
-    labels = [
-        "{}\n{}".format(b, device_label(d)) for b, d in zip(cells["backend"], cells["devices"])
-    ]
-    positions = np.arange(len(cells))
-    figure, axis = plt.subplots(figsize=(max(5, 1.6 * len(cells) + 2), 4))
-    axis.bar(
-        positions, cells["seconds_per_1000_samples"].astype(float).to_numpy(), color="tab:green"
-    )
-    for position, (_, cell) in zip(positions, cells.iterrows()):
-        if cell["status"] not in ("ok", "partial"):
-            axis.text(
-                position, 0, cell["status"], ha="center", va="bottom", color="tab:red", rotation=90
-            )
-    axis.set_xticks(positions)
-    axis.set_xticklabels(labels)
-    axis.set_ylabel("seconds per 1,000 samples")
-    axis.set_title("{} / {}: batched inference".format(dataset, model))
-    figure.tight_layout()
-    figure.savefig(output, dpi=120)
-    plt.close(figure)
+    cells, positions, figure, axis = _cell_bars(summary, dataset, model)
+    seconds = cells["seconds_per_1000_samples"].astype(float).to_numpy()
+    axis.bar(positions, seconds, color="tab:green")
+    title = "{} / {}: batched inference".format(dataset, model)
+    _finish_bars(figure, axis, cells, positions, "seconds per 1,000 samples", title, output)
 
 
 def latency(latencies, dataset, model, output):
