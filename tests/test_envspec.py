@@ -1,5 +1,6 @@
 """Backend env files drive the venv mode; interpreters are found or named."""
 
+import json
 import subprocess
 import sys
 
@@ -30,9 +31,12 @@ def test_main_env_file_matches_the_project_pins():
 def test_env_files_pin_python_and_every_pip_package(path):
     spec = envspec.read_spec(path)
     assert spec["name"] == path.stem
-    assert spec["python"] == "3.11"
+    # Keras 3 on 3.11; the seed systems on the last Python their wheels have
+    legacy = {"keras2-theano": "3.9", "keras-mxnet": "3.9", "keras2-cntk": "3.6"}
+    assert spec["python"] == legacy.get(path.stem, "3.11")
     assert spec["pip"] and all("==" in requirement for requirement in spec["pip"])
-    assert any(requirement.startswith("keras==") for requirement in spec["pip"])
+    keras = ("keras==", "keras-mxnet==")
+    assert any(requirement.startswith(keras) for requirement in spec["pip"])
 
 
 def test_find_python_of_the_running_version():
@@ -92,6 +96,7 @@ def test_backend_side_code_imports_on_python36():
         "dlbench.supervise",
         "dlbench.backends",
         "dlbench.backends.keras_adapter",
+        "dlbench.backends.keras2_adapter",
         "dlbench.models.keras_models",
     ]
     done = subprocess.run(
@@ -101,3 +106,24 @@ def test_backend_side_code_imports_on_python36():
         text=True,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_spec_pins_pip_and_the_cntk_env_reads():
+    spec = envspec.read_spec(REPO / "envs" / "keras2-cntk.yaml")
+    assert (spec["python"], spec["pip_version"]) == ("3.6", "21.3.1")
+    assert "cntk==2.7.post2" in spec["pip"]
+    assert envspec.read_spec(REPO / "envs" / "keras-jax.yaml")["pip_version"] is None
+
+
+def test_environment_additions_go_in_front(tmp_path):
+    from dlbench import runtime
+
+    (tmp_path / runtime.ENVIRONMENT_ADDITIONS).write_text(
+        json.dumps({"LD_LIBRARY_PATH": ["/env/compat", "/env/lib"], "OPAL_PREFIX": "/env"})
+    )
+    added = runtime.environment_additions(str(tmp_path), {"LD_LIBRARY_PATH": "/usr/local/lib"})
+    assert added == {
+        "LD_LIBRARY_PATH": "/env/compat:/env/lib:/usr/local/lib",
+        "OPAL_PREFIX": "/env",
+    }
+    assert runtime.environment_additions(str(tmp_path / "none"), {}) == {}

@@ -5,15 +5,19 @@ import pytest
 from dlbench import matrix
 
 KERAS3 = {"keras-tensorflow", "keras-jax", "keras-torch"}
+LEGACY = {"keras2-theano", "keras2-cntk", "keras-mxnet"}
 
 
 def test_smoke_matrix_is_workloads_by_backends_by_devices_by_repeats(smoke_config):
     runs = matrix.runs(smoke_config)
-    # 5 training workloads on 3 backends, 2 inference workloads on 4
-    assert len(runs) == 5 * 3 + 2 * 4
+    # mlp, cnn on Keras 3 and the seed systems; lenet on those and OpenVINO;
+    # cifar_cnn, imdb_gru, babi_rnn on Keras 3; resnet50 on Keras 3 and OpenVINO
+    assert len(runs) == 2 * 6 + 7 + 3 * 3 + 4
     assert len(set(runs)) == len(runs)
-    assert {run.backend for run in runs if run.model == "mlp"} == KERAS3
-    assert {run.backend for run in runs if run.model == "lenet"} == KERAS3 | {"keras-openvino"}
+    assert {run.backend for run in runs if run.model == "mlp"} == KERAS3 | LEGACY
+    assert {run.backend for run in runs if run.model == "lenet"} == (
+        KERAS3 | LEGACY | {"keras-openvino"}
+    )
 
 
 def test_inference_only_backend_cells_are_not_applicable_not_run(smoke_config):
@@ -31,7 +35,8 @@ def test_workload_no_backend_can_run_is_refused(smoke_config):
 
 def test_full_matrix(full_config):
     runs = matrix.runs(full_config)
-    assert len(runs) == (7 * 3 + 2 * 4) * 1 * 3  # openvino on the 2 inference workloads
+    # 7 training workloads on 6 backends, 2 inference workloads on 7 (OpenVINO)
+    assert len(runs) == (7 * 6 + 2 * 7) * 1 * 3
     assert {(run.dataset, run.model) for run in runs} == {
         ("babi", "babi_rnn"),
         ("mnist", "mlp"),
@@ -49,7 +54,7 @@ def test_workload_may_restrict_backends(smoke_config):
     smoke_config["workloads"][0]["backends"] = ["keras-jax"]
     runs = matrix.runs(smoke_config)
     assert {run.backend for run in runs if run.model == "mlp"} == {"keras-jax"}
-    assert len(runs) == 1 + 4 * 3 + 2 * 4
+    assert len(runs) == 1 + 6 + 7 + 3 * 3 + 4
 
 
 def test_run_dir_layout():

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.e2e
 
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 KERAS3 = ["keras-jax", "keras-tensorflow", "keras-torch"]
+LEGACY = ["keras-mxnet", "keras2-cntk", "keras2-theano"]
 BACKENDS = KERAS3 + ["keras-openvino"]
 
 
@@ -118,8 +119,23 @@ def test_babi_run_holds_out_five_percent_and_records_the_lstm_kernel(workdir):
     assert set(gru["recurrent_kernels"]) == {"gru"}
 
 
+def test_seed_systems_run_the_same_models(workdir):
+    """Keras 2 on Theano, CNTK and MXNet: same parameter counts as Keras 3,
+    their settings recorded, accuracy near Keras 3's on the same data."""
+    for backend in LEGACY:
+        for model in ("mlp", "cnn"):
+            record = load_record(workdir, model, backend)
+            assert record["environment"]["keras"].startswith("2.")
+            keras3 = load_record(workdir, model, "keras-jax")
+            assert record["parameters"] == keras3["parameters"]
+            assert record["test_accuracy"] > 0.5
+    theano = load_record(workdir, "mlp", "keras2-theano")["settings"]
+    assert "floatX=float32" in theano["theano_flags"]
+    assert load_record(workdir, "mlp", "keras2-cntk")["environment"]["python"].startswith("3.6")
+
+
 def test_inference_run_records(workdir):
-    for backend in BACKENDS:
+    for backend in BACKENDS + LEGACY:
         record = load_record(workdir, "lenet", backend)
         assert record["task"] == "infer" and record["parameters"] == 431080
         assert len(record["latencies_ms"]) == 100
@@ -129,7 +145,7 @@ def test_inference_run_records(workdir):
         png = workdir / "results/plots/imagenet_synthetic_resnet50_{}.png".format(plot)
         assert png.read_bytes()[:4] == b"\x89PNG"
     table = (workdir / "results/tables/digits_lenet.md").read_text()
-    assert "p50 latency ms" in table and all("| " + b in table for b in BACKENDS)
+    assert "p50 latency ms" in table and all("| " + b in table for b in BACKENDS + LEGACY)
     table = (workdir / "results/tables/imagenet_synthetic_resnet50.csv").read_text()
     assert "s_per_1000" in table
 
@@ -183,10 +199,10 @@ def test_summary_and_tables(workdir):
     assert set(trained["accuracy_parity"]) <= {"ok", "outside"}
     assert trained["accuracy_tolerance"].eq(0.05).all()
     metrics = pd.read_csv(workdir / "results/metrics.csv")
-    assert len(metrics) == len(runs) and set(metrics["backend"]) == set(BACKENDS)
+    assert len(metrics) == len(runs) and set(metrics["backend"]) == set(BACKENDS + LEGACY)
     for dataset, model, _, task in set((d, m, None, t) for d, m, _, t in runs):
         table = (workdir / "results/tables/{}_{}.md".format(dataset, model)).read_text()
-        assert all("| " + backend in table for backend in BACKENDS)
+        assert all("| " + b in table for d, m, b, _ in runs if (d, m) == (dataset, model))
         if task == "train":
             assert "n/a (inference only)" in table and "accuracy_parity" in table
         for plot in ("epoch_time", "convergence") if task == "train" else ("latency",):
@@ -217,9 +233,9 @@ def test_hyper_parameter_edit_reruns_exactly_that_model(workdir):
     config = snakemake_config(workdir)
     config["workloads"][1]["epochs"] += 1  # cnn
     write_config(workdir / "config/edited.yaml", config)
-    assert pending_runs(workdir, "--configfile", "config/edited.yaml") == [
-        ("cnn", backend) for backend in KERAS3
-    ]
+    assert pending_runs(workdir, "--configfile", "config/edited.yaml") == sorted(
+        ("cnn", backend) for backend in KERAS3 + LEGACY
+    )
 
 
 def test_env_file_edit_reruns_exactly_that_backend(workdir):

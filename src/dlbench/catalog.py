@@ -141,7 +141,23 @@ BACKENDS = {
     "keras-torch": {"family": "keras", "framework": "torch", "tasks": TASKS},
     # Keras' OpenVINO backend runs predict only; fit is not implemented.
     "keras-openvino": {"family": "keras", "framework": "openvino", "tasks": ("infer",)},
+    # The seed systems: Keras 2 on Theano, CNTK and MXNet, through the same
+    # model definitions (the keras2 adapter's compatibility layer).
+    "keras2-theano": {
+        "family": "keras",
+        "adapter": "keras2",
+        "framework": "theano",
+        "tasks": TASKS,
+    },
+    "keras2-cntk": {"family": "keras", "adapter": "keras2", "framework": "cntk", "tasks": TASKS},
+    "keras-mxnet": {"family": "keras", "adapter": "keras2", "framework": "mxnet", "tasks": TASKS},
 }
+
+
+def adapter_of(backend):
+    """The adapter module (``dlbench.backends.<name>_adapter``) of a backend."""
+    entry = BACKENDS[backend]
+    return entry.get("adapter", entry["family"])
 
 
 def not_applicable(backend, task):

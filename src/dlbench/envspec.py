@@ -23,17 +23,24 @@ class EnvironmentBuildError(RuntimeError):
 def read_spec(path):
     with open(path) as handle:
         spec = yaml.safe_load(handle)
-    python, pip = None, []
+    python, pip_version, pip = None, None, []
     for dependency in spec.get("dependencies", []):
         if isinstance(dependency, dict):
             pip.extend(dependency.get("pip", []))
-        else:
-            match = re.match(r"^python\s*=+\s*(\d+\.\d+)", str(dependency))
-            if match:
-                python = match.group(1)
+            continue
+        match = re.match(r"^(python|pip)\s*=+\s*(\d+\.\d+(?:\.\d+)?)", str(dependency))
+        if match and match.group(1) == "python":
+            python = ".".join(match.group(2).split(".")[:2])
+        elif match:
+            pip_version = match.group(2)
     if python is None:
         raise EnvironmentBuildError("{}: no 'python=X.Y' pin among its dependencies".format(path))
-    return {"name": spec.get("name", Path(path).stem), "python": python, "pip": pip}
+    return {
+        "name": spec.get("name", Path(path).stem),
+        "python": python,
+        "pip_version": pip_version,
+        "pip": pip,
+    }
 
 
 def _version_of(executable):
@@ -94,8 +101,15 @@ def build_venv(spec_path, destination, marker, configured=None, log=sys.stdout):
         shutil.rmtree(str(destination))
     _run([python, "-m", "venv", str(destination)], log)
     venv_python = str(destination / "bin" / "python")
+    if spec["pip_version"]:  # e.g. an old Python's pip too old for today's wheels
+        _run(
+            [venv_python, "-m", "pip", "install", "--no-input", "pip==" + spec["pip_version"]], log
+        )
     if spec["pip"]:
         _run([venv_python, "-m", "pip", "install", "--no-input"] + spec["pip"], log)
+    setup = SETUP_STEPS.get(spec["name"])
+    if setup is not None:
+        setup(destination, log)
     freeze = subprocess.check_output([venv_python, "-m", "pip", "freeze"]).decode().split()
     with open(marker, "w") as handle:
         json.dump(
@@ -110,3 +124,85 @@ def build_venv(spec_path, destination, marker, configured=None, log=sys.stdout):
             indent=2,
         )
     return venv_python
+
+
+def _installed(package):
+    done = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True
+    )
+    return done.returncode == 0 and "install ok installed" in done.stdout
+
+
+def _with_dependencies(packages):
+    """Debian packages and everything they depend on (alternatives too)."""
+    listed = subprocess.run(
+        ["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests"]
+        + ["--no-conflicts", "--no-breaks", "--no-replaces", "--no-enhances"]
+        + list(packages),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return sorted({line for line in listed.splitlines() if line and line[0] not in " <"})
+
+
+OPENMPI_PACKAGES = ("libopenmpi3", "libhwloc15")
+# CNTK 2.7 was linked against OpenMPI 1.10; OpenMPI 4 (Debian 12) provides
+# what it calls under newer sonames.
+OPENMPI_COMPAT_LINKS = {"libmpi.so.12": "libmpi.so.40", "libmpi_cxx.so.1": "libmpi_cxx.so.40"}
+
+
+def openmpi_for_cntk(destination, log):
+    """Give CNTK the OpenMPI 1.10 libraries it links against: Debian's
+    OpenMPI 4 packages and what they need that the system lacks, downloaded
+    and unpacked into the environment (no root needed), the old sonames
+    linked to the new libraries, and LD_LIBRARY_PATH recorded for the runs
+    (``runtime.ENVIRONMENT_ADDITIONS``, applied by the supervisor)."""
+    destination = Path(destination).resolve()
+    if shutil.which("apt-get") is None or shutil.which("dpkg") is None:
+        raise EnvironmentBuildError(
+            "keras2-cntk needs OpenMPI 4's libmpi.so.40 and libmpi_cxx.so.40 (Debian/Ubuntu: "
+            "libopenmpi3, libhwloc15) under CNTK's old names; this build step uses apt-get "
+            "download and dpkg, which this machine lacks"
+        )
+    missing = [p for p in _with_dependencies(OPENMPI_PACKAGES) if not _installed(p)]
+    unpacked = destination / "openmpi"
+    downloads = destination / "openmpi-debs"
+    downloads.mkdir(parents=True, exist_ok=True)
+    if missing:
+        print("$ apt-get download " + " ".join(missing), file=log, flush=True)
+        subprocess.run(
+            ["apt-get", "download"] + missing,
+            cwd=str(downloads),
+            check=True,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    for deb in sorted(downloads.glob("*.deb")):
+        _run(["dpkg", "-x", str(deb), str(unpacked)], log)
+    shutil.rmtree(str(downloads))
+    candidates = sorted(unpacked.glob("usr/lib/*/libmpi.so.40")) + sorted(
+        Path("/usr/lib").glob("*/libmpi.so.40")
+    )
+    if not candidates:
+        raise EnvironmentBuildError("no libmpi.so.40 after unpacking {}".format(missing))
+    library_dir = candidates[0].parent
+    compat = destination / "lib" / "openmpi-compat"
+    compat.mkdir(parents=True, exist_ok=True)
+    for old, new in OPENMPI_COMPAT_LINKS.items():
+        link = compat / old
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(library_dir / new)
+    path_list = [str(compat), str(library_dir)]
+    if unpacked.exists():
+        path_list += sorted({str(p.parent) for p in unpacked.glob("usr/lib/*/*.so*")})
+    with open(str(destination / "dlbench-env.json"), "w") as handle:
+        json.dump(
+            {"LD_LIBRARY_PATH": sorted(set(path_list), key=path_list.index)}, handle, indent=2
+        )
+    print("OpenMPI for CNTK: {} -> {}".format(sorted(OPENMPI_COMPAT_LINKS), library_dir), file=log)
+
+
+# A backend's own step after its pip packages are installed, by env name.
+SETUP_STEPS = {"keras2-cntk": openmpi_for_cntk}

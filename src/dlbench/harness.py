@@ -277,6 +277,18 @@ def infer(spec, adapter, data):
     return result
 
 
+def error_text(frames=8, message_chars=1500):
+    """The current exception for the record: its last frames and its
+    message, a huge message (a framework printing whole arrays) cut in the
+    middle so that the exception's type and both ends stay readable."""
+    kind, error, trace = sys.exc_info()
+    message = "".join(traceback.format_exception_only(kind, error))
+    if len(message) > message_chars:
+        half = message_chars // 2
+        message = message[:half] + "\n[... cut ...]\n" + message[-half:]
+    return "".join(traceback.format_tb(trace)[-frames:]) + message
+
+
 def base_record(spec):
     return {
         "dataset": spec["dataset"],
@@ -316,7 +328,7 @@ def run(spec, data_path, record_path, epochs_path):
         record["status"] = "ok"
     except Exception:  # any framework error: the record says what happened
         record["status"] = "failed"
-        record["error"] = "".join(traceback.format_exc().splitlines(True)[-20:])
+        record["error"] = error_text()
         traceback.print_exc()
     finally:
         epoch_log.close()

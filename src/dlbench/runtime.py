@@ -136,3 +136,24 @@ def write_json_atomic(path, payload):
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
+
+
+# Written into an environment by its build step when the environment needs
+# variables set before its process starts (CNTK's OpenMPI libraries).
+ENVIRONMENT_ADDITIONS = "dlbench-env.json"
+
+
+def environment_additions(prefix, env):
+    """Variables the environment at ``prefix`` asks for: path lists are put
+    in front of what ``env`` has."""
+    path = os.path.join(prefix, ENVIRONMENT_ADDITIONS)
+    if not os.path.exists(path):
+        return {}
+    with open(path) as handle:
+        wanted = json.load(handle)
+    found = {}
+    for name, value in wanted.items():
+        if isinstance(value, list):
+            value = os.pathsep.join(value + [part for part in [env.get(name)] if part])
+        found[name] = value
+    return found

@@ -43,6 +43,7 @@ def supervise(spec, data, record_path, epochs_path, timeout_s=None):
     threads = runtime.resolve_threads(spec.get("threads"))
     env = dict(os.environ)
     env.update(runtime.thread_environment(threads))
+    env.update(runtime.environment_additions(sys.prefix, env))
     env["PYTHONUNBUFFERED"] = "1"
     if os.path.exists(record_path):
         os.remove(record_path)  # never mistake an old record for this run's

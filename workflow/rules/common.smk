@@ -148,11 +148,17 @@ def backend_python(wildcards):
 
 
 def family_sources(wildcards):
-    """The library files a run of this adapter family executes."""
+    """The library files a run of this family executes: the harness, the
+    family's adapters and its model definitions."""
     package = Path(SRC) / "dlbench"
+    adapters = {
+        catalog.adapter_of(backend)
+        for backend, entry in catalog.BACKENDS.items()
+        if entry["family"] == wildcards.family
+    }
     files = ["harness.py", "supervise.py", "runtime.py", "catalog.py"]
-    files += ["backends/__init__.py", f"backends/{wildcards.family}_adapter.py"]
-    files += [f"models/{wildcards.family}_models.py"]
+    files += ["backends/__init__.py", f"models/{wildcards.family}_models.py"]
+    files += [f"backends/{adapter}_adapter.py" for adapter in sorted(adapters)]
     return [str(package / name) for name in files]
 
 

@@ -22,10 +22,12 @@ import importlib
 
 from dlbench import catalog
 
-ADAPTERS = {"keras": "dlbench.backends.keras_adapter"}
+ADAPTERS = {
+    "keras": "dlbench.backends.keras_adapter",
+    "keras2": "dlbench.backends.keras2_adapter",
+}
 
 
 def adapter_for(backend, settings):
-    entry = catalog.BACKENDS[backend]
-    module = importlib.import_module(ADAPTERS[entry["family"]])
-    return module.Adapter(entry["framework"], settings)
+    module = importlib.import_module(ADAPTERS[catalog.adapter_of(backend)])
+    return module.Adapter(catalog.BACKENDS[backend]["framework"], settings)

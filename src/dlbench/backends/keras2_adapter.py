@@ -1,0 +1,214 @@
+"""Keras 2 (2.2 and 2.3) on the seed systems: Theano, CNTK and MXNet.
+
+A small compatibility layer lets the Keras 3 model definitions of
+``dlbench.models.keras_models`` build unchanged (same layers, same parameter
+counts), and maps the config's optimizer settings onto Keras 2's
+constructors, whose ``decay`` is the original form of the schedule the Keras
+3 adapter rebuilds. Importable on Python 3.6 (CNTK's last wheels are cp36).
+"""
+
+import os
+import random
+import time
+
+from dlbench.backends import keras_adapter
+
+# Keras 3 optimizer settings that Keras 2's optimizer lacks, with the only
+# value Keras 2 runs.
+KERAS2_FIXED = {"rmsprop": {"momentum": 0.0, "centered": False}}
+
+
+class Keras2Layers(object):
+    """``keras.layers`` with Keras 3's defaults where Keras 2's differ: the
+    GRU's ``reset_after=True`` (Keras 3's and cuDNN's formulation, with two
+    bias vectors; Keras 2 defaulted to the original one)."""
+
+    def __init__(self, layers):
+        self._layers = layers
+
+    def __getattr__(self, name):
+        return getattr(self._layers, name)
+
+    def GRU(self, units, **kwargs):  # noqa: N802 - Keras' own name
+        kwargs.setdefault("reset_after", True)
+        return self._layers.GRU(units, **kwargs)
+
+
+class Keras2Namespace(object):
+    """``keras`` as the model definitions use it. Keras 2's ``Sequential``
+    takes no ``Input`` tensor as its first entry; it becomes an InputLayer
+    of the same shape and type, which builds the same model."""
+
+    def __init__(self, keras):
+        self._keras = keras
+        self.layers = Keras2Layers(keras.layers)
+
+    def __getattr__(self, name):
+        return getattr(self._keras, name)
+
+    def Sequential(self, layers, name=None):  # noqa: N802 - Keras' own name
+        layers = list(layers)
+        if layers and hasattr(layers[0], "_keras_history"):
+            backend = self._keras.backend
+            layers[0] = self._keras.layers.InputLayer(
+                batch_input_shape=backend.int_shape(layers[0]), dtype=backend.dtype(layers[0])
+            )
+        return self._keras.Sequential(layers, name=name)
+
+
+def optimizer(keras, settings):
+    """The config's optimizer for Keras 2: ``learning_rate`` as ``lr``,
+    ``decay`` as Keras 2 applies it (lr / (1 + decay * iterations)).
+    Settings Keras 2 does not have are accepted only at the value that is
+    Keras 2's fixed behaviour, and refused otherwise."""
+    classes = {
+        "rmsprop": keras.optimizers.RMSprop,
+        "adadelta": keras.optimizers.Adadelta,
+        "adam": keras.optimizers.Adam,
+        "sgd": keras.optimizers.SGD,
+    }
+    kwargs = dict(settings)
+    name = kwargs.pop("name")
+    kwargs["lr"] = kwargs.pop("learning_rate")  # 2.2 knows only lr; 2.3 both
+    for key, only in KERAS2_FIXED.get(name, {}).items():
+        if key in kwargs:
+            value = kwargs.pop(key)
+            if value != only:
+                raise ValueError(
+                    "optimizer {}: {}={} has no Keras 2 equivalent (Keras 2 runs {}={})".format(
+                        name, key, value, key, only
+                    )
+                )
+    return classes[name](**kwargs)
+
+
+class Adapter(keras_adapter.Adapter):
+    def setup(self, threads, seed, devices):
+        if devices:
+            raise NotImplementedError(
+                "devices={}: the legacy Keras 2 backends run on the CPU here".format(devices)
+            )
+        os.environ["KERAS_BACKEND"] = self.framework
+        getattr(self, "_setup_" + self.framework)(threads, seed)
+        import keras
+        import numpy
+
+        self.keras = keras
+        random.seed(seed)
+        numpy.random.seed(seed)
+        self.applied.update(
+            {
+                "keras_backend": keras.backend.backend(),
+                "threads": threads,
+                "dtype": keras.backend.floatx(),
+                "image_data_format": keras.backend.image_data_format(),
+            }
+        )
+
+    def _setup_theano(self, threads, seed):
+        # Theano reads its flags on import. numpy.distutils on this Python
+        # finds no BLAS to link (no blas_opt_info), so Theano is told to use
+        # its NumPy C-API BLAS (numpy's own OpenBLAS underneath, threaded by
+        # OMP/OPENBLAS_NUM_THREADS). openmp stays off: with it, Theano 1.0.5's
+        # compiled convolution aborted Python 3.9 ("PyEval_SaveThread: ...
+        # the GIL is released").
+        flags = {"floatX": "float32", "device": "cpu", "blas.ldflags": "", "openmp": False}
+        os.environ["THEANO_FLAGS"] = ",".join(
+            "{}={}".format(key, value) for key, value in sorted(flags.items())
+        )
+        self.applied["theano_flags"] = os.environ["THEANO_FLAGS"]
+
+    def _setup_mxnet(self, threads, seed):
+        import mxnet
+
+        mxnet.random.seed(seed)
+        self.applied["mxnet_engine"] = os.environ.get(
+            "MXNET_ENGINE_TYPE", "ThreadedEnginePerDevice (default)"
+        )
+        self.applied["omp_threads"] = os.environ.get("OMP_NUM_THREADS")
+
+    def _setup_cntk(self, threads, seed):
+        import cntk
+
+        cntk.device.try_set_default_device(cntk.device.cpu())
+        cntk.cntk_py.set_fixed_random_seed(seed)
+        self.applied["cntk_device"] = "cpu"
+
+    def synchronize(self):
+        if self.framework == "mxnet":  # its engine runs operators asynchronously
+            import mxnet
+
+            mxnet.nd.waitall()
+
+    def _probe_recurrent_kernels(self, devices):
+        pass  # Keras 2's GRU and LSTM run the backend's rnn loop; recorded in build
+
+    def versions(self):
+        import numpy
+
+        module = __import__(self.framework)
+        return {
+            "keras": self.keras.__version__,
+            "keras_backend": self.keras.backend.backend(),
+            "framework": self.framework,
+            "framework_version": module.__version__,
+            "numpy": numpy.__version__,
+        }
+
+    def settings(self):
+        found = dict(self.applied)
+        found["jit_compile"] = None  # Keras 2 has no such switch
+        found["inference_call"] = "predict_on_batch"
+        if self.recurrent_kernels:
+            found["recurrent_kernels"] = dict(self.recurrent_kernels)
+        return found
+
+    def build(self, model_name, data_spec, hyper):
+        keras = self.keras
+        model = keras_adapter.keras_models.BUILDERS[model_name](Keras2Namespace(keras), data_spec)
+        if "optimizer" in hyper:
+            model.compile(
+                optimizer=optimizer(keras, hyper["optimizer"]),
+                loss=hyper["loss"],
+                metrics=["accuracy"],
+            )
+        for layer in _all_layers(model):
+            kind = type(layer).__name__
+            if kind in ("GRU", "LSTM"):
+                self.recurrent_kernels[kind.lower()] = "Keras 2 {} on {}'s rnn loop".format(
+                    kind, self.framework
+                )
+        return model
+
+    def train_epoch(self, model, x, y, batch_size):
+        # Keras 2 compiles the training function in fit's set-up, before the
+        # epoch begins (Keras 3 on its first batch): timed here and counted
+        # in the first epoch, so that first epochs compare across versions.
+        compile_seconds = 0.0
+        if getattr(model, "train_function", None) is None:
+            start = time.perf_counter()
+            model._make_train_function()
+            compile_seconds = time.perf_counter() - start
+        timer = keras_adapter.epoch_timer(self.keras)
+        history = model.fit(
+            x, y, batch_size=batch_size, epochs=1, shuffle=False, verbose=0, callbacks=[timer]
+        ).history
+        accuracy = history["accuracy"] if "accuracy" in history else history["acc"]  # 2.3 / 2.2
+        return {
+            "seconds": compile_seconds + timer.seconds,
+            "loss": float(history["loss"][-1]),
+            "accuracy": float(accuracy[-1]),
+        }
+
+    @staticmethod
+    def evaluate(model, x, y, batch_size):
+        loss, accuracy = model.evaluate(x, y, batch_size=batch_size, verbose=0)
+        return float(loss), float(accuracy)
+
+
+def _all_layers(model):
+    for layer in model.layers:
+        yield layer
+        inner = getattr(layer, "layer", None)  # TimeDistributed, Bidirectional
+        if inner is not None:
+            yield inner
