@@ -9,9 +9,11 @@ constructors, whose ``decay`` is the original form of the schedule the Keras
 
 import os
 import random
+import sys
 import time
 
 from dlbench.backends import keras_adapter
+from dlbench.models import keras_models
 
 # Keras 3 optimizer settings that Keras 2's optimizer lacks, with the only
 # value Keras 2 runs.
@@ -61,12 +63,6 @@ def optimizer(keras, settings):
     ``decay`` as Keras 2 applies it (lr / (1 + decay * iterations)).
     Settings Keras 2 does not have are accepted only at the value that is
     Keras 2's fixed behaviour, and refused otherwise."""
-    classes = {
-        "rmsprop": keras.optimizers.RMSprop,
-        "adadelta": keras.optimizers.Adadelta,
-        "adam": keras.optimizers.Adam,
-        "sgd": keras.optimizers.SGD,
-    }
     kwargs = dict(settings)
     name = kwargs.pop("name")
     kwargs["lr"] = kwargs.pop("learning_rate")  # 2.2 knows only lr; 2.3 both
@@ -79,31 +75,18 @@ def optimizer(keras, settings):
                         name, key, value, key, only
                     )
                 )
-    return classes[name](**kwargs)
+    return getattr(keras.optimizers, keras_models.OPTIMIZERS[name])(**kwargs)
 
 
 class Adapter(keras_adapter.Adapter):
-    def setup(self, threads, seed, devices):
-        if devices:
-            raise NotImplementedError(
-                "devices={}: the legacy Keras 2 backends run on the CPU here".format(devices)
-            )
-        os.environ["KERAS_BACKEND"] = self.framework
-        getattr(self, "_setup_" + self.framework)(threads, seed)
-        import keras
+    devices_not_supported = "devices={}: the Keras 2 backends run on the CPU here"
+
+    def _seed_and_probe(self, seed, devices):
+        # Keras 2 has no set_random_seed; the framework was seeded in setup.
         import numpy
 
-        self.keras = keras
         random.seed(seed)
         numpy.random.seed(seed)
-        self.applied.update(
-            {
-                "keras_backend": keras.backend.backend(),
-                "threads": threads,
-                "dtype": keras.backend.floatx(),
-                "image_data_format": keras.backend.image_data_format(),
-            }
-        )
 
     def _setup_theano(self, threads, seed):
         # Theano reads its flags on import. numpy.distutils on this Python
@@ -112,7 +95,18 @@ class Adapter(keras_adapter.Adapter):
         # OMP/OPENBLAS_NUM_THREADS). openmp stays off: with it, Theano 1.0.5's
         # compiled convolution aborted Python 3.9 ("PyEval_SaveThread: ...
         # the GIL is released").
-        flags = {"floatX": "float32", "device": "cpu", "blas.ldflags": "", "openmp": False}
+        # Compiled ops are cached per environment (rebuilt with it); the
+        # record says whether this run found the cache warm, which makes its
+        # first epoch shorter than a fresh machine's.
+        cache = os.path.join(sys.prefix, "theano-cache")
+        self.applied["theano_cache_warm"] = os.path.isdir(cache) and bool(os.listdir(cache))
+        flags = {
+            "floatX": "float32",
+            "device": "cpu",
+            "blas.ldflags": "",
+            "openmp": False,
+            "base_compiledir": cache,
+        }
         os.environ["THEANO_FLAGS"] = ",".join(
             "{}={}".format(key, value) for key, value in sorted(flags.items())
         )
@@ -132,16 +126,15 @@ class Adapter(keras_adapter.Adapter):
 
         cntk.device.try_set_default_device(cntk.device.cpu())
         cntk.cntk_py.set_fixed_random_seed(seed)
+        cntk.cntk_py.set_max_num_cputhreads(threads)
         self.applied["cntk_device"] = "cpu"
+        self.applied["cntk_max_cpu_threads"] = cntk.cntk_py.get_max_num_cputhreads()
 
     def synchronize(self):
         if self.framework == "mxnet":  # its engine runs operators asynchronously
             import mxnet
 
             mxnet.nd.waitall()
-
-    def _probe_recurrent_kernels(self, devices):
-        pass  # Keras 2's GRU and LSTM run the backend's rnn loop; recorded in build
 
     def versions(self):
         import numpy
@@ -165,7 +158,7 @@ class Adapter(keras_adapter.Adapter):
 
     def build(self, model_name, data_spec, hyper):
         keras = self.keras
-        model = keras_adapter.keras_models.BUILDERS[model_name](Keras2Namespace(keras), data_spec)
+        model = keras_models.BUILDERS[model_name](Keras2Namespace(keras), data_spec)
         if "optimizer" in hyper:
             model.compile(
                 optimizer=optimizer(keras, hyper["optimizer"]),

@@ -12,6 +12,10 @@ from dlbench.models import keras_models
 
 
 class Adapter(object):
+    devices_not_supported = (
+        "devices={}: GPU and data-parallel runs are not built yet; use devices: [0]"
+    )
+
     def __init__(self, framework, settings):
         self.framework = framework
         self.requested = dict(settings)
@@ -22,35 +26,35 @@ class Adapter(object):
 
     def setup(self, threads, seed, devices):
         if devices:
-            raise NotImplementedError(
-                "devices={}: GPU and data-parallel runs are not built yet; use devices: [0]".format(
-                    devices
-                )
-            )
+            raise NotImplementedError(self.devices_not_supported.format(devices))
         os.environ["KERAS_BACKEND"] = self.framework
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        getattr(self, "_setup_" + self.framework)(threads)
+        getattr(self, "_setup_" + self.framework)(threads, seed)
         import keras
 
         self.keras = keras
-        self._probe_recurrent_kernels(devices)
-        keras.utils.set_random_seed(seed)
+        self._seed_and_probe(seed, devices)
         self.applied.update(
             {
                 "keras_backend": keras.backend.backend(),
                 "threads": threads,
                 "dtype": keras.backend.floatx(),
+                "image_data_format": keras.backend.image_data_format(),
             }
         )
 
-    def _setup_tensorflow(self, threads):
+    def _seed_and_probe(self, seed, devices):
+        self._probe_recurrent_kernels(devices)
+        self.keras.utils.set_random_seed(seed)
+
+    def _setup_tensorflow(self, threads, seed):
         import tensorflow as tf
 
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(1)
         self.applied.update({"intra_op_threads": threads, "inter_op_threads": 1})
 
-    def _setup_jax(self, threads):
+    def _setup_jax(self, threads, seed):
         # XLA's CPU pool follows the process' CPU affinity; one thread needs
         # the flags as well, or Eigen still starts its pool.
         if threads == 1:
@@ -58,7 +62,7 @@ class Adapter(object):
             os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + flags).strip()
         self.applied["xla_flags"] = os.environ.get("XLA_FLAGS", "")
 
-    def _setup_torch(self, threads):
+    def _setup_torch(self, threads, seed):
         import torch
 
         torch.set_num_threads(threads)
@@ -70,7 +74,7 @@ class Adapter(object):
             {"intra_op_threads": threads, "inter_op_threads": 1, "flush_denormal": True}
         )
 
-    def _setup_openvino(self, threads):
+    def _setup_openvino(self, threads, seed):
         # OpenVINO's CPU plugin sizes its pool from the process' CPU affinity.
         self.applied["inference_engine"] = "OpenVINO CPU plugin (Keras predict graph)"
 

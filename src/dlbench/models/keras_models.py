@@ -166,20 +166,18 @@ BUILDERS = {
 }
 
 
+# The config's optimizer names and Keras' classes for them.
+OPTIMIZERS = {"rmsprop": "RMSprop", "adadelta": "Adadelta", "adam": "Adam", "sgd": "SGD"}
+
+
 def optimizer(keras, settings):
     """An optimizer from the config's explicit settings: ``name`` plus the
     constructor's keyword arguments. Keras 2's ``decay`` (learning rate
     divided by 1 + decay x iterations) becomes the same inverse-time schedule."""
-    classes = {
-        "rmsprop": keras.optimizers.RMSprop,
-        "adadelta": keras.optimizers.Adadelta,
-        "adam": keras.optimizers.Adam,
-        "sgd": keras.optimizers.SGD,
-    }
     kwargs = dict(settings)
     decay = kwargs.pop("decay", 0.0)
     if decay:
         kwargs["learning_rate"] = keras.optimizers.schedules.InverseTimeDecay(
             kwargs["learning_rate"], decay_steps=1, decay_rate=decay
         )
-    return classes[kwargs.pop("name")](**kwargs)
+    return getattr(keras.optimizers, OPTIMIZERS[kwargs.pop("name")])(**kwargs)
