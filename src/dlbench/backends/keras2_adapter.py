@@ -136,26 +136,6 @@ class Adapter(keras_adapter.Adapter):
 
             mxnet.nd.waitall()
 
-    def versions(self):
-        import numpy
-
-        module = __import__(self.framework)
-        return {
-            "keras": self.keras.__version__,
-            "keras_backend": self.keras.backend.backend(),
-            "framework": self.framework,
-            "framework_version": module.__version__,
-            "numpy": numpy.__version__,
-        }
-
-    def settings(self):
-        found = dict(self.applied)
-        found["jit_compile"] = None  # Keras 2 has no such switch
-        found["inference_call"] = "predict_on_batch"
-        if self.recurrent_kernels:
-            found["recurrent_kernels"] = dict(self.recurrent_kernels)
-        return found
-
     def build(self, model_name, data_spec, hyper):
         keras = self.keras
         model = keras_models.BUILDERS[model_name](Keras2Namespace(keras), data_spec)

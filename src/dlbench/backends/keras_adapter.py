@@ -119,7 +119,8 @@ class Adapter(object):
             "framework_version": module.__version__,
             "numpy": numpy.__version__,
         }
-        found.update(getattr(self, "_versions_" + self.framework)(module))
+        # Framework-specific extras (CUDA, cuDNN, ...) where there are any.
+        found.update(getattr(self, "_versions_" + self.framework, lambda module: {})(module))
         return found
 
     @staticmethod
@@ -132,10 +133,6 @@ class Adapter(object):
         import jaxlib
 
         return {"jaxlib": jaxlib.__version__, "jax_platform": jax.default_backend()}
-
-    @staticmethod
-    def _versions_openvino(openvino):
-        return {}
 
     @staticmethod
     def _versions_torch(torch):
