@@ -1,0 +1,102 @@
+"""One GPU set per job: distinct device ids for concurrent local runs.
+
+Snakemake running locally counts a ``gpu`` resource but hands out no device
+ids, so two jobs started with ``-j2`` on a 2-GPU box would both see every GPU.
+A run takes its ids here: one lock file per GPU under a folder shared by the
+jobs, held with ``flock`` for as long as the run lasts. The kernel releases a
+lock when its holder exits, however it exits, so a killed run never leaves a
+GPU taken. Importable on Python 3.6.
+"""
+
+import errno
+import fcntl
+import os
+import subprocess
+import time
+
+
+class GPUsUnavailable(RuntimeError):
+    """Fewer GPUs exist than a run asks for, or none came free in time."""
+
+
+def visible_gpus(environ=None):
+    """The GPU ids this process may use: CUDA_VISIBLE_DEVICES when set (a
+    cluster's allocation), else every GPU ``nvidia-smi`` lists, else none."""
+    environ = os.environ if environ is None else environ
+    if environ.get("CUDA_VISIBLE_DEVICES") is not None:
+        return [i for i in environ["CUDA_VISIBLE_DEVICES"].split(",") if i.strip() != ""]
+    try:
+        out = subprocess.check_output(
+            ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
+            stderr=subprocess.DEVNULL,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line.strip() for line in out.decode().splitlines() if line.strip()]
+
+
+class Allocation(object):
+    """GPU ids held by this process until ``release`` (or exit)."""
+
+    def __init__(self, ids, handles):
+        self.ids = ids
+        self._handles = handles
+
+    def environment(self):
+        """What the run's process needs to see exactly its GPUs."""
+        return {"CUDA_VISIBLE_DEVICES": ",".join(self.ids)}
+
+    def release(self):
+        for handle in self._handles:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            handle.close()
+        self._handles = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+def _try_lock(path):
+    handle = open(path, "a")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        handle.close()
+        if error.errno in (errno.EAGAIN, errno.EACCES):
+            return None
+        raise
+    return handle
+
+
+def allocate(count, pool, lock_dir, timeout_s=None, poll_s=0.5):
+    """Take ``count`` GPUs of ``pool`` that no other run holds, waiting for
+    them up to ``timeout_s`` (forever when None). All or nothing: a run
+    never holds part of its set while it waits for the rest."""
+    pool = [str(gpu) for gpu in pool]
+    if count > len(pool):
+        raise GPUsUnavailable(
+            "a run asks for {} GPUs; only {} are visible ({})".format(
+                count, len(pool), ",".join(pool) or "none"
+            )
+        )
+    if not os.path.isdir(lock_dir):
+        os.makedirs(lock_dir, exist_ok=True)
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while True:
+        held = []
+        for gpu in pool:
+            handle = _try_lock(os.path.join(lock_dir, "gpu{}.lock".format(gpu)))
+            if handle is not None:
+                held.append((gpu, handle))
+                if len(held) == count:
+                    return Allocation([g for g, _ in held], [h for _, h in held])
+        Allocation([], [h for _, h in held]).release()
+        if deadline is not None and time.monotonic() >= deadline:
+            raise GPUsUnavailable(
+                "no {} of GPUs {} came free within {} s".format(count, ",".join(pool), timeout_s)
+            )
+        time.sleep(poll_s)
