@@ -120,6 +120,7 @@ def environment(threads, cpus):
         "load_average_at_start": list(os.getloadavg()),
         "gpus": gpus(),
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
         "workflow_commit": git_commit(here),
     }
 

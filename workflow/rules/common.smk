@@ -13,6 +13,13 @@ sys.path.insert(0, SRC)
 
 from dlbench import catalog, matrix
 
+# A config file given with --configfile is the whole matrix. Snakemake would
+# merge it into config/config.yaml, adding that file's backends and keys to a
+# smaller config; --replace-workflow-config does not reach cluster jobs.
+if workflow.config_settings.configfiles:
+    config.clear()
+    config.update(workflow.config_settings.overwrite_config)
+
 validate(config, workflow.source_path("../schemas/config.schema.yaml"))
 try:
     matrix.check(config)
