@@ -138,7 +138,8 @@ def train(spec, adapter, data, epoch_log):
     x_train, y_train = data["x_train"], data["y_train_onehot"]
     x_test, y_test = data["x_test"], data["y_test_onehot"]
     x_val, y_val = x_test, y_test
-    if hyper.get("validation_split"):
+    held_out = bool(hyper.get("validation_split"))
+    if held_out:
         (x_train, y_train), (x_val, y_val) = validation_split(
             x_train, y_train, hyper["validation_split"]
         )
@@ -153,7 +154,7 @@ def train(spec, adapter, data, epoch_log):
             spec["backend"],
             result["parameters"],
             n_train,
-            len(y_val) if x_val is not x_test else 0,
+            len(y_val) if held_out else 0,
             batch_size,
             hyper["epochs"],
         ),
@@ -194,13 +195,13 @@ def train(spec, adapter, data, epoch_log):
     steady = result["steady_epoch_seconds"] or result["first_epoch_seconds"]
     result["samples_per_second"] = n_train / steady if steady else None
     last = result["epochs"][-1]
-    if x_val is x_test:
-        result["test_loss"], result["test_accuracy"] = last["val_loss"], last["val_accuracy"]
-    else:
+    if held_out:
         result["test_loss"], result["test_accuracy"] = adapter.evaluate(
             model, x_test, y_test, batch_size
         )
         result["validation_samples"] = len(y_val)
+    else:
+        result["test_loss"], result["test_accuracy"] = last["val_loss"], last["val_accuracy"]
     result["train_samples"], result["test_samples"] = n_train, len(y_test)
     return result
 
