@@ -130,6 +130,7 @@ INPUT_SHAPES = {
 INPUT_SEPARATOR = "__"
 
 TASKS = ("train", "infer")
+TASK_WORDS = {"train": "training", "infer": "inference"}
 URL_SCHEMES = ("http", "https", "ftp", "sftp")
 
 # A backend is a family (which adapter builds and runs the model) and the
@@ -164,9 +165,7 @@ def not_applicable(backend, task):
     """Why ``backend`` has no cell for ``task``, or None when it has one."""
     if task in BACKENDS[backend]["tasks"]:
         return None
-    return "n/a ({} only)".format(
-        " and ".join(BACKENDS[backend]["tasks"]).replace("infer", "inference")
-    )
+    return "n/a ({} only)".format(" and ".join(TASK_WORDS[t] for t in BACKENDS[backend]["tasks"]))
 
 
 def model_fits_dataset(model, dataset):

@@ -194,13 +194,9 @@ def openmpi_for_cntk(destination, log):
         if link.is_symlink() or link.exists():
             link.unlink()
         link.symlink_to(library_dir / new)
-    path_list = [str(compat), str(library_dir)]
-    if unpacked.exists():
-        path_list += sorted({str(p.parent) for p in unpacked.glob("usr/lib/*/*.so*")})
+    # OpenMPI's own dependencies were unpacked beside it (or are the system's)
     with open(str(destination / "dlbench-env.json"), "w") as handle:
-        json.dump(
-            {"LD_LIBRARY_PATH": sorted(set(path_list), key=path_list.index)}, handle, indent=2
-        )
+        json.dump({"LD_LIBRARY_PATH": [str(compat), str(library_dir)]}, handle, indent=2)
     print("OpenMPI for CNTK: {} -> {}".format(sorted(OPENMPI_COMPAT_LINKS), library_dir), file=log)
 
 
