@@ -5,6 +5,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 JOBS ?= 2
+# pip retries an unreachable index five times with back-off for every
+# package; keras-torch's CPU wheel index (envs/keras-torch.yaml) is looked up
+# for each of its packages. One retry keeps flaky networks working and an
+# offline mirror (no route to download.pytorch.org) quick.
+export PIP_RETRIES ?= 1
 
 .PHONY: setup smoke report test lint clean
 

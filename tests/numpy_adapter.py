@@ -9,7 +9,7 @@ class Adapter:
     def __init__(self, framework, settings):
         self.settings_ = dict(settings)
 
-    def setup(self, threads, seed, devices):
+    def setup(self, threads, seed, devices, parallel=None):
         self.rng = np.random.RandomState(seed)
 
     def versions(self):
@@ -72,3 +72,7 @@ class Adapter:
 
     def peak_device_memory_mb(self):
         return None
+
+    @staticmethod
+    def replica_divergence(model):
+        return None  # one replica

@@ -93,7 +93,9 @@ def test_workload_backend_must_be_configured(smoke_config):
         matrix.check(smoke_config)
 
 
-def test_gpu_devices_are_refused_until_supported(smoke_config):
-    smoke_config["devices"] = [0, 1]
-    with pytest.raises(matrix.ConfigError, match="devices: 1 is not supported yet"):
+def test_a_device_count_that_cannot_split_a_batch_is_refused(smoke_config):
+    smoke_config["devices"] = [0, 1, 3]  # digits/mlp's batch of 128 is not divisible by 3
+    with pytest.raises(matrix.ConfigError, match=r"devices\[2\]: 3 devices cannot split"):
         matrix.check(smoke_config)
+    smoke_config["devices"] = [0, 1, 2, 4]
+    matrix.check(smoke_config)

@@ -10,11 +10,13 @@ from conftest import REPO
 from dlbench import catalog, envspec
 
 ENV_FILES = sorted((REPO / "envs").glob("*.yaml"))
-BACKEND_ENV_FILES = [path for path in ENV_FILES if path.stem in catalog.BACKENDS]
+# CPU builds (<backend>.yaml) and CUDA builds (<backend>.cuda.yaml)
+BACKEND_ENV_FILES = [path for path in ENV_FILES if path.stem.split(".")[0] in catalog.BACKENDS]
 
 
 def test_every_backend_has_an_env_file():
-    assert {path.stem for path in ENV_FILES} == set(catalog.BACKENDS) | {"main"}
+    cpu_builds = {path.stem for path in ENV_FILES if not path.stem.endswith(".cuda")}
+    assert cpu_builds == set(catalog.BACKENDS) | {"main"}
 
 
 def test_main_env_file_matches_the_project_pins():
@@ -35,8 +37,9 @@ def test_env_files_pin_python_and_every_pip_package(path):
     assert spec["name"] == path.stem
     # Keras 3 on 3.11; the seed systems on the last Python their wheels have
     legacy = {"keras2-theano": "3.9", "keras-mxnet": "3.9", "keras2-cntk": "3.6"}
-    assert spec["python"] == legacy.get(path.stem, "3.11")
-    assert spec["pip"] and all("==" in requirement for requirement in spec["pip"])
+    assert spec["python"] == legacy.get(path.stem.split(".")[0], "3.11")
+    packages = [line for line in spec["pip"] if not line.startswith("--")]
+    assert packages and all("==" in requirement for requirement in packages)
     keras = ("keras==", "keras-mxnet==")
     assert any(requirement.startswith(keras) for requirement in spec["pip"])
 
@@ -129,3 +132,19 @@ def test_environment_additions_go_in_front(tmp_path):
         "OPAL_PREFIX": "/env",
     }
     assert runtime.environment_additions(str(tmp_path / "none"), {}) == {}
+
+
+def test_every_gpu_build_has_a_cuda_env_file_and_the_cpu_files_no_cuda():
+    """GPU runs take envs/<backend>.cuda.yaml; a CPU machine never gets CUDA."""
+    for backend, entry in catalog.BACKENDS.items():
+        cuda = REPO / "envs" / "{}.cuda.yaml".format(backend)
+        assert cuda.exists() == entry["gpu_build"], backend
+        cpu = envspec.read_spec(REPO / "envs" / "{}.yaml".format(backend))["pip"]
+        assert not [line for line in cpu if "cuda" in line and "whl/cpu" not in line], backend
+        if entry["gpu_build"]:
+            gpu = envspec.read_spec(cuda)
+            assert gpu["name"] == backend + ".cuda"
+            assert gpu["python"] == envspec.read_spec(REPO / "envs" / (backend + ".yaml"))["python"]
+    torch_cpu = envspec.read_spec(REPO / "envs" / "keras-torch.yaml")["pip"]
+    assert "torch==2.13.0+cpu" in torch_cpu
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in torch_cpu

@@ -5,6 +5,7 @@ The tests of this module share one working copy and run in order.
 """
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -284,3 +285,87 @@ def test_conda_mode_plans_no_venvs(workdir):
     ]
     assert len(bench_commands) == len(smoke_runs())
     assert all(command.startswith("PYTHONPATH=src python -m ") for command in bench_commands)
+
+
+def test_emulated_devices_train_data_parallel_like_one_device(workdir):
+    """Devices 1 and 2 emulated on the CPU for every backend that trains
+    data-parallel, through Snakemake: the data-parallel code (DataParallel,
+    MirroredStrategy, DDP under torchrun with gloo, keras-mxnet's executors)
+    keeps the replicas' weights equal and follows the one-device loss
+    trajectory; the CPU cells of the smoke run stay as they are; scaling
+    figures come out; the other seed systems show n/a with the reason."""
+    parallel = KERAS3 + ["keras-mxnet"]
+    config = snakemake_config(workdir)
+    config["workloads"] = [w for w in config["workloads"] if w["model"] == "mlp"]
+    config.update(devices=[0, 1, 2], accelerator="emulated-cpu")
+    write_config(workdir / "config" / "devices.yaml", config)
+    command = [SNAKEMAKE, "--configfile", "config/devices.yaml"]
+    planned = subprocess.run(command + ["-n"], cwd=workdir, capture_output=True, text=True)
+    assert planned.returncode == 0, planned.stderr[-3000:]
+    records = {
+        line.split("output:", 1)[1].split(",")[0].strip()
+        for line in (planned.stdout + planned.stderr).splitlines()
+        if "output: results/runs/" in line
+    }
+    # adding device counts re-runs none of the CPU runs the smoke run made
+    assert records == {
+        f"results/runs/digits/mlp/{backend}/{n}/rep1/run.json"
+        for backend in parallel
+        for n in (1, 2)
+    }
+    done = subprocess.run(command + ["-j2"], cwd=workdir, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-6000:]
+    for backend in parallel:
+        one, two = (
+            json.loads(
+                (workdir / f"results/runs/digits/mlp/{backend}/{n}/rep1/run.json").read_text()
+            )
+            for n in (1, 2)
+        )
+        assert one["status"] == two["status"] == "ok", (backend, two.get("error"))
+        assert two["replica_max_abs_weight_diff"] <= 1e-6, backend
+        assert two["parallel"]["per_device_batch"] == 64
+        assert two["parallel"]["global_batch"] == one["parallel"]["global_batch"] == 128
+        processes = 2 if backend == "keras-torch" else 1
+        assert two["settings"]["data_parallel"]["processes"] == processes
+        assert two["settings"]["data_parallel"]["accelerator"] == "emulated-cpu"
+        assert two["environment"]["cuda_visible_devices"] == ""
+        # the same optimisation: losses close epoch by epoch (dropout masks
+        # differ between one device and two), accuracy close at the end
+        for a, b in zip(one["epochs"], two["epochs"]):
+            assert abs(a["loss"] - b["loss"]) <= 0.25 * a["loss"], (backend, a, b)
+        assert abs(one["test_accuracy"] - two["test_accuracy"]) <= 0.05, backend
+    summary = pd.read_csv(workdir / "results/summary.csv")
+    two_devices = summary[summary["devices"] == 2].set_index("backend")
+    assert two_devices.loc[parallel, "scaling_efficiency"].notna().all()
+    assert set(two_devices["accelerator"]) == {"emulated-cpu"}
+    assert "trains on one device" in two_devices.loc["keras2-theano", "error"]
+    assert two_devices.loc["keras2-cntk", "status"] == "not_applicable"
+    assert (workdir / "results/plots/digits_mlp_scaling.png").stat().st_size > 10_000
+    table = (workdir / "results/tables/digits_mlp.md").read_text()
+    assert "2 emulated dev: scaling efficiency" in table and "CPU: s/epoch" in table
+
+
+def test_gpu_request_on_a_cpu_build_fails_honestly(workdir, tmp_path):
+    """A GPU run whose framework sees no GPU fails with the reason instead
+    of timing the CPU (here: a made-up GPU id and JAX's CPU build)."""
+    config = snakemake_config(workdir)
+    config["devices"] = [1]
+    spec = matrix.spec(config, matrix.Run("digits", "mlp", "keras-jax", 1, 1))
+    record = tmp_path / "run.json"
+    done = subprocess.run(
+        [str(workdir / ".venvs/keras-jax/bin/python"), "-m", "dlbench.supervise"]
+        + ["--spec", json.dumps(spec), "--data", "results/data/digits.npz"]
+        + ["--record", str(record), "--epochs", str(tmp_path / "epochs.csv")]
+        + ["--gpu-lock-dir", str(tmp_path / "locks")],
+        cwd=workdir,
+        env={**os.environ, "PYTHONPATH": "src", "CUDA_VISIBLE_DEVICES": "7"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(record.read_text())
+    assert result["status"] == "failed"
+    assert "devices=1 asks for 1 GPUs; jax sees" in result["error"]
+    assert result["parallel"]["gpu_ids"] == ["7"]

@@ -136,12 +136,45 @@ URL_SCHEMES = ("http", "https", "ftp", "sftp")
 # A backend is a family (which adapter builds and runs the model) and the
 # framework underneath. One adapter serves every backend of its family. A
 # backend runs the tasks listed; other cells are shown as not applicable.
+# ``data_parallel`` says how a run on devices >= 1 is launched (see
+# dlbench.launch): "one_process" drives every device from one process,
+# "process_per_device" starts one process per device (torchrun); ``unsupported``
+# gives the reason where there is no data-parallel training. ``gpu_build``: an
+# envs/<backend>.cuda.yaml exists for NVIDIA GPUs.
+ONE_DEVICE_KERAS2 = "Keras 2's {} backend trains on one device: multi_gpu_model is TensorFlow-only"
 BACKENDS = {
-    "keras-tensorflow": {"family": "keras", "framework": "tensorflow", "tasks": TASKS},
-    "keras-jax": {"family": "keras", "framework": "jax", "tasks": TASKS},
-    "keras-torch": {"family": "keras", "framework": "torch", "tasks": TASKS},
+    "keras-tensorflow": {
+        "family": "keras",
+        "framework": "tensorflow",
+        "tasks": TASKS,
+        "data_parallel": {"launch": "one_process", "method": "tf.distribute.MirroredStrategy"},
+        "gpu_build": True,
+    },
+    "keras-jax": {
+        "family": "keras",
+        "framework": "jax",
+        "tasks": TASKS,
+        "data_parallel": {"launch": "one_process", "method": "keras.distribution.DataParallel"},
+        "gpu_build": True,
+    },
+    "keras-torch": {
+        "family": "keras",
+        "framework": "torch",
+        "tasks": TASKS,
+        "data_parallel": {
+            "launch": "process_per_device",
+            "method": "torch DistributedDataParallel (torchrun)",
+        },
+        "gpu_build": True,
+    },
     # Keras' OpenVINO backend runs predict only; fit is not implemented.
-    "keras-openvino": {"family": "keras", "framework": "openvino", "tasks": ("infer",)},
+    "keras-openvino": {
+        "family": "keras",
+        "framework": "openvino",
+        "tasks": ("infer",),
+        "data_parallel": {"unsupported": "inference only"},
+        "gpu_build": False,
+    },
     # The seed systems: Keras 2 on Theano, CNTK and MXNet, through the same
     # model definitions (the keras2 adapter's compatibility layer).
     "keras2-theano": {
@@ -149,10 +182,30 @@ BACKENDS = {
         "adapter": "keras2",
         "framework": "theano",
         "tasks": TASKS,
+        "data_parallel": {"unsupported": ONE_DEVICE_KERAS2.format("Theano")},
+        "gpu_build": False,
     },
-    "keras2-cntk": {"family": "keras", "adapter": "keras2", "framework": "cntk", "tasks": TASKS},
-    "keras-mxnet": {"family": "keras", "adapter": "keras2", "framework": "mxnet", "tasks": TASKS},
+    "keras2-cntk": {
+        "family": "keras",
+        "adapter": "keras2",
+        "framework": "cntk",
+        "tasks": TASKS,
+        "data_parallel": {"unsupported": ONE_DEVICE_KERAS2.format("CNTK")},
+        "gpu_build": False,
+    },
+    "keras-mxnet": {
+        "family": "keras",
+        "adapter": "keras2",
+        "framework": "mxnet",
+        "tasks": TASKS,
+        "data_parallel": {
+            "launch": "one_process",
+            "method": "keras-mxnet compile(context=[...]): MXNet Module, one executor per device",
+        },
+        "gpu_build": True,
+    },
 }
+ACCELERATORS = ("gpu", "emulated-cpu")
 
 
 def adapter_of(backend):
@@ -161,11 +214,32 @@ def adapter_of(backend):
     return entry.get("adapter", entry["family"])
 
 
-def not_applicable(backend, task):
-    """Why ``backend`` has no cell for ``task``, or None when it has one."""
-    if task in BACKENDS[backend]["tasks"]:
+def not_applicable(backend, task, devices=0, accelerator="gpu"):
+    """Why ``backend`` has no cell for ``task`` on ``devices``, or None when
+    it has one. Devices >= 1 are GPUs, or CPU devices emulating them."""
+    entry = BACKENDS[backend]
+    if task not in entry["tasks"]:
+        return "n/a ({} only)".format(" and ".join(TASK_WORDS[t] for t in entry["tasks"]))
+    if not devices:
         return None
-    return "n/a ({} only)".format(" and ".join(TASK_WORDS[t] for t in BACKENDS[backend]["tasks"]))
+    if task == "infer":
+        if devices > 1:
+            return "n/a (inference is timed on one device)"
+        if accelerator == "emulated-cpu":
+            return "n/a (emulated devices exercise data-parallel training only)"
+    elif "unsupported" in entry["data_parallel"]:
+        return "n/a ({})".format(entry["data_parallel"]["unsupported"])
+    if accelerator == "gpu" and not entry["gpu_build"]:
+        return "n/a (no NVIDIA GPU build)"
+    return None
+
+
+def environment_of(backend, devices, accelerator):
+    """The environment a run uses: envs/<backend>.yaml on the CPU (and for
+    emulated devices), envs/<backend>.cuda.yaml on GPUs."""
+    if devices and accelerator == "gpu" and BACKENDS[backend]["gpu_build"]:
+        return backend + ".cuda"
+    return backend
 
 
 def model_fits_dataset(model, dataset):

@@ -41,6 +41,7 @@ def metrics(records):
             {
                 **{key: record[key] for key in RUN},
                 "task": record["task"],
+                "accelerator": _accelerator(record),
                 "status": record["status"],
                 "error": _error_line(record.get("error")),
                 "parameters": record.get("parameters"),
@@ -56,6 +57,11 @@ def metrics(records):
                 "seconds_per_1000_samples": record.get("seconds_per_1000_samples"),
                 "peak_host_memory_mb": record.get("peak_host_memory_mb"),
                 "batch_size": (record.get("hyper") or {}).get("batch_size"),
+                "per_device_batch": (record.get("parallel") or {}).get("per_device_batch"),
+                "learning_rate": (record.get("parallel") or {}).get("learning_rate"),
+                "batch_scaling": (record.get("parallel") or {}).get("batch_scaling"),
+                "replica_max_abs_weight_diff": record.get("replica_max_abs_weight_diff"),
+                "samples_dropped_per_epoch": record.get("samples_dropped_per_epoch"),
                 "seed": record.get("seed"),
                 "threads": environment.get("threads"),
                 "jit_compile": settings.get("jit_compile"),
@@ -69,12 +75,18 @@ def metrics(records):
     return pd.DataFrame(rows).sort_values(RUN, ignore_index=True)
 
 
+def _accelerator(record):
+    return (record.get("parallel") or {}).get("accelerator", "cpu")
+
+
 def epochs(records):
     rows = []
     for record in records:
         for epoch in record.get("epochs") or []:
-            rows.append({**{key: record[key] for key in RUN}, **epoch})
-    columns = RUN + list(harness.EPOCH_COLUMNS)
+            rows.append(
+                {**{key: record[key] for key in RUN}, "accelerator": _accelerator(record), **epoch}
+            )
+    columns = RUN + ["accelerator"] + list(harness.EPOCH_COLUMNS)
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -83,8 +95,15 @@ def latencies(records):
     rows = []
     for record in records:
         for call, milliseconds in enumerate(record.get("latencies_ms") or []):
-            rows.append({**{key: record[key] for key in RUN}, "call": call, "ms": milliseconds})
-    return pd.DataFrame(rows, columns=RUN + ["call", "ms"])
+            rows.append(
+                {
+                    **{key: record[key] for key in RUN},
+                    "accelerator": _accelerator(record),
+                    "call": call,
+                    "ms": milliseconds,
+                }
+            )
+    return pd.DataFrame(rows, columns=RUN + ["accelerator", "call", "ms"])
 
 
 def median_ci(values, level=0.95):
@@ -135,6 +154,7 @@ def summary(metrics_frame, level=0.95, not_applicable=(), tolerances=None):
             {
                 **dict(zip(CELL, cell)),
                 "task": task,
+                "accelerator": runs["accelerator"].iloc[0],
                 "status": status,
                 "runs": len(runs),
                 "runs_ok": len(ok),
@@ -160,6 +180,7 @@ def summary(metrics_frame, level=0.95, not_applicable=(), tolerances=None):
             {
                 **{key: cell[key] for key in CELL},
                 "task": cell["task"],
+                "accelerator": cell.get("accelerator"),
                 "status": NOT_APPLICABLE,
                 "runs": 0,
                 "runs_ok": 0,
@@ -168,11 +189,34 @@ def summary(metrics_frame, level=0.95, not_applicable=(), tolerances=None):
             }
         )
     frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
-    return accuracy_parity(frame, tolerances or {}).sort_values(CELL, ignore_index=True)
+    frame = scaling(accuracy_parity(frame, tolerances or {}))
+    return frame.sort_values(CELL, ignore_index=True)
+
+
+def scaling(frame):
+    """Speed-up and scaling efficiency of training over device counts
+    (devices >= 1; the CPU is other hardware): each backend's throughput
+    against its own on the fewest devices measured, efficiency = speed-up /
+    (devices / fewest). 1.0 is ideal scaling."""
+    frame = frame.assign(speedup=float("nan"), scaling_efficiency=float("nan"))
+    measured = frame[
+        (frame["task"] == "train") & (frame["devices"] > 0) & frame["samples_per_second"].notna()
+    ]
+    for _, cells in measured.groupby(["dataset", "model", "backend"]):
+        if len(cells) < 2:
+            continue
+        base = cells.loc[cells["devices"].idxmin()]
+        speedup = cells["samples_per_second"] / base["samples_per_second"]
+        frame.loc[cells.index, "speedup"] = speedup
+        frame.loc[cells.index, "scaling_efficiency"] = speedup / (
+            cells["devices"] / base["devices"]
+        )
+    return frame
 
 
 SUMMARY_COLUMNS = CELL + [
     "task",
+    "accelerator",
     "status",
     "runs",
     "runs_ok",
@@ -221,8 +265,12 @@ def accuracy_parity(frame, tolerances):
     return frame
 
 
-def device_label(devices):
-    return "CPU" if int(devices) == 0 else "{} GPU".format(devices)
+def device_label(devices, accelerator="gpu"):
+    if int(devices) == 0:
+        return "CPU"
+    if accelerator == "emulated-cpu":
+        return "{} emulated dev".format(devices)
+    return "{} GPU".format(devices)
 
 
 HEADLINE_LABEL = {"steady_epoch_seconds": "s/epoch", "latency_p50_ms": "p50 latency ms"}
@@ -245,11 +293,17 @@ def workload_table(summary_frame, dataset, model):
     Returns the table and the workload's task."""
     cells = summary_frame[(summary_frame["dataset"] == dataset) & (summary_frame["model"] == model)]
     cells = cells.assign(
-        hardware=cells["devices"].map(device_label), value=cells.apply(_headline_cell, axis=1)
+        hardware=[device_label(d, a) for d, a in zip(cells["devices"], cells["accelerator"])],
+        value=cells.apply(_headline_cell, axis=1),
     )
     label = HEADLINE_LABEL[cells["headline"].iloc[0]]
     table = cells.pivot(index="backend", columns="hardware", values="value")
     table.columns = ["{}: {}".format(column, label) for column in table.columns]
+    scaled = cells[cells["scaling_efficiency"].notna()]
+    if len(scaled):
+        efficiency = scaled.pivot(index="backend", columns="hardware", values="scaling_efficiency")
+        efficiency.columns = ["{}: scaling efficiency".format(c) for c in efficiency.columns]
+        table = table.join(efficiency.map("{:.2f}".format))
     if cells["task"].iloc[0] == "infer":
         extra = {"p99_latency_ms": "latency_p99_ms", "s_per_1000": "seconds_per_1000_samples"}
     else:
@@ -282,7 +336,9 @@ TABLE_CAPTIONS = {
     "train": "Steady-state seconds per training epoch (median of epochs 2 onwards, median over "
     "repeats, [confidence interval for the median]); first epoch apart; test accuracy after "
     "the last epoch; accuracy parity: the test accuracy's distance from the median over the "
-    "backends, flagged OUTSIDE beyond the workload's tolerance.",
+    "backends, flagged OUTSIDE beyond the workload's tolerance. Scaling efficiency: "
+    "throughput on N devices / (N x throughput on the fewest devices measured); emulated "
+    "devices share the CPU's cores and show the data-parallel overhead, not a speed-up.",
     "infer": "Latency of one sample in ms (median of the timed calls after warm-up, median "
     "over repeats, [confidence interval for the median]); p99 latency; seconds per 1,000 "
     "samples at the workload's batch size.",

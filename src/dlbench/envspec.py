@@ -106,7 +106,11 @@ def build_venv(spec_path, destination, marker, configured=None, log=sys.stdout):
             [venv_python, "-m", "pip", "install", "--no-input", "pip==" + spec["pip_version"]], log
         )
     if spec["pip"]:
-        _run([venv_python, "-m", "pip", "install", "--no-input"] + spec["pip"], log)
+        # A requirements file, as conda hands the list to pip: option lines
+        # (--extra-index-url for a CPU or CUDA build) mean the same in both.
+        requirements = destination / "requirements.txt"
+        requirements.write_text("\n".join(spec["pip"]) + "\n")
+        _run([venv_python, "-m", "pip", "install", "--no-input", "-r", str(requirements)], log)
     setup = SETUP_STEPS.get(spec["name"])
     if setup is not None:
         setup(destination, log)

@@ -12,6 +12,7 @@ import errno
 import fcntl
 import os
 import subprocess
+import tempfile
 import time
 
 
@@ -39,9 +40,10 @@ def visible_gpus(environ=None):
 class Allocation(object):
     """GPU ids held by this process until ``release`` (or exit)."""
 
-    def __init__(self, ids, handles):
+    def __init__(self, ids, handles, assigned_by="dlbench lock files"):
         self.ids = ids
         self._handles = handles
+        self.assigned_by = assigned_by
 
     def environment(self):
         """What the run's process needs to see exactly its GPUs."""
@@ -100,3 +102,29 @@ def allocate(count, pool, lock_dir, timeout_s=None, poll_s=0.5):
                 "no {} of GPUs {} came free within {} s".format(count, ",".join(pool), timeout_s)
             )
         time.sleep(poll_s)
+
+
+def default_lock_dir():
+    """Shared by every workflow of this machine's users, so that two
+    workflows on one box do not time runs on the same GPU either."""
+    return os.path.join(tempfile.gettempdir(), "dlbench-gpu-locks")
+
+
+def assign(count, lock_dir=None, timeout_s=None, environ=None):
+    """The GPUs of one run. Inside a SLURM job the scheduler has already
+    given the job its GPUs (CUDA_VISIBLE_DEVICES): the run takes those.
+    Elsewhere it takes ``count`` free GPUs under the lock files."""
+    environ = os.environ if environ is None else environ
+    visible = visible_gpus(environ)
+    if environ.get("SLURM_JOB_ID") and environ.get("CUDA_VISIBLE_DEVICES") is not None:
+        if count > len(visible):
+            raise GPUsUnavailable(
+                "a run asks for {} GPUs; the SLURM job has {} ({})".format(
+                    count, len(visible), ",".join(visible) or "none"
+                )
+            )
+        return Allocation(visible[:count], [], assigned_by="SLURM")
+    lock_dir = lock_dir or default_lock_dir()
+    allocation = allocate(count, visible, lock_dir, timeout_s=timeout_s)
+    allocation.assigned_by = "dlbench lock files in {}".format(lock_dir)
+    return allocation

@@ -19,7 +19,7 @@ import sys
 import time
 import traceback
 
-from dlbench import backends, catalog, runtime
+from dlbench import backends, catalog, launch, runtime
 
 EPOCH_COLUMNS = (
     "epoch",
@@ -129,7 +129,7 @@ class EpochLog(object):
         self.handle.close()
 
 
-def train(spec, adapter, data, epoch_log):
+def train(spec, adapter, data, epoch_log, place=(0, 0, 1)):
     """Train epoch by epoch in the shared data order, validating after each
     epoch (outside the clock) on the held-out part of the training data when
     the workload has a ``validation_split``, on the test split otherwise."""
@@ -144,6 +144,9 @@ def train(spec, adapter, data, epoch_log):
             x_train, y_train, hyper["validation_split"]
         )
     n_train = len(y_train)
+    rank, _, processes = place
+    replicas = launch.parallel_of(spec)["replicas"]
+    process_batch = batch_size // processes
 
     model = adapter.build(spec["model"], data["meta"], hyper)
     result = {"parameters": adapter.parameter_count(model), "epochs": []}
@@ -161,9 +164,11 @@ def train(spec, adapter, data, epoch_log):
         flush=True,
     )
     for epoch in range(hyper["epochs"]):
-        order = epoch_order(spec["seed"], epoch, n_train)
+        order, dropped = launch.shard_epoch(
+            epoch_order(spec["seed"], epoch, n_train), batch_size, replicas, rank, processes
+        )
         x_epoch, y_epoch = take(x_train, order), y_train[order]  # copied outside the clock
-        step, wall = timed_epoch(adapter, model, x_epoch, y_epoch, batch_size)
+        step, wall = timed_epoch(adapter, model, x_epoch, y_epoch, process_batch)
         row = {
             "epoch": epoch + 1,
             "seconds": step.get("seconds", wall),
@@ -193,7 +198,10 @@ def train(spec, adapter, data, epoch_log):
     seconds = [row["seconds"] for row in result["epochs"]]
     result.update(epoch_summary(seconds))
     steady = result["steady_epoch_seconds"] or result["first_epoch_seconds"]
-    result["samples_per_second"] = n_train / steady if steady else None
+    trained = n_train - dropped  # per epoch, over all replicas
+    result["samples_per_second"] = trained / steady if steady else None
+    result["samples_dropped_per_epoch"] = dropped
+    result["replica_max_abs_weight_diff"] = adapter.replica_divergence(model)
     last = result["epochs"][-1]
     if held_out:
         result["test_loss"], result["test_accuracy"] = adapter.evaluate(
@@ -300,6 +308,8 @@ def base_record(spec):
         "task": spec["task"],
         "seed": spec["seed"],
         "hyper": spec["hyper"],
+        "parallel": launch.parallel_of(spec),
+        "environment_name": spec.get("environment", spec["backend"]),
         "status": "running",
         "error": None,
         "started": runtime.utc_now(),
@@ -311,19 +321,30 @@ def run(spec, data_path, record_path, epochs_path):
     becomes a ``failed`` record with the traceback's tail; the exit status
     says the same."""
     record = base_record(spec)
-    threads = runtime.resolve_threads(spec.get("threads"))
-    cpus = runtime.pin_to_cpus(threads)
-    epoch_log = EpochLog(epochs_path)
+    place = launch.process_place()
+    rank, local_rank, processes = place
+    launch.quiet_unless_first(rank)
+    parallel = launch.parallel_of(spec)
+    threads = launch.threads_per_process(runtime.resolve_threads(spec.get("threads")), parallel)
+    cpus = runtime.pin_to_cpus(
+        threads, launch.cpus_of(runtime.available_cpus(), threads, local_rank)
+    )
+    epoch_log = EpochLog(epochs_path if rank == 0 else os.devnull)
     try:
         record["environment"] = runtime.environment(threads, cpus)
         adapter = backends.adapter_for(spec["backend"], spec.get("backend_settings", {}))
-        adapter.setup(threads=threads, seed=spec["seed"], devices=spec["devices"])
+        adapter.setup(
+            threads=threads,
+            seed=spec["seed"],
+            devices=spec["devices"],
+            parallel=dict(parallel, rank=rank, local_rank=local_rank, processes=processes),
+        )
         record["environment"].update(adapter.versions())
         data = load_dataset(data_path)
         if spec["task"] == "infer":
             record.update(infer(spec, adapter, data))
         else:
-            record.update(train(spec, adapter, data, epoch_log))
+            record.update(train(spec, adapter, data, epoch_log, place))
         record["settings"] = adapter.settings()
         record["peak_device_memory_mb"] = adapter.peak_device_memory_mb()
         record["status"] = "ok"
@@ -333,6 +354,8 @@ def run(spec, data_path, record_path, epochs_path):
         traceback.print_exc()
     finally:
         epoch_log.close()
+    if rank != 0:
+        return record  # rank 0 writes the run's record
     record["peak_host_memory_mb"] = runtime.peak_rss_mb()
     record["finished"] = runtime.utc_now()
     record["load_average_at_end"] = list(os.getloadavg())

@@ -18,6 +18,14 @@ WORKLOAD_KEYS = ("dataset", "model", "task")
 NOT_HYPER = WORKLOAD_KEYS + ("backends", "backend_settings", "accuracy_tolerance")
 
 
+# The schema's defaults, for configs that did not pass through it (tests).
+DEFAULTS = {"accelerator": "gpu", "batch_scaling": "fixed_global"}
+
+
+def option(config, key):
+    return config.get(key, DEFAULTS[key])
+
+
 class ConfigError(ValueError):
     """A config that the schema accepts but that cannot run, naming the key."""
 
@@ -58,12 +66,21 @@ def check(config):
                     key, workload_backends(config, workload), task
                 )
             )
-    for devices in config["devices"]:
-        if devices != 0:
-            raise ConfigError(
-                "devices: {} is not supported yet; GPU and data-parallel runs come "
-                "with device support. Use devices: [0]".format(devices)
-            )
+    for index, devices in enumerate(config["devices"]):
+        for entry in config["workloads"] if devices else []:
+            if entry.get("task", "train") == "train" and entry["batch_size"] % devices:
+                raise ConfigError(
+                    "devices[{}]: {} devices cannot split workload {}/{}'s batch_size {} "
+                    "evenly (batch_scaling: {} keeps the global batch); use a batch_size "
+                    "divisible by every device count".format(
+                        index,
+                        devices,
+                        entry["dataset"],
+                        entry["model"],
+                        entry["batch_size"],
+                        option(config, "batch_scaling"),
+                    )
+                )
 
 
 def workload(config, dataset, model):
@@ -88,27 +105,42 @@ def workload_backends(config, entry):
     return entry.get("backends") or list(config["backends"])
 
 
-def runnable_backends(config, entry):
+def runnable_backends(config, entry, devices=None):
+    """The workload's backends that have a cell on ``devices`` (on some
+    device count of the config when None)."""
     task = entry.get("task", "train")
-    return [b for b in workload_backends(config, entry) if not catalog.not_applicable(b, task)]
+    counts = config["devices"] if devices is None else [devices]
+    return [
+        backend
+        for backend in workload_backends(config, entry)
+        if any(
+            not catalog.not_applicable(backend, task, count, option(config, "accelerator"))
+            for count in counts
+        )
+    ]
 
 
 def not_applicable_cells(config):
     """The cells the matrix leaves out because the backend cannot do the
-    task (an inference-only backend on a training workload): shown in the
-    tables with the reason, never run and never counted as failures."""
+    task (an inference-only backend on a training workload) or cannot do it
+    on that many devices: shown in the tables with the reason, never run and
+    never counted as failures."""
     found = []
     for entry in config["workloads"]:
-        for backend in workload_backends(config, entry):
-            reason = catalog.not_applicable(backend, entry.get("task", "train"))
-            for devices in config["devices"] if reason else []:
+        task = entry.get("task", "train")
+        for backend, devices in itertools.product(
+            workload_backends(config, entry), config["devices"]
+        ):
+            reason = catalog.not_applicable(backend, task, devices, option(config, "accelerator"))
+            if reason:
                 found.append(
                     {
                         "dataset": entry["dataset"],
                         "model": entry["model"],
                         "backend": backend,
                         "devices": devices,
-                        "task": entry.get("task", "train"),
+                        "task": task,
+                        "accelerator": option(config, "accelerator") if devices else "cpu",
                         "reason": reason,
                     }
                 )
@@ -123,12 +155,54 @@ def runs(config):
     """Every run of the matrix, in a stable order."""
     found = []
     for entry in config["workloads"]:
-        cells = itertools.product(
-            runnable_backends(config, entry), config["devices"], range(1, config["repeats"] + 1)
-        )
-        for backend, devices, repeat in cells:
-            found.append(Run(entry["dataset"], entry["model"], backend, devices, repeat))
+        for devices in config["devices"]:
+            cells = itertools.product(
+                runnable_backends(config, entry, devices), range(1, config["repeats"] + 1)
+            )
+            for backend, repeat in cells:
+                found.append(Run(entry["dataset"], entry["model"], backend, devices, repeat))
     return found
+
+
+BATCH_RULES = {
+    "fixed_global": (
+        "the global batch is the workload's batch_size on every device count; each of the "
+        "N replicas takes batch_size/N per step; the learning rate is the configured one "
+        "(strong scaling: the same optimisation as on one device)"
+    ),
+    "per_device": (
+        "each of the N replicas takes the workload's batch_size per step (global batch "
+        "batch_size*N) and the learning rate is multiplied by N (the linear scaling rule "
+        "of Goyal et al., 2017; weak scaling)"
+    ),
+}
+
+
+def data_parallel(config, entry, devices, backend):
+    """The hyper-parameters a run on ``devices`` uses, and the block of its
+    record that says how they follow from the config (``BATCH_RULES``)."""
+    hyper = hyper_parameters(entry)
+    replicas = max(1, devices)
+    scaling = option(config, "batch_scaling") if devices else "fixed_global"
+    if entry.get("task", "train") == "train" and scaling == "per_device":
+        hyper["batch_size"] = entry["batch_size"] * replicas
+        hyper["optimizer"] = dict(
+            hyper["optimizer"], learning_rate=hyper["optimizer"]["learning_rate"] * replicas
+        )
+    launch = catalog.BACKENDS[backend]["data_parallel"] if devices else {}
+    block = {
+        "devices": devices,
+        "accelerator": option(config, "accelerator") if devices else "cpu",
+        "replicas": replicas,
+        "launch": launch.get("launch", "one_process"),
+        "method": launch.get("method"),
+        "global_batch": hyper["batch_size"],
+        "per_device_batch": hyper["batch_size"] // replicas,
+        "learning_rate": (hyper.get("optimizer") or {}).get("learning_rate"),
+        "batch_scaling": scaling,
+        "batch_rule": BATCH_RULES[scaling],
+    }
+    return hyper, block
 
 
 def run_dir(run):
@@ -140,6 +214,7 @@ def spec(config, run):
     that changes a measurement is in here, so Snakemake re-runs exactly the
     runs whose spec changed."""
     entry = workload(config, run.dataset, run.model)
+    hyper, parallel = data_parallel(config, entry, int(run.devices), run.backend)
     return {
         "dataset": run.dataset,
         "model": run.model,
@@ -152,6 +227,10 @@ def spec(config, run):
         "seed": config["seed"] + int(run.repeat) - 1,
         "threads": config["threads"],
         "validate_every_epoch": config["validate_every_epoch"],
-        "hyper": hyper_parameters(entry),
+        "hyper": hyper,
+        "parallel": parallel,
+        "environment": catalog.environment_of(
+            run.backend, int(run.devices), option(config, "accelerator")
+        ),
         "backend_settings": backend_settings(config, entry, run.backend),
     }

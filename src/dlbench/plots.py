@@ -31,7 +31,10 @@ def _finish_bars(figure, axis, cells, positions, ylabel, title, output):
             axis.text(position, 0, status, ha="center", va="bottom", color="tab:red", rotation=90)
     axis.set_xticks(positions)
     axis.set_xticklabels(
-        ["{}\n{}".format(b, device_label(d)) for b, d in zip(cells["backend"], cells["devices"])]
+        [
+            "{}\n{}".format(b, device_label(d, a))
+            for b, d, a in zip(cells["backend"], cells["devices"], cells["accelerator"])
+        ]
     )
     axis.set_ylabel(ylabel)
     axis.set_title(title)
@@ -73,14 +76,16 @@ def convergence(epochs, dataset, model, output):
     panels = (("loss", "training loss"), ("val_accuracy", "validation accuracy"))
     for axis, (column, label) in zip(axes, panels):
         values = rows.dropna(subset=[column])
-        for (backend, devices), runs in values.groupby(["backend", "devices"]):
+        for (backend, devices, accelerator), runs in values.groupby(
+            ["backend", "devices", "accelerator"]
+        ):
             by_epoch = runs.groupby("epoch")[column]
             median = by_epoch.median()
             (line,) = axis.plot(
                 median.index,
                 median.to_numpy(),
                 marker="o",
-                label="{} ({})".format(backend, device_label(devices)),
+                label="{} ({})".format(backend, device_label(devices, accelerator)),
             )
             axis.fill_between(
                 median.index,
@@ -116,12 +121,15 @@ def latency(latencies, dataset, model, output):
     """Single-sample inference latency per backend: every timed call of
     every repeat, as a box (median, quartiles, 1.5 IQR whiskers)."""
     rows = _workload(latencies, dataset, model)
-    groups = [(key, runs["ms"].to_numpy()) for key, runs in rows.groupby(["backend", "devices"])]
+    groups = [
+        (key, runs["ms"].to_numpy())
+        for key, runs in rows.groupby(["backend", "devices", "accelerator"])
+    ]
     figure, axis = plt.subplots(figsize=(max(5, 1.6 * len(groups) + 2), 4))
     if groups:
         axis.boxplot(
             [values for _, values in groups],
-            tick_labels=["{}\n{}".format(b, device_label(d)) for (b, d), _ in groups],
+            tick_labels=["{}\n{}".format(b, device_label(d, a)) for (b, d, a), _ in groups],
             showfliers=True,
         )
         axis.set_yscale("log")
@@ -129,6 +137,43 @@ def latency(latencies, dataset, model, output):
         axis.text(0.5, 0.5, "no successful run", ha="center", transform=axis.transAxes)
     axis.set_ylabel("latency of one sample (ms, log scale)")
     axis.set_title("{} / {}: inference latency, batch 1".format(dataset, model))
+    figure.tight_layout()
+    figure.savefig(output, dpi=120)
+    plt.close(figure)
+
+
+def scaling(summary, dataset, model, output):
+    """Training throughput against device count per backend, with each
+    backend's ideal line (its throughput on the fewest devices, times the
+    device ratio) and the scaling efficiency written at every point."""
+    cells = _workload(summary, dataset, model)
+    cells = cells[(cells["devices"] > 0) & cells["samples_per_second"].notna()]
+    figure, axis = plt.subplots(figsize=(7, 4.5))
+    for backend, runs in cells.sort_values("devices").groupby("backend"):
+        devices = runs["devices"].to_numpy()
+        throughput = runs["samples_per_second"].to_numpy(dtype=float)
+        (line,) = axis.plot(devices, throughput, marker="o", label=backend)
+        ideal = throughput[0] * devices / devices[0]
+        axis.plot(devices, ideal, linestyle="--", color=line.get_color(), alpha=0.6)
+        for x, y, efficiency in zip(devices, throughput, runs["scaling_efficiency"]):
+            if efficiency == efficiency:  # not NaN
+                axis.annotate(
+                    "{:.0%}".format(efficiency), (x, y), textcoords="offset points", xytext=(4, 4)
+                )
+    if len(cells):
+        axis.plot([], [], linestyle="--", color="gray", label="ideal (linear) scaling")
+        axis.legend(fontsize="small")
+        axis.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+        kinds = set(cells["accelerator"])
+        unit = "emulated CPU devices" if kinds == {"emulated-cpu"} else "GPUs"
+    else:
+        axis.text(0.5, 0.5, "no successful multi-device run", ha="center", transform=axis.transAxes)
+        unit = "devices"
+    axis.set_xlabel("number of {}".format(unit))
+    axis.set_ylabel("training samples per second (steady state)")
+    axis.set_title(
+        "{} / {}: data-parallel scaling (efficiency at each point)".format(dataset, model)
+    )
     figure.tight_layout()
     figure.savefig(output, dpi=120)
     plt.close(figure)

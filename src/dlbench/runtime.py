@@ -47,10 +47,11 @@ def thread_environment(threads):
     return env
 
 
-def pin_to_cpus(threads):
-    """Restrict this process to ``threads`` CPUs, so that frameworks which size
-    their pools from the CPU count (XLA, TensorFlow) see exactly that many."""
-    cpus = available_cpus()[:threads]
+def pin_to_cpus(threads, cpus=None):
+    """Restrict this process to ``threads`` CPUs (of ``cpus`` when given), so
+    that frameworks which size their pools from the CPU count (XLA,
+    TensorFlow) see exactly that many."""
+    cpus = (cpus or available_cpus())[:threads]
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, cpus)
     return cpus

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 
-from dlbench import harness, runtime
+from dlbench import gpus, harness, launch, runtime
 
 ERROR_TAIL_LINES = 30
 
@@ -39,27 +39,57 @@ def _describe_exit(returncode):
     return "exited with status {}".format(returncode)
 
 
-def supervise(spec, data, record_path, epochs_path, timeout_s=None):
-    threads = runtime.resolve_threads(spec.get("threads"))
+def _failed_without_child(spec, record_path, reason):
+    record = harness.base_record(spec)
+    record.update(status="failed", error=reason, finished=runtime.utc_now())
+    runtime.write_json_atomic(record_path, record)
+    print("run not started: {}".format(reason))
+    return 0
+
+
+def supervise(
+    spec, data, record_path, epochs_path, timeout_s=None, gpu_lock_dir=None, gpu_wait_s=None
+):
+    if os.path.exists(record_path):
+        os.remove(record_path)  # never mistake an old record for this run's
+    parallel = launch.parallel_of(spec)
+    allocation = None
+    if parallel["devices"] and parallel["accelerator"] == "gpu":
+        try:
+            allocation = gpus.assign(parallel["devices"], gpu_lock_dir, gpu_wait_s)
+        except gpus.GPUsUnavailable as error:
+            return _failed_without_child(spec, record_path, "GPUs unavailable: {}".format(error))
+        parallel = dict(parallel, gpu_ids=allocation.ids, gpus_assigned_by=allocation.assigned_by)
+        print("GPUs {} ({})".format(",".join(allocation.ids), allocation.assigned_by), flush=True)
+    spec = dict(spec, parallel=parallel)
+    try:
+        return _run_child(spec, parallel, allocation, data, record_path, epochs_path, timeout_s)
+    finally:
+        if allocation is not None:
+            allocation.release()
+
+
+def _run_child(spec, parallel, allocation, data, record_path, epochs_path, timeout_s):
+    threads = launch.threads_per_process(runtime.resolve_threads(spec.get("threads")), parallel)
     env = dict(os.environ)
     env.update(runtime.thread_environment(threads))
     env.update(runtime.environment_additions(sys.prefix, env))
+    env.update(launch.environment(parallel, allocation.ids if allocation else None))
     env["PYTHONUNBUFFERED"] = "1"
-    if os.path.exists(record_path):
-        os.remove(record_path)  # never mistake an old record for this run's
-    command = [
+    command = launch.command(
         sys.executable,
-        "-m",
-        "dlbench.harness",
-        "--spec",
-        json.dumps(spec),
-        "--data",
-        data,
-        "--record",
-        record_path,
-        "--epochs",
-        epochs_path,
-    ]
+        parallel,
+        [
+            "--spec",
+            json.dumps(spec),
+            "--data",
+            data,
+            "--record",
+            record_path,
+            "--epochs",
+            epochs_path,
+        ],
+    )
     tail = collections.deque(maxlen=ERROR_TAIL_LINES)
     child = subprocess.Popen(
         command,
@@ -98,9 +128,20 @@ def supervise(spec, data, record_path, epochs_path, timeout_s=None):
 def main(argv=None):
     parser = harness.argument_parser(__doc__.splitlines()[0])
     parser.add_argument("--timeout-minutes", type=float, default=None)
+    parser.add_argument("--gpu-lock-dir", default=None, help="folder of the per-GPU locks")
+    parser.add_argument("--gpu-wait-minutes", type=float, default=None)
     args = parser.parse_args(argv)
     timeout_s = args.timeout_minutes * 60 if args.timeout_minutes else None
-    return supervise(json.loads(args.spec), args.data, args.record, args.epochs, timeout_s)
+    gpu_wait_s = args.gpu_wait_minutes * 60 if args.gpu_wait_minutes is not None else None
+    return supervise(
+        json.loads(args.spec),
+        args.data,
+        args.record,
+        args.epochs,
+        timeout_s,
+        gpu_lock_dir=args.gpu_lock_dir,
+        gpu_wait_s=gpu_wait_s,
+    )
 
 
 if __name__ == "__main__":

@@ -20,17 +20,19 @@ rule bench:
     log:
         f"{RUN_DIR}/bench.log",
     conda:
-        "../../envs/{backend}.yaml"
+        run_env_file
     threads: BENCH_THREADS
     resources:
         cpu_exclusive=cpu_exclusive,
+        gpu=gpus_of_run,
         runtime=config["timeout_minutes"],
     params:
         spec=run_spec,
         python=backend_python,
         src=os.path.relpath(SRC),
+        gpu_options=gpu_options,
     shell:
         "PYTHONPATH={params.src:q} {params.python} -m dlbench.supervise"
         " --spec {params.spec:q} --data {input.data:q}"
         " --record {output.record:q} --epochs {output.epochs:q}"
-        " --timeout-minutes {resources.runtime} > {log:q} 2>&1"
+        " --timeout-minutes {resources.runtime} {params.gpu_options}> {log:q} 2>&1"

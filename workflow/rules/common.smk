@@ -1,5 +1,7 @@
 import json
 import os
+import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -20,6 +22,11 @@ if workflow.config_settings.configfiles:
     config.clear()
     config.update(workflow.config_settings.overwrite_config)
 
+# --config 'devices=[0,1,2]' arrives as strings (Snakemake reads lists with
+# YAML's BaseLoader): whole numbers are device counts.
+if isinstance(config.get("devices"), list):
+    config["devices"] = [int(d) if str(d).isdigit() else d for d in config["devices"]]
+
 validate(config, workflow.source_path("../schemas/config.schema.yaml"))
 try:
     matrix.check(config)
@@ -29,6 +36,9 @@ except matrix.ConfigError as error:
 RUNS = matrix.runs(config)
 WORKLOADS = [(w["dataset"], w["model"], w["task"]) for w in config["workloads"]]
 PLOTS = {"train": ["epoch_time", "convergence"], "infer": ["latency", "throughput"]}
+# Scaling needs two device counts of the accelerator (the CPU is other hardware).
+if len([devices for devices in config["devices"] if devices > 0]) >= 2:
+    PLOTS["train"].append("scaling")
 RUN_DIR = matrix.RUN_DIR.replace("{repeat}", "{rep}")
 DOWNLOADED = "|".join(d for d in catalog.DATASETS if catalog.downloaded(d))
 GENERATED = "|".join(d for d in catalog.DATASETS if catalog.generated(d))
@@ -44,6 +54,11 @@ wildcard_constraints:
     rep=r"\d+",
     filename=r"[^/]+",
     family="|".join({entry["family"] for entry in catalog.BACKENDS.values()}),
+    environment="|".join(
+        re.escape(catalog.environment_of(backend, devices, "gpu"))
+        for backend in catalog.BACKENDS
+        for devices in (0, 1)
+    ),
 
 
 def env_mode():
@@ -63,8 +78,8 @@ FIXTURES_CODE = str(Path(SRC) / "dlbench" / "fixtures.py")
 ENV_MODE = env_mode()
 
 
-def backend_env_file(backend):
-    return str(Path(workflow.basedir) / "envs" / f"{backend}.yaml")
+def env_file(environment):
+    return str(Path(workflow.basedir) / "envs" / f"{environment}.yaml")
 
 
 def run_of(wildcards):
@@ -133,22 +148,33 @@ def run_spec(wildcards):
     return json.dumps(matrix.spec(config, run_of(wildcards)), sort_keys=True)
 
 
+def run_environment(wildcards):
+    """The backend's CPU environment, or its CUDA one on GPUs."""
+    return catalog.environment_of(
+        wildcards.backend, int(wildcards.devices), config["accelerator"]
+    )
+
+
+def run_env_file(wildcards):
+    return env_file(run_environment(wildcards))
+
+
 def bench_inputs(wildcards):
     """The prepared data, the digest of the code the run executes and, in
-    venv mode, the backend's venv: a change to any re-runs the run."""
+    venv mode, the run's venv: a change to any re-runs the run."""
     family = catalog.BACKENDS[wildcards.backend]["family"]
     inputs = {
         "data": f"results/data/{wildcards.dataset}.npz",
         "code": f"results/code/{family}.sha256",
     }
     if ENV_MODE == "venv":
-        inputs["env"] = f".venvs/{wildcards.backend}/ready.json"
+        inputs["env"] = f".venvs/{run_environment(wildcards)}/ready.json"
     return inputs
 
 
 def backend_python(wildcards):
     return {
-        "venv": f".venvs/{wildcards.backend}/bin/python",
+        "venv": f".venvs/{run_environment(wildcards)}/bin/python",
         "conda": "python",
         "current": sys.executable,
     }[ENV_MODE]
@@ -163,12 +189,39 @@ def family_sources(wildcards):
         for backend, entry in catalog.BACKENDS.items()
         if entry["family"] == wildcards.family
     }
-    files = ["harness.py", "supervise.py", "runtime.py", "catalog.py"]
+    files = [
+        "harness.py",
+        "supervise.py",
+        "runtime.py",
+        "catalog.py",
+        "launch.py",
+        "gpus.py",
+    ]
     files += ["backends/__init__.py", f"models/{wildcards.family}_models.py"]
     files += [f"backends/{adapter}_adapter.py" for adapter in sorted(adapters)]
     return [str(package / name) for name in files]
 
 
+def timed_on_gpus(wildcards):
+    return int(wildcards.devices) > 0 and config["accelerator"] == "gpu"
+
+
 def cpu_exclusive(wildcards):
-    """CPU-timed runs hold the one CPU slot (profiles/default caps it at 1)."""
-    return 1 if int(wildcards.devices) == 0 else 0
+    """CPU-timed runs (emulated devices too) hold the one CPU slot
+    (profiles/default caps it at 1), unless the config lets them overlap."""
+    return 0 if timed_on_gpus(wildcards) or config["concurrent_cpu_runs"] else 1
+
+
+def gpus_of_run(wildcards):
+    """The run's GPUs as a resource: `--resources gpu=N` locally, the job's
+    GPU request on a cluster. The ids come from the supervisor (gpus.py)."""
+    return int(wildcards.devices) if timed_on_gpus(wildcards) else 0
+
+
+def gpu_options(wildcards):
+    if not timed_on_gpus(wildcards):
+        return ""
+    options = f"--gpu-wait-minutes {config['gpu_wait_minutes']} "
+    if config["gpu_lock_dir"]:
+        options += f"--gpu-lock-dir {shlex.quote(config['gpu_lock_dir'])} "
+    return options

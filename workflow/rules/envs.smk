@@ -1,10 +1,10 @@
 rule venv:
     input:
-        lambda wildcards: backend_env_file(wildcards.backend),
+        lambda wildcards: env_file(wildcards.environment),
     output:
-        ".venvs/{backend}/ready.json",
+        ".venvs/{environment}/ready.json",
     log:
-        "logs/venv/{backend}.log",
+        "logs/venv/{environment}.log",
     conda:
         MAIN_ENV
     resources:

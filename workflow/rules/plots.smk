@@ -68,3 +68,21 @@ rule plot_throughput:
         MAIN_ENV
     script:
         "../scripts/plot.py"
+
+
+rule plot_scaling:
+    input:
+        "results/summary.csv",
+    output:
+        report(
+            "results/plots/{dataset}_{model}_scaling.png",
+            caption="../report/scaling.rst",
+            category="{dataset} / {model}",
+            labels={"figure": "scaling over devices"},
+        ),
+    log:
+        "logs/plots/{dataset}_{model}_scaling.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/plot.py"

@@ -1,5 +1,5 @@
 """One figure per workload (rules plot_epoch_time, plot_convergence, plot_latency,
-plot_throughput)."""
+plot_throughput, plot_scaling)."""
 
 import sys
 
@@ -12,6 +12,7 @@ PLOTTERS = {
     "plot_convergence": plots.convergence,
     "plot_latency": plots.latency,
     "plot_throughput": plots.throughput,
+    "plot_scaling": plots.scaling,
 }
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")

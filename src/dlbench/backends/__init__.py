@@ -3,13 +3,22 @@
 An adapter owns one framework family and exposes the few operations the
 harness needs::
 
-    setup(threads, seed, devices)      pin the framework's threads, seed it
+    setup(threads, seed, devices, parallel)
+                                       pin the framework's threads, seed it;
+                                       on devices >= 1 set up data parallelism
+                                       as ``parallel`` says (matrix.data_parallel
+                                       plus this process' rank, local_rank and
+                                       processes; see dlbench.launch)
     versions() -> dict                 framework versions for the record
     settings() -> dict                 the settings that ran (jit, kernels)
     build(model, data_spec, hyper) -> model (compiled); data_spec is the
                                        dataset's meta plus its input_shape
     parameter_count(model) -> int
     train_epoch(model, x, y, batch_size) -> {"loss", "accuracy", ["seconds"]}
+                                       x, y: this process' share of the epoch;
+                                       batch_size: its share of the global batch
+    replica_divergence(model) -> float or None
+                                       largest weight difference between replicas
     evaluate(model, x, y, batch_size) -> (loss, accuracy)
     predict(model, x) -> outputs      one batch, for inference timing
     synchronize()                      wait for queued device work

@@ -121,6 +121,21 @@ class Adapter(keras_adapter.Adapter):
         )
         self.applied["omp_threads"] = os.environ.get("OMP_NUM_THREADS")
 
+    def _distribute_mxnet(self, devices):
+        """keras-mxnet's own data parallelism: compile(context=[...]) gives
+        MXNet's Module one executor per device; each batch is split over
+        them and the gradients summed. Emulated devices are executors on the
+        CPU (keras-mxnet maps every 'cpu(i)' to cpu(0))."""
+        import mxnet
+
+        if self.emulated:
+            self.mxnet_context = ["cpu({})".format(i) for i in range(devices)]
+        else:
+            found = mxnet.context.num_gpus()
+            if found < devices:
+                raise self._no_gpus(devices, "{} GPU(s)".format(found) if found else None)
+            self.mxnet_context = ["gpu({})".format(i) for i in range(devices)]
+
     def _setup_cntk(self, threads, seed):
         import cntk
 
@@ -139,12 +154,22 @@ class Adapter(keras_adapter.Adapter):
     def build(self, model_name, data_spec, hyper):
         keras = self.keras
         model = keras_models.BUILDERS[model_name](Keras2Namespace(keras), data_spec)
+        settings = {}
+        if self.framework == "mxnet":
+            # Without a context keras-mxnet takes the first GPU nvidia-smi
+            # lists, whatever CUDA_VISIBLE_DEVICES says: name the devices.
+            settings["context"] = getattr(self, "mxnet_context", None) or ["cpu"]
+            self.applied["mxnet_context"] = settings["context"]
         if "optimizer" in hyper:
-            model.compile(
+            settings.update(
                 optimizer=optimizer(keras, hyper["optimizer"]),
                 loss=hyper["loss"],
                 metrics=["accuracy"],
             )
+        if settings:  # inference compiles too on MXNet, for the context only
+            settings.setdefault("optimizer", "sgd")
+            settings.setdefault("loss", "categorical_crossentropy")
+            model.compile(**settings)
         for layer in _all_layers(model):
             kind = type(layer).__name__
             if kind in ("GRU", "LSTM"):
@@ -177,6 +202,19 @@ class Adapter(keras_adapter.Adapter):
     def evaluate(model, x, y, batch_size):
         loss, accuracy = model.evaluate(x, y, batch_size=batch_size, verbose=0)
         return float(loss), float(accuracy)
+
+    def replica_divergence(self, model):
+        """MXNet keeps one copy of every weight per executor."""
+        if len(getattr(self, "mxnet_context", [])) < 2:
+            return None
+        module = model._module
+        group = getattr(module, "_curr_module", module)._exec_group
+        largest = 0.0
+        for copies in group.param_arrays:
+            first = copies[0].asnumpy()
+            for copy in copies[1:]:
+                largest = max(largest, float(abs(copy.asnumpy() - first).max()))
+        return largest
 
 
 def _all_layers(model):

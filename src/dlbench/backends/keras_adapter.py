@@ -2,19 +2,22 @@
 
 The framework is imported in ``setup``, after the harness pinned the process
 to its CPUs, because several frameworks size their thread pools on import.
+On devices >= 1 the model is trained data-parallel, the way each backend's
+documentation does it: Keras' DataParallel distribution on JAX, a
+MirroredStrategy on TensorFlow, DistributedDataParallel in one process per
+device on torch (started by torchrun, see dlbench.launch).
 Importable on Python 3.6.
 """
 
 import os
 import time
 
+from dlbench import launch
 from dlbench.models import keras_models
 
 
 class Adapter(object):
-    devices_not_supported = (
-        "devices={}: GPU and data-parallel runs are not built yet; use devices: [0]"
-    )
+    devices_not_supported = "devices={}: {} has no data-parallel training here"
 
     def __init__(self, framework, settings):
         self.framework = framework
@@ -23,16 +26,28 @@ class Adapter(object):
         self.keras = None
         self.jit_compile = None
         self.recurrent_kernels = {}
+        self.parallel = dict(launch.ON_THE_CPU)
+        self.emulated = False
+        self.distribution = None  # JAX: keras.distribution.DataParallel
+        self.strategy = None  # TensorFlow: tf.distribute.MirroredStrategy
+        self.process_group = False  # torch: DistributedDataParallel processes
+        self.step_sync = False
+        self.forced_jit = None
 
-    def setup(self, threads, seed, devices):
-        if devices:
-            raise NotImplementedError(self.devices_not_supported.format(devices))
+    def setup(self, threads, seed, devices, parallel=None):
+        self.parallel = dict(launch.ON_THE_CPU, **(parallel or {}))
+        if devices and not hasattr(self, "_distribute_" + self.framework):
+            raise NotImplementedError(self.devices_not_supported.format(devices, self.framework))
+        self.emulated = bool(devices) and self.parallel["accelerator"] == "emulated-cpu"
         os.environ["KERAS_BACKEND"] = self.framework
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         getattr(self, "_setup_" + self.framework)(threads, seed)
         import keras
 
         self.keras = keras
+        if devices:
+            getattr(self, "_distribute_" + self.framework)(devices)
+            self.applied["data_parallel"] = self._describe_parallel(devices)
         self._seed_and_probe(seed, devices)
         self.applied.update(
             {
@@ -53,13 +68,24 @@ class Adapter(object):
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(1)
         self.applied.update({"intra_op_threads": threads, "inter_op_threads": 1})
+        if self.emulated:  # before TensorFlow initialises its devices
+            cpu = tf.config.list_physical_devices("CPU")[0]
+            tf.config.set_logical_device_configuration(
+                cpu, [tf.config.LogicalDeviceConfiguration()] * self.parallel["devices"]
+            )
 
     def _setup_jax(self, threads, seed):
         # XLA's CPU pool follows the process' CPU affinity; one thread needs
         # the flags as well, or Eigen still starts its pool.
+        flags = []
         if threads == 1:
-            flags = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-            os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + flags).strip()
+            flags.append("--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+        if self.emulated:
+            flags.append(
+                "--xla_force_host_platform_device_count={}".format(self.parallel["devices"])
+            )
+        if flags:
+            os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", "")] + flags).strip()
         self.applied["xla_flags"] = os.environ.get("XLA_FLAGS", "")
 
     def _setup_torch(self, threads, seed):
@@ -73,6 +99,83 @@ class Adapter(object):
         self.applied.update(
             {"intra_op_threads": threads, "inter_op_threads": 1, "flush_denormal": True}
         )
+
+    def _no_gpus(self, devices, seen):
+        return RuntimeError(
+            "devices={} asks for {} GPUs; {} sees {}. The run needs the CUDA build "
+            "(envs/{}.cuda.yaml) and visible GPUs (CUDA_VISIBLE_DEVICES={!r})".format(
+                devices,
+                devices,
+                self.framework,
+                seen or "none",
+                "keras-" + self.framework,
+                os.environ.get("CUDA_VISIBLE_DEVICES"),
+            )
+        )
+
+    def _distribute_jax(self, devices):
+        import jax
+
+        platform = "cpu" if self.emulated else "gpu"
+        found = [device for device in jax.devices() if device.platform == platform]
+        if len(found) < devices:
+            raise self._no_gpus(devices, jax.devices())
+        self.distribution = self.keras.distribution.DataParallel(devices=found[:devices])
+        # Emulated CPU devices: XLA's CPU all-reduce gives up when one device
+        # runs ahead ("only 1 of them arrived on time"); waiting for every
+        # step's result keeps them together. Real GPUs need no such wait.
+        self.step_sync = self.emulated
+
+    def _distribute_tensorflow(self, devices):
+        import tensorflow as tf
+
+        kind = "CPU" if self.emulated else "GPU"
+        found = [device.name for device in tf.config.list_logical_devices(kind)]
+        if len(found) < devices:
+            raise self._no_gpus(devices, found)
+        self.strategy = tf.distribute.MirroredStrategy(found[:devices])
+        if self.emulated:
+            # XLA cannot reach the other logical CPUs' variable copies
+            # ("Trying to access resource ... located in device CPU:1").
+            self.forced_jit = "off: XLA cannot use variables of other emulated CPU devices"
+
+    def _distribute_torch(self, devices):
+        import torch
+        import torch.distributed as dist
+
+        if not self.emulated:
+            if torch.cuda.device_count() < 1:
+                raise self._no_gpus(devices, [])
+            torch.cuda.set_device(self.parallel["local_rank"])
+        backend = "gloo" if self.emulated else "nccl"
+        dist.init_process_group(backend=backend)
+        if dist.get_world_size() != devices:
+            raise RuntimeError(
+                "devices={} but torchrun started {} processes".format(
+                    devices, dist.get_world_size()
+                )
+            )
+        self.process_group = True
+        self.applied["process_group_backend"] = backend
+
+    def _describe_parallel(self, devices):
+        described = {
+            "devices": devices,
+            "accelerator": self.parallel["accelerator"],
+            "method": self.parallel.get("method"),
+            "processes": self.parallel.get("processes", 1),
+        }
+        if self.step_sync:
+            described["step_sync"] = "every step's loss read (emulated XLA CPU devices)"
+        return described
+
+    def _scope(self):
+        """Where models are built and trained: under the distribution."""
+        if self.distribution is not None:
+            return self.distribution.scope()
+        if self.strategy is not None:
+            return self.strategy.scope()
+        return _Nothing()
 
     def _setup_openvino(self, threads, seed):
         # OpenVINO's CPU plugin sizes its pool from the process' CPU affinity.
@@ -142,6 +245,8 @@ class Adapter(object):
     def settings(self):
         found = dict(self.applied)
         found["jit_compile"] = self.jit_compile
+        if self.forced_jit:
+            found["jit_compile_reason"] = self.forced_jit
         found["inference_call"] = "predict_on_batch"
         if self.recurrent_kernels:
             found["recurrent_kernels"] = dict(self.recurrent_kernels)
@@ -149,17 +254,22 @@ class Adapter(object):
 
     def build(self, model_name, data_spec, hyper):
         keras = self.keras
-        model = keras_models.BUILDERS[model_name](keras, data_spec)
         settings = {"jit_compile": self.requested.get("jit_compile", "auto")}
-        if "optimizer" in hyper:  # training; inference compiles only the jit choice
-            settings.update(
-                optimizer=keras_models.optimizer(keras, hyper["optimizer"]),
-                loss=hyper["loss"],
-                metrics=["accuracy"],
-            )
-        model.compile(**settings)
+        if self.forced_jit:
+            settings["jit_compile"] = False
+        with self._scope():
+            model = keras_models.BUILDERS[model_name](keras, data_spec)
+            if "optimizer" in hyper:  # training; inference compiles only the jit choice
+                settings.update(
+                    optimizer=keras_models.optimizer(keras, hyper["optimizer"]),
+                    loss=hyper["loss"],
+                    metrics=["accuracy"],
+                )
+            model.compile(**settings)
         # What Keras resolved "auto" (or a request it could not honour) to.
         self.jit_compile = bool(model.jit_compile)
+        if self.process_group:
+            distributed_train_step(model, self.parallel)
         return model
 
     @staticmethod
@@ -168,20 +278,46 @@ class Adapter(object):
 
     def train_epoch(self, model, x, y, batch_size):
         timer = epoch_timer(self.keras)
-        history = model.fit(
-            x,
-            y,
-            batch_size=batch_size,
-            epochs=1,
-            shuffle=False,
-            verbose=0,
-            callbacks=[timer],
-        )
-        return {
-            "seconds": timer.seconds,
-            "loss": float(history.history["loss"][-1]),
-            "accuracy": float(history.history["accuracy"][-1]),
-        }
+        callbacks = [timer] + ([step_waiter(self.keras)] if self.step_sync else [])
+        if self.process_group:
+            import torch.distributed as dist
+
+            dist.barrier()  # every process starts its epoch together
+        with self._scope():
+            history = model.fit(
+                x,
+                y,
+                batch_size=batch_size,
+                epochs=1,
+                shuffle=False,
+                verbose=0,
+                callbacks=callbacks,
+            )
+        loss, accuracy = history.history["loss"][-1], history.history["accuracy"][-1]
+        if self.process_group:  # each process saw its share: the mean is the epoch's
+            loss, accuracy = _mean_over_processes([loss, accuracy])
+        return {"seconds": timer.seconds, "loss": float(loss), "accuracy": float(accuracy)}
+
+    def replica_divergence(self, model):
+        """The largest absolute difference between any weight on two
+        replicas after training: 0 when data parallelism kept them equal;
+        None with one replica."""
+        import numpy
+
+        if self.process_group:
+            return _divergence_over_processes(model)
+        if self.distribution is None and self.strategy is None:
+            return None
+        largest = 0.0
+        for variable in model.variables:
+            value = variable.value
+            if self.distribution is not None:
+                copies = [numpy.asarray(shard.data) for shard in value.addressable_shards]
+            else:
+                copies = [numpy.asarray(copy) for copy in value.values]
+            for copy in copies[1:]:
+                largest = max(largest, float(numpy.max(numpy.abs(copy - copies[0]), initial=0)))
+        return largest
 
     @staticmethod
     def evaluate(model, x, y, batch_size):
@@ -198,7 +334,116 @@ class Adapter(object):
         pass  # fit() and evaluate() return host values: device work is done
 
     def peak_device_memory_mb(self):
-        return None  # CPU runs; GPU memory comes with device support
+        """Peak memory on the first GPU (None on the CPU)."""
+        if not self.parallel["devices"] or self.emulated:
+            return None
+        return getattr(self, "_peak_memory_" + self.framework, lambda: None)()
+
+    @staticmethod
+    def _peak_memory_torch():
+        import torch
+
+        return torch.cuda.max_memory_allocated() / 2.0**20
+
+    @staticmethod
+    def _peak_memory_tensorflow():
+        import tensorflow as tf
+
+        return tf.config.experimental.get_memory_info("GPU:0")["peak"] / 2.0**20
+
+    @staticmethod
+    def _peak_memory_jax():
+        import jax
+
+        stats = jax.devices()[0].memory_stats() or {}
+        peak = stats.get("peak_bytes_in_use")
+        return None if peak is None else peak / 2.0**20
+
+
+class _Nothing(object):
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def distributed_train_step(model, parallel):
+    """Keras' torch train step with the forward pass through
+    DistributedDataParallel, which all-reduces the gradients during the
+    backward pass (Keras' own step calls the bare model). The rest is Keras
+    3.15's TorchTrainer.train_step: loss, backward, optimizer, metrics."""
+    import torch
+    from keras.src.trainers.data_adapters import data_adapter_utils
+    from torch.nn.parallel import DistributedDataParallel
+
+    device_ids = None if parallel["accelerator"] != "gpu" else [parallel["local_rank"]]
+    wrapped = DistributedDataParallel(model, device_ids=device_ids)
+
+    def train_step(data):
+        x, y, sample_weight = data_adapter_utils.unpack_x_y_sample_weight(data)
+        y_pred = wrapped(x, training=True)
+        model.zero_grad()
+        loss = model._compute_loss(
+            x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=True
+        )
+        model._loss_tracker.update_state(loss, sample_weight=_batch_length(x))
+        loss = model.optimizer.scale_loss(loss)
+        loss.backward()
+        weights = model.trainable_weights[:]
+        with torch.no_grad():
+            model.optimizer.apply([w.value.grad for w in weights], weights)
+        return model.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
+
+    model.train_step = train_step  # the wrapper lives in this closure only:
+    return wrapped  # as an attribute of the model it would contain itself
+
+
+def _batch_length(x):
+    first = next(iter(x.values())) if isinstance(x, dict) else x
+    return first.shape[0]
+
+
+def _mean_over_processes(values):
+    import torch
+    import torch.distributed as dist
+
+    tensor = torch.tensor([float(v) for v in values], dtype=torch.float64)
+    tensor = tensor.to(_collective_device())
+    dist.all_reduce(tensor)
+    return (tensor / dist.get_world_size()).tolist()
+
+
+def _collective_device():
+    """NCCL reduces GPU tensors only; gloo CPU tensors."""
+    import torch
+    import torch.distributed as dist
+
+    return torch.device("cuda" if dist.get_backend() == "nccl" else "cpu")
+
+
+def _divergence_over_processes(model):
+    import torch
+    import torch.distributed as dist
+
+    mine = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    mine = mine.to(_collective_device())
+    first = mine.clone()
+    dist.broadcast(first, src=0)
+    largest = (mine - first).abs().max() if mine.numel() else torch.tensor(0.0)
+    largest = largest.reshape(1).to(torch.float64)
+    dist.all_reduce(largest, op=dist.ReduceOp.MAX)
+    return float(largest.item())
+
+
+def step_waiter(keras):
+    """Reads every step's logs, which waits for the step to finish."""
+
+    class StepWaiter(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            [float(value) for value in (logs or {}).values()]
+
+    return StepWaiter()
 
 
 def epoch_timer(keras):
