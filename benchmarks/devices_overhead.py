@@ -11,31 +11,19 @@ the backends' venvs are built (``make smoke``):
 """
 
 import argparse
-import json
 import statistics
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
+import runs
 import yaml
 
 from dlbench import catalog, matrix
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = runs.ROOT
 
 
 def measure(spec, python, data):
-    with tempfile.TemporaryDirectory() as folder:
-        record_path = Path(folder) / "run.json"
-        subprocess.run(
-            [python, "-m", "dlbench.supervise", "--spec", json.dumps(spec), "--data", data]
-            + ["--record", str(record_path), "--epochs", str(Path(folder) / "epochs.csv")],
-            env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
-            check=True,
-            capture_output=True,
-        )
-        record = json.loads(record_path.read_text())
+    record = runs.record_of(spec, python, data)
     if record["status"] != "ok":
         raise SystemExit("{} on {} devices: {}".format(spec["backend"], spec["devices"], record))
     return record
@@ -54,13 +42,11 @@ def main():
     dataset, model = args.workload.split("/")
     data = str(ROOT / "results" / "data" / "{}.npz".format(dataset))
     backends = args.backends or [
-        b
-        for b in config["backends"]
-        if not catalog.not_applicable(b, "train", 2, "emulated-cpu")
+        b for b in config["backends"] if not catalog.not_applicable(b, "train", 2, "emulated-cpu")
     ]
     rows = []
     for backend in backends:
-        python = str(ROOT / ".venvs" / backend / "bin" / "python")
+        python = runs.venv_python(backend)
         steady = {1: [], 2: []}
         divergence = []
         for pair in range(args.pairs):

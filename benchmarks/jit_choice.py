@@ -10,32 +10,20 @@ the workload's data is prepared:
 """
 
 import argparse
-import json
 import statistics
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
+import runs
 import yaml
 
 from dlbench import matrix
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = runs.ROOT
 
 
 def measure(spec, python, data, jit):
     spec = dict(spec, backend_settings=dict(spec["backend_settings"], jit_compile=jit))
-    with tempfile.TemporaryDirectory() as folder:
-        record_path = Path(folder) / "run.json"
-        subprocess.run(
-            [python, "-m", "dlbench.supervise", "--spec", json.dumps(spec), "--data", data]
-            + ["--record", str(record_path), "--epochs", str(Path(folder) / "epochs.csv")],
-            env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
-            check=True,
-            capture_output=True,
-        )
-        record = json.loads(record_path.read_text())
+    record = runs.record_of(spec, python, data)
     if record["status"] != "ok":
         raise SystemExit("jit_compile={}: {}".format(jit, record["error"]))
     if spec["task"] == "infer":
@@ -61,7 +49,7 @@ def main():
     spec = matrix.spec(config, matrix.Run(dataset, model, args.backend, 0, 1))
     if args.epochs:
         spec["hyper"]["epochs"] = args.epochs
-    python = str(ROOT / ".venvs" / args.backend / "bin" / "python")
+    python = runs.venv_python(args.backend)
     data = args.data or str(ROOT / "results" / "data" / "{}.npz".format(dataset))
 
     found = {True: [], False: []}

@@ -9,6 +9,9 @@ import yaml
 from dlbench import backends, catalog
 
 REPO = Path(__file__).resolve().parents[1]
+# keras-torch's env asks PyTorch's CPU wheel index for every package; where
+# that index is out of reach, pip's five retries per package cost minutes.
+os.environ.setdefault("PIP_RETRIES", "1")
 WORKFLOW_PARTS = ("Snakefile", "workflow", "envs", "config", "profiles", "src")
 
 
@@ -69,3 +72,17 @@ def write_config(path, config):
     with open(path, "w") as handle:
         yaml.safe_dump(copy.deepcopy(config), handle, sort_keys=False)
     return path
+
+
+# What the fault-injection tests (test_faults.py) tried, how many of the
+# faults the workflow survived (the fault's run recorded with its reason,
+# everything else done) and how many results were lost; printed at the end.
+FAULT_TALLY = {"tried": 0, "survived": 0, "lost": 0}
+
+
+def pytest_terminal_summary(terminalreporter):
+    if FAULT_TALLY["tried"]:
+        terminalreporter.write_line(
+            "fault injection: {tried} faults tried, {survived} survived, {lost} results "
+            "lost".format(**FAULT_TALLY)
+        )

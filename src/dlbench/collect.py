@@ -43,7 +43,7 @@ def metrics(records):
                 "task": record["task"],
                 "accelerator": _accelerator(record),
                 "status": record["status"],
-                "error": _error_line(record.get("error")),
+                "error": record.get("reason") or _error_line(record.get("error")),
                 "parameters": record.get("parameters"),
                 "epochs": len(record.get("epochs") or []),
                 "first_epoch_seconds": record.get("first_epoch_seconds"),

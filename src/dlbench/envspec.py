@@ -118,6 +118,7 @@ def build_venv(spec_path, destination, marker, configured=None, log=sys.stdout):
     with open(marker, "w") as handle:
         json.dump(
             {
+                "status": "ok",
                 "backend": spec["name"],
                 "python": python,
                 "python_version": spec["python"],
@@ -128,6 +129,36 @@ def build_venv(spec_path, destination, marker, configured=None, log=sys.stdout):
             indent=2,
         )
     return venv_python
+
+
+def build_or_report(spec_path, destination, marker, configured=None, log_path=None):
+    """``build_venv``, and where it fails a marker that says the environment
+    is unavailable and why: the backend's runs get a record with the reason
+    and every other backend goes on."""
+    with open(log_path, "w") if log_path else open(os.devnull, "w") as log:
+        try:
+            return build_venv(spec_path, destination, marker, configured, log=log)
+        except (EnvironmentBuildError, subprocess.CalledProcessError, OSError) as error:
+            log.flush()
+            reason = str(error)
+            if isinstance(error, subprocess.CalledProcessError) and log_path:
+                with open(log_path) as written:
+                    lines = [line.rstrip() for line in written if line.strip()]
+                    tail = [line for line in lines if not line.startswith("WARNING")][-2:]
+                    tail = [re.sub(r" \(from versions: [^)]*\)", "", line) for line in tail]
+                reason = "{} ({}): {}".format(
+                    " ".join(error.cmd[-3:]), error.returncode, " | ".join(tail)
+                )
+            print("environment unavailable: {}".format(reason), file=log, flush=True)
+    shutil.rmtree(str(destination), ignore_errors=True)
+    Path(marker).parent.mkdir(parents=True, exist_ok=True)
+    with open(marker, "w") as handle:
+        json.dump(
+            {"status": "unavailable", "backend": read_spec(spec_path)["name"], "reason": reason},
+            handle,
+            indent=2,
+        )
+    return None
 
 
 def _installed(package):

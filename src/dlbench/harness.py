@@ -19,7 +19,7 @@ import sys
 import time
 import traceback
 
-from dlbench import backends, catalog, launch, runtime
+from dlbench import backends, catalog, integrity, launch, runtime
 
 EPOCH_COLUMNS = (
     "epoch",
@@ -58,6 +58,8 @@ def load_dataset(path):
     with several inputs gets a dict of named arrays per split."""
     import numpy as np
 
+    if os.path.exists(integrity.seal_path(path)):  # the workflow's files are all sealed
+        integrity.verify(path)
     with np.load(path, allow_pickle=False) as arrays:
         data = {}
         for split in ("train", "test"):
@@ -298,6 +300,62 @@ def error_text(frames=8, message_chars=1500):
     return "".join(traceback.format_tb(trace)[-frames:]) + message
 
 
+MEMORY_ERRORS = (
+    "MemoryError",
+    "bad_alloc",
+    "out of memory",
+    "Out of memory",
+    "OutOfMemory",
+    "RESOURCE_EXHAUSTED",
+    "Cannot allocate memory",
+)
+
+
+def name_memory_errors(text):
+    """An error tail that shows the run ran out of memory says so first."""
+    if any(sign in text for sign in MEMORY_ERRORS):
+        return "out of memory: the run could not allocate what it needed\n" + text
+    return text
+
+
+def failure_reason(error, headline=None):
+    """One line for tables: the exception (the error's last line), or
+    ``headline`` (how the process ended); memory named first."""
+    lines = [line.strip() for line in error.strip().splitlines() if line.strip()] or ["?"]
+    reason = headline or lines[-1]
+    if lines[0].startswith("out of memory"):
+        return "out of memory ({})".format(reason)
+    return reason
+
+
+# Fault injection for the fault-tolerance tests: DLBENCH_FAULTS lists
+# "dataset/model/backend/devices=kind" items (comma-separated); a matching run
+# suffers that fault inside its process, after its framework started.
+FAULTS_VARIABLE = "DLBENCH_FAULTS"
+
+
+def inject_fault(spec):
+    wanted = os.environ.get(FAULTS_VARIABLE, "")
+    cell = "{dataset}/{model}/{backend}/{devices}".format(**spec)
+    kinds = [item.partition("=")[2] for item in wanted.split(",") if item.partition("=")[0] == cell]
+    for kind in kinds:
+        print("injecting fault: {}".format(kind), flush=True)
+        if kind == "raise":
+            raise RuntimeError("injected framework error")
+        if kind == "segfault":
+            import ctypes
+
+            ctypes.string_at(0)  # a read of address 0 in native code
+        if kind == "hang":
+            while True:
+                time.sleep(60)
+        if kind == "oom":
+            hoard = []
+            while True:  # until the memory limit stops it
+                hoard.append(bytearray(64 * 2**20))
+        raise ValueError("unknown fault {!r} in {}".format(kind, FAULTS_VARIABLE))
+
+
 def base_record(spec):
     return {
         "dataset": spec["dataset"],
@@ -312,6 +370,7 @@ def base_record(spec):
         "environment_name": spec.get("environment", spec["backend"]),
         "status": "running",
         "error": None,
+        "reason": None,
         "started": runtime.utc_now(),
     }
 
@@ -340,6 +399,7 @@ def run(spec, data_path, record_path, epochs_path):
             parallel=dict(parallel, rank=rank, local_rank=local_rank, processes=processes),
         )
         record["environment"].update(adapter.versions())
+        inject_fault(spec)
         data = load_dataset(data_path)
         if spec["task"] == "infer":
             record.update(infer(spec, adapter, data))
@@ -350,7 +410,8 @@ def run(spec, data_path, record_path, epochs_path):
         record["status"] = "ok"
     except Exception:  # any framework error: the record says what happened
         record["status"] = "failed"
-        record["error"] = error_text()
+        record["error"] = name_memory_errors(error_text())
+        record["reason"] = failure_reason(record["error"])
         traceback.print_exc()
     finally:
         epoch_log.close()

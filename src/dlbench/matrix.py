@@ -61,9 +61,17 @@ def check(config):
                 )
         task = workload.get("task", "train")
         if not runnable_backends(config, workload):
+            backends = workload_backends(config, workload)
+            reasons = sorted(
+                {
+                    catalog.not_applicable(b, task, d, option(config, "accelerator"))
+                    for b in backends
+                    for d in config["devices"]
+                }
+            )
             raise ConfigError(
-                "{}.backends: no backend of {} can run task '{}'".format(
-                    key, workload_backends(config, workload), task
+                "{}.backends: no backend of {} can run task '{}' on devices {} ({})".format(
+                    key, backends, task, config["devices"], "; ".join(reasons)
                 )
             )
     for index, devices in enumerate(config["devices"]):

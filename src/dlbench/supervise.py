@@ -11,6 +11,8 @@ Importable on Python 3.6.
 import collections
 import json
 import os
+import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,6 +21,7 @@ import threading
 from dlbench import gpus, harness, launch, runtime
 
 ERROR_TAIL_LINES = 30
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def _relay(stream, tail):
@@ -39,57 +42,112 @@ def _describe_exit(returncode):
     return "exited with status {}".format(returncode)
 
 
-def _failed_without_child(spec, record_path, reason):
+def _failed_without_child(spec, record_path, epochs_path, reason, status="failed"):
+    harness.EpochLog(epochs_path).close()  # no epoch ran: the header only
     record = harness.base_record(spec)
-    record.update(status="failed", error=reason, finished=runtime.utc_now())
+    record.update(status=status, error=reason, reason=reason, finished=runtime.utc_now())
     runtime.write_json_atomic(record_path, record)
     print("run not started: {}".format(reason))
     return 0
 
 
+def _unavailable_environment(marker):
+    """Why the run's environment could not be built, or None."""
+    if not marker:
+        return None
+    with open(marker) as handle:
+        built = json.load(handle)
+    if built.get("status", "ok") == "ok":
+        return None
+    return "environment {} unavailable: {}".format(built.get("backend"), built.get("reason"))
+
+
+def _child_setup(limit_mb):
+    """Run in the child before it starts: it dies with the supervisor (a
+    killed workflow leaves no run behind to write a record later), and its
+    address space is capped at ``limit_mb``, past which allocations fail in
+    the child (MemoryError, bad_alloc) as on a machine with that memory."""
+
+    def apply():
+        try:
+            import ctypes
+
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        except OSError:
+            pass  # not Linux: the time-out still ends a lost run
+        if limit_mb:
+            limit = int(limit_mb * 2**20)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return apply
+
+
+def _prefix_of(python):
+    """The environment an interpreter belongs to."""
+    if python == sys.executable:
+        return sys.prefix
+    found = shutil.which(python) or python
+    return os.path.dirname(os.path.dirname(os.path.abspath(found)))
+
+
 def supervise(
-    spec, data, record_path, epochs_path, timeout_s=None, gpu_lock_dir=None, gpu_wait_s=None
+    spec,
+    data,
+    record_path,
+    epochs_path,
+    timeout_s=None,
+    gpu_lock_dir=None,
+    gpu_wait_s=None,
+    python=None,
+    env_marker=None,
+    memory_limit_mb=None,
 ):
+    """Run ``spec`` with the harness under ``python`` (the backend's
+    environment; this one by default) and leave a record in every case."""
     if os.path.exists(record_path):
         os.remove(record_path)  # never mistake an old record for this run's
+    unavailable = _unavailable_environment(env_marker)
+    if unavailable:
+        return _failed_without_child(
+            spec, record_path, epochs_path, unavailable, status="unavailable"
+        )
     parallel = launch.parallel_of(spec)
     allocation = None
     if parallel["devices"] and parallel["accelerator"] == "gpu":
         try:
             allocation = gpus.assign(parallel["devices"], gpu_lock_dir, gpu_wait_s)
         except gpus.GPUsUnavailable as error:
-            return _failed_without_child(spec, record_path, "GPUs unavailable: {}".format(error))
+            reason = "GPUs unavailable: {}".format(error)
+            return _failed_without_child(spec, record_path, epochs_path, reason)
         parallel = dict(parallel, gpu_ids=allocation.ids, gpus_assigned_by=allocation.assigned_by)
         print("GPUs {} ({})".format(",".join(allocation.ids), allocation.assigned_by), flush=True)
     spec = dict(spec, parallel=parallel)
-    try:
-        return _run_child(spec, parallel, allocation, data, record_path, epochs_path, timeout_s)
-    finally:
-        if allocation is not None:
-            allocation.release()
-
-
-def _run_child(spec, parallel, allocation, data, record_path, epochs_path, timeout_s):
+    python = python or sys.executable
     threads = launch.threads_per_process(runtime.resolve_threads(spec.get("threads")), parallel)
     env = dict(os.environ)
     env.update(runtime.thread_environment(threads))
-    env.update(runtime.environment_additions(sys.prefix, env))
+    env.update(runtime.environment_additions(_prefix_of(python), env))
     env.update(launch.environment(parallel, allocation.ids if allocation else None))
     env["PYTHONUNBUFFERED"] = "1"
-    command = launch.command(
-        sys.executable,
-        parallel,
-        [
-            "--spec",
-            json.dumps(spec),
-            "--data",
-            data,
-            "--record",
+    harness_args = ["--spec", json.dumps(spec), "--data", data, "--record", record_path]
+    harness_args += ["--epochs", epochs_path]
+    try:
+        return _run_child(
+            spec,
+            launch.command(python, parallel, harness_args),
+            env,
             record_path,
-            "--epochs",
-            epochs_path,
-        ],
-    )
+            timeout_s,
+            memory_limit_mb,
+        )
+    finally:
+        if allocation is not None:
+            allocation.release()
+        if not os.path.exists(epochs_path):  # the child died before it began one
+            harness.EpochLog(epochs_path).close()
+
+
+def _run_child(spec, command, env, record_path, timeout_s, memory_limit_mb):
     tail = collections.deque(maxlen=ERROR_TAIL_LINES)
     child = subprocess.Popen(
         command,
@@ -97,6 +155,7 @@ def _run_child(spec, parallel, allocation, data, record_path, epochs_path, timeo
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        preexec_fn=_child_setup(memory_limit_mb),
     )
     relay = threading.Thread(target=_relay, args=(child.stdout, tail), daemon=True)
     relay.start()
@@ -115,10 +174,13 @@ def _run_child(spec, parallel, allocation, data, record_path, epochs_path, timeo
     record["finished"] = runtime.utc_now()
     if status == "timeout":
         record["status"] = "timeout"
-        record["error"] = "no result after {:.0f} s (timeout_minutes)".format(timeout_s)
+        record["error"] = "timeout: no result after {:g} s (timeout_minutes)".format(timeout_s)
+        record["reason"] = record["error"]
     else:
         record["status"] = "failed"
-        record["error"] = "{}\n{}".format(_describe_exit(child.returncode), "".join(tail))
+        ended = _describe_exit(child.returncode)
+        record["error"] = harness.name_memory_errors("{}\n{}".format(ended, "".join(tail)))
+        record["reason"] = harness.failure_reason(record["error"], headline=ended)
     record["returncode"] = child.returncode
     runtime.write_json_atomic(record_path, record)
     print("run ended without a result: {}".format(record["error"].splitlines()[0]))
@@ -130,6 +192,9 @@ def main(argv=None):
     parser.add_argument("--timeout-minutes", type=float, default=None)
     parser.add_argument("--gpu-lock-dir", default=None, help="folder of the per-GPU locks")
     parser.add_argument("--gpu-wait-minutes", type=float, default=None)
+    parser.add_argument("--python", default=None, help="the backend environment's interpreter")
+    parser.add_argument("--env-marker", default=None, help="the venv's ready.json")
+    parser.add_argument("--memory-limit-mb", type=float, default=None)
     args = parser.parse_args(argv)
     timeout_s = args.timeout_minutes * 60 if args.timeout_minutes else None
     gpu_wait_s = args.gpu_wait_minutes * 60 if args.gpu_wait_minutes is not None else None
@@ -141,6 +206,9 @@ def main(argv=None):
         timeout_s,
         gpu_lock_dir=args.gpu_lock_dir,
         gpu_wait_s=gpu_wait_s,
+        python=args.python,
+        env_marker=args.env_marker,
+        memory_limit_mb=args.memory_limit_mb,
     )
 
 

@@ -25,14 +25,15 @@ rule bench:
     resources:
         cpu_exclusive=cpu_exclusive,
         gpu=gpus_of_run,
-        runtime=config["timeout_minutes"],
+        runtime=math.ceil(config["timeout_minutes"]),
     params:
         spec=run_spec,
+        supervisor=supervisor_python,
         python=backend_python,
         src=os.path.relpath(SRC),
-        gpu_options=gpu_options,
+        options=supervisor_options,
     shell:
-        "PYTHONPATH={params.src:q} {params.python} -m dlbench.supervise"
-        " --spec {params.spec:q} --data {input.data:q}"
-        " --record {output.record:q} --epochs {output.epochs:q}"
-        " --timeout-minutes {resources.runtime} {params.gpu_options}> {log:q} 2>&1"
+        "PYTHONPATH={params.src:q} {params.supervisor} -m dlbench.supervise"
+        " --python {params.python:q} --spec {params.spec:q} --data {input.data:q}"
+        " --record {output.record:q} --epochs {output.epochs:q} {params.options}"
+        "> {log:q} 2>&1"

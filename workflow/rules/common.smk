@@ -1,4 +1,5 @@
 import json
+import math
 import os
 import re
 import shlex
@@ -13,7 +14,7 @@ SRC = str(Path(workflow.basedir) / "src")
 # its sys.path to them), in whichever environment the script runs.
 sys.path.insert(0, SRC)
 
-from dlbench import catalog, matrix
+from dlbench import catalog, integrity, matrix
 
 # A config file given with --configfile is the whole matrix. Snakemake would
 # merge it into config/config.yaml, adding that file's backends and keys to a
@@ -32,6 +33,22 @@ try:
     matrix.check(config)
 except matrix.ConfigError as error:
     raise ValueError(f"invalid config: {error}") from None
+
+
+def data_files():
+    """Every raw and prepared data file of the configured datasets."""
+    for dataset in sorted({entry["dataset"] for entry in config["workloads"]}):
+        for filename in catalog.DATASETS[dataset]["files"]:
+            yield f"resources/{dataset}/{filename}"
+        yield f"results/data/{dataset}.npz"
+
+
+# A data file that no longer matches the seal its rule gave it (truncated,
+# overwritten, bits flipped) is discarded before any job starts, so that it
+# is made again; nothing reads it. Jobs started by an executor skip this.
+if workflow.is_main_process:
+    for reason in integrity.discard_if_corrupt(data_files(), full=True):
+        print(f"discarded, will be made again: {reason}", file=sys.stderr)
 
 RUNS = matrix.runs(config)
 WORKLOADS = [(w["dataset"], w["model"], w["task"]) for w in config["workloads"]]
@@ -104,7 +121,10 @@ def accuracy_tolerances():
 
 
 def all_outputs():
-    outputs = ["results/metrics.csv", "results/summary.csv"]
+    """The tables and plots, and every run record: Snakemake re-makes a
+    missing target, not a missing intermediate file, so a deleted or never
+    finished record is run again only as a target."""
+    outputs = run_records() + ["results/metrics.csv", "results/summary.csv"]
     for dataset, model, task in WORKLOADS:
         outputs.append(f"results/tables/{dataset}_{model}.md")
         outputs += [
@@ -218,10 +238,21 @@ def gpus_of_run(wildcards):
     return int(wildcards.devices) if timed_on_gpus(wildcards) else 0
 
 
-def gpu_options(wildcards):
-    if not timed_on_gpus(wildcards):
-        return ""
-    options = f"--gpu-wait-minutes {config['gpu_wait_minutes']} "
-    if config["gpu_lock_dir"]:
-        options += f"--gpu-lock-dir {shlex.quote(config['gpu_lock_dir'])} "
+def supervisor_python(wildcards):
+    """The supervisor needs only the library: in venv mode it runs in this
+    environment, so that a backend whose venv could not be built still gets
+    a record saying why."""
+    return "python" if ENV_MODE == "conda" else sys.executable
+
+
+def supervisor_options(wildcards, input):
+    options = f"--timeout-minutes {config['timeout_minutes']} "
+    if config["memory_limit_mb"]:
+        options += f"--memory-limit-mb {config['memory_limit_mb']} "
+    if ENV_MODE == "venv":
+        options += f"--env-marker {shlex.quote(input.env)} "
+    if timed_on_gpus(wildcards):
+        options += f"--gpu-wait-minutes {config['gpu_wait_minutes']} "
+        if config["gpu_lock_dir"]:
+            options += f"--gpu-lock-dir {shlex.quote(config['gpu_lock_dir'])} "
     return options

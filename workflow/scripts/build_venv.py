@@ -1,14 +1,14 @@
-"""Build .venvs/<backend> from envs/<backend>.yaml (rule venv)."""
+"""Build .venvs/<environment> from envs/<environment>.yaml (rule venv); where
+it cannot be built, ready.json says so and why (the runs report it)."""
 
 from pathlib import Path
 
-from dlbench.envspec import build_venv
+from dlbench.envspec import build_or_report
 
-with open(snakemake.log[0], "w") as log:
-    build_venv(
-        snakemake.input[0],
-        Path(snakemake.output[0]).parent,
-        snakemake.output[0],
-        configured=snakemake.params.interpreters,
-        log=log,
-    )
+build_or_report(
+    snakemake.input[0],
+    Path(snakemake.output[0]).parent,
+    snakemake.output[0],
+    configured=snakemake.params.interpreters,
+    log_path=snakemake.log[0],
+)

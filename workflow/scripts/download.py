@@ -2,6 +2,7 @@
 
 import sys
 
+from dlbench import integrity
 from dlbench.data import fetch
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
@@ -11,3 +12,4 @@ fetch(
     snakemake.output[0],
     hash_record=snakemake.params.hash_record,
 )
+integrity.seal(snakemake.output[0])  # checked before every later use

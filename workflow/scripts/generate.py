@@ -2,7 +2,8 @@
 
 import sys
 
-from dlbench import fixtures
+from dlbench import fixtures, integrity
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 fixtures.write(snakemake.params.like, snakemake.output[0], **snakemake.params.sizes)
+integrity.seal(snakemake.output[0])  # checked before every later use

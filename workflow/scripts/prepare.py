@@ -2,9 +2,11 @@
 
 import sys
 
+from dlbench import integrity
 from dlbench.data import prepare
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 raw_files = {name: path for name, path in snakemake.input.items() if name != "code"}
 shapes = prepare(snakemake.wildcards.dataset, raw_files, snakemake.output[0])
 print(shapes)
+integrity.seal(snakemake.output[0])  # checked before every later use

@@ -1,0 +1,79 @@
+"""Bad configs, generated: whatever is wrong, the answer is an error that
+names the key, from the schema (Snakemake's validate) or the matrix check,
+both before any job starts; never another exception from deeper down. A
+config that passes both expands into runs and specs without error."""
+
+import copy
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+from conftest import REPO
+from dlbench import matrix
+
+SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
+SMOKE = (REPO / "config" / "smoke.yaml").read_text()
+
+VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-3, max_value=300),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.text(max_size=12),
+    st.sampled_from(["../../etc/passwd", "/abs/path", "keras-jax", "digits", "mlp", "all"]),
+    st.lists(st.integers(min_value=-2, max_value=9), max_size=4),
+    st.dictionaries(st.sampled_from(["name", "epochs", "x"]), st.integers(), max_size=2),
+)
+
+
+def load_smoke():
+    import yaml
+
+    return yaml.safe_load(SMOKE)
+
+
+def check_before_any_job(config):
+    """What the workflow does with a config before it plans a job."""
+    validate(config, SCHEMA)
+    matrix.check(config)
+    for run in matrix.runs(config):
+        matrix.spec(config, run)
+
+
+@st.composite
+def mutations(draw):
+    """(config, key, where) — a value replaced, a key added or removed, at
+    the top level or in a workload (``where``: the workload's index as the
+    error would write it)."""
+    config = load_smoke()
+    where = draw(st.sampled_from(["top", "workload"]))
+    if where == "top":
+        target, name = config, None
+    else:
+        index = draw(st.integers(min_value=0, max_value=len(config["workloads"]) - 1))
+        target, name = config["workloads"][index], "[{}]".format(index)
+    action = draw(st.sampled_from(["replace", "add", "remove"]))
+    if action == "add":
+        key = draw(st.sampled_from(["zz_unknown", "Repeats", "epoch", "../x"]))
+    else:
+        key = draw(st.sampled_from(sorted(target)))
+    if action == "remove":
+        del target[key]
+    else:
+        target[key] = draw(VALUES)
+    return config, key, name
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutations())
+def test_a_mutated_config_passes_or_is_refused_naming_the_key(mutation):
+    config, key, parent = mutation
+    try:
+        check_before_any_job(copy.deepcopy(config))
+    except (WorkflowError, matrix.ConfigError) as error:
+        message = str(error)
+        # the key itself, or the workload it is in (removing `task` makes a
+        # training workload, whose missing epochs the error then names)
+        assert key in message or (parent and parent in message), (key, parent, message[-800:])

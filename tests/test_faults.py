@@ -1,0 +1,287 @@
+"""Faults cost nothing: real Snakemake runs on a small offline config with
+faults injected into single runs (DLBENCH_FAULTS), an environment that
+cannot be built, corrupted data files, a killed Snakemake, a second
+invocation on the same folder. Every test adds to the tally printed at the
+end of the session (tried / survived / lost).
+
+The tests share one working copy and run in order.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import FAULT_TALLY, REPO, copy_workflow, write_config
+from dlbench import catalog, fixtures, integrity
+
+pytestmark = pytest.mark.e2e
+
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+CONFIG = "config/faults.yaml"
+BROKEN = "keras-tensorflow"  # its env file pins a tensorflow-cpu that does not exist
+BABI_FILE = next(iter(catalog.DATASETS["babi"]["files"]))
+# One fault per run; the cnn and babi runs are the healthy neighbours.
+FAULTS = {
+    ("mlp", "keras-jax"): ("raise", "failed", "injected framework error"),
+    ("lenet", "keras-torch"): ("segfault", "failed", "killed by SIGSEGV"),
+    ("lenet", "keras-jax"): ("hang", "timeout", "timeout: no result after 45 s"),
+    ("mlp", "keras-torch"): ("oom", "failed", "out of memory"),
+}
+HEALTHY = [("digits", "cnn", "keras-jax"), ("digits", "cnn", "keras-torch")]
+HEALTHY += [("babi", "babi_rnn", "keras-jax")]
+
+
+def fault_config(mirror):
+    smoke = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    by_model = {entry["model"]: entry for entry in smoke["workloads"]}
+    workloads = [
+        dict(by_model["mlp"], epochs=2),
+        dict(by_model["cnn"], epochs=2),
+        dict(by_model["lenet"], warmup=2, latency_samples=20, throughput_batches=3),
+        dict(by_model["babi_rnn"], dataset="babi", epochs=2, backends=["keras-jax"]),
+    ]
+    return dict(
+        smoke,
+        backends={"keras-jax": {"jit_compile": True}, "keras-torch": {"jit_compile": False}}
+        | {BROKEN: {"jit_compile": False}},
+        workloads=workloads,
+        timeout_minutes=0.75,
+        memory_limit_mb=3000,
+        data_mirror=str(mirror),
+        accuracy_tolerance=1.0,
+    )
+
+
+def snakemake(workdir, *args, targets=(), faults=None, check=True, timeout=1500):
+    env = dict(os.environ)
+    env.pop("DLBENCH_FAULTS", None)
+    if faults:
+        env["DLBENCH_FAULTS"] = faults
+    done = subprocess.run(
+        [SNAKEMAKE, *targets, "--configfile", CONFIG, *args],  # --configfile takes a list
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+    if check and done.returncode != 0:
+        raise AssertionError("snakemake {} failed:\n{}".format(args, done.stderr[-6000:]))
+    return done
+
+
+def start_snakemake(workdir, **popen):
+    """A workflow invocation in the background."""
+    return subprocess.Popen(
+        [SNAKEMAKE, "--configfile", CONFIG, "-j1"], cwd=workdir, stdout=subprocess.DEVNULL, **popen
+    )
+
+
+def record(workdir, dataset, model, backend):
+    path = workdir / "results/runs/{}/{}/{}/0/rep1/run.json".format(dataset, model, backend)
+    return json.loads(path.read_text())
+
+
+def all_records(workdir):
+    """Every run record: each must parse (no half-written file, ever)."""
+    return {
+        path.relative_to(workdir): json.loads(path.read_text())
+        for path in (workdir / "results/runs").rglob("run.json")
+    }
+
+
+def lost_results(workdir):
+    """Healthy runs without an ok record."""
+    lost = 0
+    for dataset, model, backend in HEALTHY:
+        try:
+            lost += record(workdir, dataset, model, backend)["status"] != "ok"
+        except FileNotFoundError:
+            lost += 1
+    return lost
+
+
+def tally(tried, survived, lost):
+    FAULT_TALLY["tried"] += tried
+    FAULT_TALLY["survived"] += survived
+    FAULT_TALLY["lost"] += lost
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    workdir = copy_workflow(tmp_path_factory.mktemp("faults"))
+    mirror = workdir / "mirror"
+    mirror.mkdir()
+    fixtures.babi_archive(mirror / BABI_FILE, train=200, test=100)
+    env_file = workdir / "envs" / "{}.yaml".format(BROKEN)
+    env_file.write_text(
+        env_file.read_text().replace("tensorflow-cpu==2.21.0", "tensorflow-cpu==0.0.1")
+    )
+    write_config(workdir / CONFIG, fault_config(mirror))
+    return workdir
+
+
+def test_faults_inside_runs_cost_only_those_runs(workdir):
+    """A Python error, a segfault, a hang, an allocation past the memory
+    limit and an environment that cannot be built, all in one invocation:
+    each run gets its record with the reason; the healthy runs, the tables
+    and the report are made."""
+    faults = ",".join(
+        "digits/{}/{}/0={}".format(model, backend, kind)
+        for (model, backend), (kind, _, _) in FAULTS.items()
+    )
+    started = time.monotonic()
+    snakemake(workdir, "-j2", faults=faults)
+    survived = 0
+    for (model, backend), (_, status, reason) in FAULTS.items():
+        found = record(workdir, "digits", model, backend)
+        assert found["status"] == status, (model, backend, found["error"])
+        assert reason in found["error"], (model, backend, found["error"])
+        survived += 1
+    for model in ("mlp", "cnn", "lenet"):
+        found = record(workdir, "digits", model, BROKEN)
+        assert found["status"] == "unavailable"
+        assert "tensorflow-cpu==0.0.1" in found["error"]
+    survived += 1
+    assert lost_results(workdir) == 0
+    summary = pd.read_csv(workdir / "results/summary.csv").set_index(["model", "backend"])
+    assert summary.loc[("mlp", "keras-jax"), "status"] == "failed"
+    assert summary.loc[("lenet", "keras-jax"), "status"] == "timeout"
+    assert summary.loc[("cnn", BROKEN), "status"] == "unavailable"
+    table = (workdir / "results/tables/digits_mlp.md").read_text()
+    assert "failed: RuntimeError: injected framework error" in table
+    assert "out of memory" in table
+    snakemake(workdir, "--report", "results/report.html")
+    assert (workdir / "results/report.html").stat().st_size > 100_000
+    tally(tried=len(FAULTS) + 1, survived=survived, lost=lost_results(workdir))
+    print("faults inside runs: {:.0f} s".format(time.monotonic() - started))
+
+
+def flip_a_byte_keeping_size_and_time(path):
+    stat = path.stat()
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_corrupted_download_and_prepared_data_are_made_again(workdir):
+    """A truncated download and a prepared file with a flipped bit (size and
+    time kept) are discarded before any job and made again, verified, for
+    what needs them (the faulted runs, re-run without faults)."""
+    raw = workdir / "resources" / "babi" / BABI_FILE
+    raw.write_bytes(raw.read_bytes()[: raw.stat().st_size // 2])  # a truncated download
+    prepared = workdir / "results" / "data" / "digits.npz"
+    flip_a_byte_keeping_size_and_time(prepared)
+    for (model, backend), _ in FAULTS.items():
+        (workdir / "results/runs/digits/{}/{}/0/rep1/run.json".format(model, backend)).unlink()
+    (workdir / "results/runs/babi/babi_rnn/keras-jax/0/rep1/run.json").unlink()
+    done = snakemake(workdir, "-j2")
+    assert "discarded, will be made again: resources/babi/{}".format(BABI_FILE) in done.stderr
+    assert "discarded, will be made again: results/data/digits.npz has SHA-256" in done.stderr
+    assert integrity.check(prepared) is None  # made again for the runs, and sealed
+    # The bAbI runs found their prepared file intact: the raw file is made
+    # again when something needs it; here, asked for by name.
+    assert not raw.exists()
+    snakemake(workdir, "-j1", targets=[str(raw.relative_to(workdir))])
+    assert integrity.check(raw) is None
+    # bAbI has no published checksum: the new copy matched the one recorded first
+    assert (workdir / "resources/checksums/babi/{}.sha256".format(BABI_FILE)).exists()
+    statuses = {str(path): r["status"] for path, r in all_records(workdir).items()}
+    assert {s for p, s in statuses.items() if BROKEN not in p} == {"ok"}, statuses
+    tally(tried=2, survived=2, lost=lost_results(workdir))
+
+
+def test_killed_snakemake_resumes_with_only_the_missing_runs(workdir):
+    for backend in ("keras-jax", "keras-torch"):
+        (workdir / "results/runs/digits/cnn/{}/0/rep1/run.json".format(backend)).unlink()
+    before = set(all_records(workdir))
+    workflow = start_snakemake(workdir, stderr=subprocess.DEVNULL, start_new_session=True)
+    logs = [
+        workdir / "results/runs/digits/cnn/{}/0/rep1/bench.log".format(b)
+        for b in ("keras-jax", "keras-torch")
+    ]
+    deadline = time.monotonic() + 600
+    while not any(log.exists() and "parameters" in log.read_text() for log in logs):
+        assert time.monotonic() < deadline and workflow.poll() is None
+        time.sleep(0.5)
+    os.killpg(workflow.pid, signal.SIGKILL)  # mid-run, no chance to clean up
+    workflow.wait()
+    time.sleep(2)  # the run's own process dies with its supervisor
+    after = all_records(workdir)  # every record parses
+    assert set(after) <= before | {
+        Path("results/runs/digits/cnn/{}/0/rep1/run.json".format(b))
+        for b in ("keras-jax", "keras-torch")
+    }
+    snakemake(workdir, "--unlock")
+    planned = snakemake(workdir, "-n")
+    bench = [
+        line
+        for line in (planned.stdout + planned.stderr).splitlines()
+        if "output: results/runs/" in line
+    ]
+    assert {line.split("/")[4] for line in bench} <= {"keras-jax", "keras-torch"}
+    assert all("/cnn/" in line for line in bench) and bench
+    snakemake(workdir, "-j2")
+    assert lost_results(workdir) == 0
+    tally(tried=1, survived=1, lost=lost_results(workdir))
+
+
+def test_a_second_invocation_is_refused_by_the_lock(workdir):
+    (workdir / "results/runs/digits/cnn/keras-jax/0/rep1/run.json").unlink()
+    first = start_snakemake(workdir, stderr=subprocess.PIPE, text=True)
+    locks = workdir / ".snakemake" / "locks"
+    deadline = time.monotonic() + 300
+    while not (locks.exists() and any(locks.iterdir())):
+        assert time.monotonic() < deadline and first.poll() is None
+        time.sleep(0.2)
+    second = snakemake(workdir, "-j1", check=False)
+    assert second.returncode != 0
+    assert "cannot be locked" in second.stderr or "LockException" in second.stderr
+    assert first.wait(timeout=900) == 0, first.stderr.read()[-3000:]
+    all_records(workdir)
+    assert lost_results(workdir) == 0
+    tally(tried=1, survived=1, lost=lost_results(workdir))
+
+
+BAD_CONFIGS = [
+    ("repeats", "three", "repeats"),
+    ("repeats", -1, "repeats"),
+    ("workloads", [], "workloads"),
+    ("backends", {"keras-caffe": None}, "keras-caffe"),
+    ("dataset", "../../etc/passwd", "dataset"),
+    ("timeout_minutes", 0, "timeout_minutes"),
+    ("devices", [0, 3], "devices[1]"),
+]
+
+
+@pytest.mark.parametrize(
+    "key, value, named", BAD_CONFIGS, ids=[c[0] + "=" + repr(c[1]) for c in BAD_CONFIGS]
+)
+def test_bad_config_is_refused_naming_the_key(workdir, key, value, named):
+    config = yaml.safe_load((workdir / CONFIG).read_text())
+    if key == "dataset":
+        config["workloads"][0]["dataset"] = value
+    else:
+        config[key] = value
+    write_config(workdir / "config/bad.yaml", config)
+    done = subprocess.run(
+        [SNAKEMAKE, "--configfile", "config/bad.yaml", "-j1"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert named in output, output[-2000:]
+    assert "rule bench" not in output and "Traceback" not in output, output[-3000:]
+    tally(tried=1, survived=1, lost=lost_results(workdir))
