@@ -134,7 +134,9 @@ class EpochLog(object):
 def train(spec, adapter, data, epoch_log, place=(0, 0, 1)):
     """Train epoch by epoch in the shared data order, validating after each
     epoch (outside the clock) on the held-out part of the training data when
-    the workload has a ``validation_split``, on the test split otherwise."""
+    the workload has a ``validation_split``, on the test split otherwise.
+    ``place`` is this process' (rank, local rank, processes): with one
+    process per device each trains on its share of every global batch."""
     hyper = spec["hyper"]
     batch_size = hyper["batch_size"]
     x_train, y_train = data["x_train"], data["y_train_onehot"]

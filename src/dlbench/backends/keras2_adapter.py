@@ -79,8 +79,6 @@ def optimizer(keras, settings):
 
 
 class Adapter(keras_adapter.Adapter):
-    devices_not_supported = "devices={}: the Keras 2 backends run on the CPU here"
-
     def _seed_and_probe(self, seed, devices):
         # Keras 2 has no set_random_seed; the framework was seeded in setup.
         import numpy
