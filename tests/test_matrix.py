@@ -35,8 +35,9 @@ def test_workload_no_backend_can_run_is_refused(smoke_config):
 
 def test_full_matrix(full_config):
     runs = matrix.runs(full_config)
-    # 7 training workloads on 6 backends, 2 inference workloads on 7 (OpenVINO)
-    assert len(runs) == (7 * 6 + 2 * 7) * 1 * 3
+    # 7 training workloads on 6 backends, 2 inference workloads on 7 (OpenVINO);
+    # native-torch: mlp, cnn and lenet
+    assert len(runs) == (7 * 6 + 2 * 7 + 3) * 1 * 3
     assert {(run.dataset, run.model) for run in runs} == {
         ("babi", "babi_rnn"),
         ("mnist", "mlp"),

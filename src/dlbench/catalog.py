@@ -204,6 +204,17 @@ BACKENDS = {
         },
         "gpu_build": True,
     },
+    # Native implementations: the framework's own API, no Keras. ``models``
+    # lists the workloads implemented so far; the others show as n/a.
+    "native-torch": {
+        "family": "torch",
+        "adapter": "native_torch",
+        "framework": "torch",
+        "tasks": TASKS,
+        "models": ("mlp", "cnn", "lenet"),
+        "data_parallel": {"unsupported": "native-torch's DDP launch is not built yet"},
+        "gpu_build": False,
+    },
 }
 ACCELERATORS = ("gpu", "emulated-cpu")
 
@@ -214,10 +225,13 @@ def adapter_of(backend):
     return entry.get("adapter", entry["family"])
 
 
-def not_applicable(backend, task, devices=0, accelerator="gpu"):
-    """Why ``backend`` has no cell for ``task`` on ``devices``, or None when
-    it has one. Devices >= 1 are GPUs, or CPU devices emulating them."""
+def not_applicable(backend, task, devices=0, accelerator="gpu", model=None):
+    """Why ``backend`` has no cell for ``task`` (of ``model``) on
+    ``devices``, or None when it has one. Devices >= 1 are GPUs, or CPU
+    devices emulating them."""
     entry = BACKENDS[backend]
+    if model is not None and model not in entry.get("models", (model,)):
+        return "n/a (not implemented in {} yet)".format(backend)
     if task not in entry["tasks"]:
         return "n/a ({} only)".format(" and ".join(TASK_WORDS[t] for t in entry["tasks"]))
     if not devices:

@@ -30,8 +30,31 @@ class ConfigError(ValueError):
     """A config that the schema accepts but that cannot run, naming the key."""
 
 
+# JSON Schema counts 3.0 as an integer; these keys are used as ints.
+INTEGER_KEYS = ("repeats", "seed", "threads", "batch_size", "epochs", "warmup")
+INTEGER_KEYS += ("latency_samples", "throughput_batches")
+
+
+def _as_int(value):
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def normalise(config):
+    """Whole-number floats where the config means integers (after the schema
+    accepted them), in place."""
+    for entry in [config] + list(config.get("workloads") or []):
+        for key in INTEGER_KEYS:
+            if key in entry:
+                entry[key] = _as_int(entry[key])
+    if isinstance(config.get("devices"), list):
+        config["devices"] = [_as_int(devices) for devices in config["devices"]]
+    return config
+
+
 def check(config):
-    """Refuse, before any job starts, what the JSON schema cannot express."""
+    """Refuse, before any job starts, what the JSON schema cannot express
+    (and make whole-number floats integers: ``normalise``)."""
+    normalise(config)
     seen = {}
     for index, workload in enumerate(config["workloads"]):
         key = "workloads[{}]".format(index)
@@ -64,7 +87,9 @@ def check(config):
             backends = workload_backends(config, workload)
             reasons = sorted(
                 {
-                    catalog.not_applicable(b, task, d, option(config, "accelerator"))
+                    catalog.not_applicable(
+                        b, task, d, option(config, "accelerator"), workload["model"]
+                    )
                     for b in backends
                     for d in config["devices"]
                 }
@@ -122,7 +147,9 @@ def runnable_backends(config, entry, devices=None):
         backend
         for backend in workload_backends(config, entry)
         if any(
-            not catalog.not_applicable(backend, task, count, option(config, "accelerator"))
+            not catalog.not_applicable(
+                backend, task, count, option(config, "accelerator"), entry["model"]
+            )
             for count in counts
         )
     ]
@@ -139,7 +166,9 @@ def not_applicable_cells(config):
         for backend, devices in itertools.product(
             workload_backends(config, entry), config["devices"]
         ):
-            reason = catalog.not_applicable(backend, task, devices, option(config, "accelerator"))
+            reason = catalog.not_applicable(
+                backend, task, devices, option(config, "accelerator"), entry["model"]
+            )
             if reason:
                 found.append(
                     {

@@ -34,6 +34,7 @@ from dlbench import catalog
 ADAPTERS = {
     "keras": "dlbench.backends.keras_adapter",
     "keras2": "dlbench.backends.keras2_adapter",
+    "native_torch": "dlbench.backends.native_torch_adapter",
 }
 
 
