@@ -216,7 +216,6 @@ BACKENDS = {
         "gpu_build": False,
     },
 }
-ACCELERATORS = ("gpu", "emulated-cpu")
 
 
 def adapter_of(backend):
