@@ -12,6 +12,7 @@ include: "workflow/rules/envs.smk"
 include: "workflow/rules/bench.smk"
 include: "workflow/rules/collect.smk"
 include: "workflow/rules/plots.smk"
+include: "workflow/rules/compare.smk"
 
 
 report: "workflow/report/workflow.rst"

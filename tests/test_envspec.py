@@ -35,8 +35,16 @@ def test_main_env_file_matches_the_project_pins():
 def test_env_files_pin_python_and_every_pip_package(path):
     spec = envspec.read_spec(path)
     assert spec["name"] == path.stem
-    # Keras 3 on 3.11; the seed systems on the last Python their wheels have
-    legacy = {"keras2-theano": "3.9", "keras-mxnet": "3.9", "keras2-cntk": "3.6"}
+    # Keras 3 on 3.11; the seed systems (and their native counterparts) on
+    # the last Python their wheels have
+    legacy = {
+        "keras2-theano": "3.9",
+        "keras-mxnet": "3.9",
+        "keras2-cntk": "3.6",
+        "native-mxnet": "3.9",
+        "native-pytensor": "3.9",
+        "native-chainer": "3.7",
+    }
     assert spec["python"] == legacy.get(path.stem.split(".")[0], "3.11")
     packages = [line for line in spec["pip"] if not line.startswith("--")]
     assert packages and all("==" in requirement for requirement in packages)

@@ -2,29 +2,48 @@
 
 import pytest
 
-from dlbench import matrix
+from dlbench import catalog, matrix
 
 KERAS3 = {"keras-tensorflow", "keras-jax", "keras-torch"}
 LEGACY = {"keras2-theano", "keras2-cntk", "keras-mxnet"}
+NATIVE = {backend for backend in catalog.BACKENDS if backend.startswith("native-")}
+NATIVE3 = {"native-tensorflow", "native-jax", "native-torch"}
+
+
+def implementing(backends, model):
+    return {b for b in backends if model in catalog.BACKENDS[b].get("models", (model,))}
 
 
 def test_smoke_matrix_is_workloads_by_backends_by_devices_by_repeats(smoke_config):
     runs = matrix.runs(smoke_config)
-    # mlp, cnn on Keras 3 and the seed systems; lenet on those and OpenVINO;
-    # cifar_cnn, imdb_gru, babi_rnn on Keras 3; resnet50 on Keras 3 and OpenVINO
-    assert len(runs) == 2 * 6 + 7 + 3 * 3 + 4
+    # mlp, cnn on Keras 3, the seed systems and every native backend; lenet
+    # on those and OpenVINO; cifar_cnn, imdb_gru, babi_rnn on Keras 3 and the
+    # native tensorflow, jax and torch that implement them; resnet50 too, and
+    # on OpenVINO
+    others = ("cifar_cnn", "imdb_gru", "babi_rnn", "resnet50")
+    assert (
+        len(runs)
+        == 2 * 12 + 13 + sum(3 + len(implementing(NATIVE3, model)) for model in others) + 1
+    )
     assert len(set(runs)) == len(runs)
-    assert {run.backend for run in runs if run.model == "mlp"} == KERAS3 | LEGACY
+    assert {run.backend for run in runs if run.model == "mlp"} == KERAS3 | LEGACY | NATIVE
     assert {run.backend for run in runs if run.model == "lenet"} == (
-        KERAS3 | LEGACY | {"keras-openvino"}
+        KERAS3 | LEGACY | NATIVE | {"keras-openvino"}
+    )
+    assert {run.backend for run in runs if run.model == "babi_rnn"} == KERAS3 | implementing(
+        NATIVE3, "babi_rnn"
     )
 
 
-def test_inference_only_backend_cells_are_not_applicable_not_run(smoke_config):
+def test_cells_a_backend_cannot_run_are_not_applicable_not_run(smoke_config):
     cells = matrix.not_applicable_cells(smoke_config)
-    assert {c["backend"] for c in cells} == {"keras-openvino"}
-    assert {c["model"] for c in cells} == {"mlp", "cnn", "cifar_cnn", "imdb_gru", "babi_rnn"}
-    assert {c["reason"] for c in cells} == {"n/a (inference only)"}
+    openvino = [c for c in cells if c["backend"] == "keras-openvino"]
+    assert {c["model"] for c in openvino} == {"mlp", "cnn", "cifar_cnn", "imdb_gru", "babi_rnn"}
+    assert {c["reason"] for c in openvino} == {"n/a (inference only)"}
+    for cell in cells:
+        if cell["backend"] != "keras-openvino":
+            assert cell["model"] not in catalog.BACKENDS[cell["backend"]]["models"]
+            assert cell["reason"] == "n/a (not implemented in {} yet)".format(cell["backend"])
 
 
 def test_workload_no_backend_can_run_is_refused(smoke_config):
@@ -36,8 +55,9 @@ def test_workload_no_backend_can_run_is_refused(smoke_config):
 def test_full_matrix(full_config):
     runs = matrix.runs(full_config)
     # 7 training workloads on 6 backends, 2 inference workloads on 7 (OpenVINO);
-    # native-torch: mlp, cnn and lenet
-    assert len(runs) == (7 * 6 + 2 * 7 + 3) * 1 * 3
+    # the native backends on the workloads they implement
+    natives = sum(len(catalog.BACKENDS[b]["models"]) for b in NATIVE)
+    assert len(runs) == (7 * 6 + 2 * 7 + natives) * 1 * 3
     assert {(run.dataset, run.model) for run in runs} == {
         ("babi", "babi_rnn"),
         ("mnist", "mlp"),
@@ -52,10 +72,11 @@ def test_full_matrix(full_config):
 
 
 def test_workload_may_restrict_backends(smoke_config):
+    every = len(matrix.runs(smoke_config))
     smoke_config["workloads"][0]["backends"] = ["keras-jax"]
     runs = matrix.runs(smoke_config)
     assert {run.backend for run in runs if run.model == "mlp"} == {"keras-jax"}
-    assert len(runs) == 1 + 6 + 7 + 3 * 3 + 4
+    assert len(runs) == every - 12 + 1
 
 
 def test_run_dir_layout():

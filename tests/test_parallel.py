@@ -12,7 +12,8 @@ import pytest
 from dlbench import catalog, collect, gpus, launch, matrix
 
 KERAS3 = {"keras-tensorflow", "keras-jax", "keras-torch"}
-DATA_PARALLEL = KERAS3 | {"keras-mxnet"}  # keras-mxnet: compile(context=[...])
+# keras-mxnet: compile(context=[...]); native: DDP, MirroredStrategy, sharding
+DATA_PARALLEL = KERAS3 | {"keras-mxnet", "native-torch", "native-tensorflow", "native-jax"}
 
 
 def test_gpu_cells_are_the_backends_with_a_gpu_build(smoke_config):

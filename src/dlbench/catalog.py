@@ -206,13 +206,99 @@ BACKENDS = {
     },
     # Native implementations: the framework's own API, no Keras. ``models``
     # lists the workloads implemented so far; the others show as n/a.
+    # ``keras`` names the Keras backend on the same framework (the
+    # abstraction cost compares the two).
     "native-torch": {
         "family": "torch",
         "adapter": "native_torch",
         "framework": "torch",
+        "keras": "keras-torch",
+        "tasks": TASKS,
+        "models": (
+            "mlp",
+            "cnn",
+            "hrnn",
+            "lenet",
+            "cifar_cnn",
+            "vgg_cifar",
+            "imdb_gru",
+            "babi_rnn",
+            "resnet50",
+        ),
+        "data_parallel": {
+            "launch": "process_per_device",
+            "method": "torch DistributedDataParallel (torchrun)",
+        },
+        "gpu_build": True,
+    },
+    "native-tensorflow": {
+        "family": "tensorflow",
+        "adapter": "native_tensorflow",
+        "framework": "tensorflow",
+        "keras": "keras-tensorflow",
+        "tasks": TASKS,
+        "models": (
+            "mlp",
+            "cnn",
+            "lenet",
+            "hrnn",
+            "cifar_cnn",
+            "vgg_cifar",
+            "imdb_gru",
+            "babi_rnn",
+            "resnet50",
+        ),
+        "data_parallel": {"launch": "one_process", "method": "tf.distribute.MirroredStrategy"},
+        "gpu_build": True,
+    },
+    "native-jax": {
+        "family": "jax",
+        "adapter": "native_jax",
+        "framework": "jax",
+        "keras": "keras-jax",
         "tasks": TASKS,
         "models": ("mlp", "cnn", "lenet"),
-        "data_parallel": {"unsupported": "native-torch's DDP launch is not built yet"},
+        "data_parallel": {
+            "launch": "one_process",
+            "method": "jax.jit with NamedSharding over a device mesh "
+            "(batch sharded, parameters replicated)",
+        },
+        "gpu_build": True,
+    },
+    "native-mxnet": {
+        "family": "mxnet",
+        "adapter": "native_mxnet",
+        "framework": "mxnet",
+        "keras": "keras-mxnet",
+        "tasks": TASKS,
+        "models": ("mlp", "cnn", "lenet"),
+        "data_parallel": {
+            "unsupported": "CPU only: Gluon's multi-device Trainer (kvstore) is not wired up"
+        },
+        "gpu_build": False,
+    },
+    # Theano's maintained successor; its Keras counterpart is Keras 2 on Theano.
+    "native-pytensor": {
+        "family": "pytensor",
+        "adapter": "native_pytensor",
+        "framework": "pytensor",
+        "keras": "keras2-theano",
+        "tasks": TASKS,
+        "models": ("mlp", "cnn", "lenet"),
+        "data_parallel": {"unsupported": "PyTensor compiles for one device"},
+        "gpu_build": False,
+    },
+    # Chainer has no Keras backend: no abstraction cost, lines of code only.
+    "native-chainer": {
+        "family": "chainer",
+        "adapter": "native_chainer",
+        "framework": "chainer",
+        "keras": None,
+        "tasks": TASKS,
+        "models": ("mlp", "cnn", "lenet"),
+        "data_parallel": {
+            "unsupported": "CPU only: Chainer's data parallelism needs ChainerMN (MPI), not set up"
+        },
         "gpu_build": False,
     },
 }

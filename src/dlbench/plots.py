@@ -177,3 +177,113 @@ def scaling(summary, dataset, model, output):
     figure.tight_layout()
     figure.savefig(output, dpi=120)
     plt.close(figure)
+
+
+def _label(dataset, model, devices=None, accelerator=None):
+    text = "{} / {}".format(dataset, model)
+    return text if devices is None else "{}\n{}".format(text, device_label(devices, accelerator))
+
+
+def abstraction_cost(cost, output):
+    """Keras / native per workload and framework: the ratio with its
+    interval as an error bar, 1 (no cost) as a line; log scale, so 2x
+    slower and 2x faster are the same distance from it."""
+    workloads = cost[["dataset", "model", "devices", "accelerator"]].drop_duplicates()
+    frameworks = sorted(set(cost["framework"]))
+    figure, axis = plt.subplots(figsize=(8, max(3, 0.9 * len(workloads) + 1.5)))
+    step = 0.8 / max(1, len(frameworks))
+    for i, framework in enumerate(frameworks):
+        rows = cost[cost["framework"] == framework]
+        label = framework
+        for j, (_, workload) in enumerate(workloads.iterrows()):
+            match = rows[
+                (rows["dataset"] == workload["dataset"])
+                & (rows["model"] == workload["model"])
+                & (rows["devices"] == workload["devices"])
+            ]
+            if match.empty:
+                continue
+            row = match.iloc[0]
+            position = j - 0.4 + step * (i + 0.5)
+            axis.errorbar(
+                row["ratio"],
+                position,
+                xerr=[[row["ratio"] - row["ratio_ci_low"]], [row["ratio_ci_high"] - row["ratio"]]],
+                fmt="o",
+                capsize=3,
+                color="C{}".format(i),
+                label=label,
+            )
+            label = None  # one legend entry per framework
+            axis.annotate(
+                "{:.2f}".format(row["ratio"]),
+                (row["ratio"], position),
+                textcoords="offset points",
+                xytext=(6, -3),
+                fontsize="small",
+            )
+    if len(cost):
+        axis.axvline(1.0, color="gray", linestyle="--", linewidth=1)
+        axis.set_xscale("log")
+        axis.legend(title="framework", fontsize="small")
+    else:
+        axis.text(0.5, 0.5, "no Keras / native pair ran", ha="center", transform=axis.transAxes)
+    axis.set_yticks(range(len(workloads)))
+    axis.set_yticklabels(
+        [
+            _label(w["dataset"], w["model"], w["devices"], w["accelerator"])
+            for _, w in workloads.iterrows()
+        ]
+    )
+    axis.invert_yaxis()
+    axis.set_xlabel("Keras time / native time (log scale; > 1: Keras slower)")
+    axis.set_title("Cost of abstraction: Keras vs native, 95 % bootstrap interval")
+    figure.tight_layout()
+    figure.savefig(output, dpi=120)
+    plt.close(figure)
+
+
+def lines_of_code(table, output):
+    """Lines of code per implementation of each workload, as seed 004's
+    figure: a bar per backend, the model's definition and the training or
+    inference step stacked."""
+    workloads = table[["dataset", "model", "task"]].drop_duplicates()
+    columns = max(1, min(4, len(workloads)))
+    rows_of_panels = max(1, -(-len(workloads) // columns))
+    figure, axes = plt.subplots(
+        rows_of_panels, columns, figsize=(4 * columns, 4.2 * rows_of_panels), squeeze=False
+    )
+    for axis in axes.flat[len(workloads) :]:
+        axis.set_visible(False)
+    for axis, (_, workload) in zip(axes.flat, workloads.iterrows()):
+        rows = table[
+            (table["dataset"] == workload["dataset"]) & (table["model"] == workload["model"])
+        ]
+        rows = rows.sort_values("lines")
+        positions = np.arange(len(rows))
+        colours = [
+            "tab:orange" if kind == "native" else "tab:blue" for kind in rows["implementation"]
+        ]
+        axis.bar(positions, rows["model_lines"], color=colours, label="model")
+        axis.bar(
+            positions,
+            rows["step_lines"],
+            bottom=rows["model_lines"],
+            color=colours,
+            alpha=0.45,
+            label="{} step".format("training" if workload["task"] == "train" else "inference"),
+        )
+        for position, total in zip(positions, rows["lines"]):
+            axis.text(position, total, str(total), ha="center", va="bottom", fontsize="small")
+        axis.set_xticks(positions)
+        axis.set_xticklabels(rows["backend"], rotation=45, ha="right")
+        axis.set_title(_label(workload["dataset"], workload["model"]))
+        axis.set_ylabel("lines of code")
+        axis.legend(fontsize="small")
+    if table.empty:
+        axes[0][0].set_visible(True)
+        axes[0][0].text(0.5, 0.5, "no implementation", ha="center", transform=axes[0][0].transAxes)
+    figure.suptitle("Lines of code (blue: Keras, orange: native; solid: model, light: step)")
+    figure.tight_layout()
+    figure.savefig(output, dpi=120)
+    plt.close(figure)

@@ -14,7 +14,7 @@ SRC = str(Path(workflow.basedir) / "src")
 # its sys.path to them), in whichever environment the script runs.
 sys.path.insert(0, SRC)
 
-from dlbench import catalog, integrity, matrix
+from dlbench import abstraction, catalog, integrity, lines, matrix
 
 # A config file given with --configfile is the whole matrix. Snakemake would
 # merge it into config/config.yaml, adding that file's backends and keys to a
@@ -130,7 +130,31 @@ def all_outputs():
         outputs += [
             f"results/plots/{dataset}_{model}_{plot}.png" for plot in PLOTS[task]
         ]
+    outputs += ["results/tables/lines_of_code.md", "results/plots/lines_of_code.png"]
+    if abstraction.pairs(set(config["backends"])):
+        outputs += [
+            "results/tables/abstraction_cost.md",
+            "results/plots/abstraction_cost.png",
+        ]
     return outputs
+
+
+def implementations():
+    """(dataset, model, task, backend) of every implementation the config
+    runs somewhere, for the lines-of-code table."""
+    return [
+        (entry["dataset"], entry["model"], entry["task"], backend)
+        for entry in config["workloads"]
+        for backend in matrix.runnable_backends(config, entry)
+    ]
+
+
+def implementation_sources():
+    """The source files whose lines are counted, and the counter itself."""
+    files = {Path(lines.__file__)}
+    for *_, backend in implementations():
+        files.update(lines.source_files(backend))
+    return sorted(str(path) for path in files)
 
 
 # Input functions of the data rules
@@ -217,7 +241,8 @@ def family_sources(wildcards):
         "launch.py",
         "gpus.py",
     ]
-    files += ["backends/__init__.py", f"models/{wildcards.family}_models.py"]
+    files += ["backends/__init__.py", "backends/frameworks.py", "backends/native.py"]
+    files.append(f"models/{wildcards.family}_models.py")
     files += [f"backends/{adapter}_adapter.py" for adapter in sorted(adapters)]
     return [str(package / name) for name in files]
 

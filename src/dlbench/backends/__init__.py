@@ -35,6 +35,11 @@ ADAPTERS = {
     "keras": "dlbench.backends.keras_adapter",
     "keras2": "dlbench.backends.keras2_adapter",
     "native_torch": "dlbench.backends.native_torch_adapter",
+    "native_tensorflow": "dlbench.backends.native_tensorflow_adapter",
+    "native_jax": "dlbench.backends.native_jax_adapter",
+    "native_mxnet": "dlbench.backends.native_mxnet_adapter",
+    "native_pytensor": "dlbench.backends.native_pytensor_adapter",
+    "native_chainer": "dlbench.backends.native_chainer_adapter",
 }
 
 

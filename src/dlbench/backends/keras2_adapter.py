@@ -12,7 +12,7 @@ import random
 import sys
 import time
 
-from dlbench.backends import keras_adapter
+from dlbench.backends import frameworks, keras_adapter
 from dlbench.models import keras_models
 
 # Keras 3 optimizer settings that Keras 2's optimizer lacks, with the only
@@ -131,7 +131,9 @@ class Adapter(keras_adapter.Adapter):
         else:
             found = mxnet.context.num_gpus()
             if found < devices:
-                raise self._no_gpus(devices, "{} GPU(s)".format(found) if found else None)
+                raise frameworks.no_gpus(
+                    self.framework, devices, "{} GPU(s)".format(found) if found else None
+                )
             self.mxnet_context = ["gpu({})".format(i) for i in range(devices)]
 
     def _setup_cntk(self, threads, seed):

@@ -13,6 +13,7 @@ import os
 import time
 
 from dlbench import launch
+from dlbench.backends import frameworks
 from dlbench.models import keras_models
 
 
@@ -65,62 +66,23 @@ class Adapter(object):
     def _setup_tensorflow(self, threads, seed):
         import tensorflow as tf
 
-        tf.config.threading.set_intra_op_parallelism_threads(threads)
-        tf.config.threading.set_inter_op_parallelism_threads(1)
-        self.applied.update({"intra_op_threads": threads, "inter_op_threads": 1})
-        if self.emulated:  # before TensorFlow initialises its devices
-            cpu = tf.config.list_physical_devices("CPU")[0]
-            tf.config.set_logical_device_configuration(
-                cpu, [tf.config.LogicalDeviceConfiguration()] * self.parallel["devices"]
-            )
+        emulated = self.parallel["devices"] if self.emulated else 0
+        self.applied.update(frameworks.pin_tensorflow(tf, threads, emulated))
 
     def _setup_jax(self, threads, seed):
-        # XLA's CPU pool follows the process' CPU affinity; one thread needs
-        # the flags as well, or Eigen still starts its pool.
-        flags = []
-        if threads == 1:
-            flags.append("--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
-        if self.emulated:
-            flags.append(
-                "--xla_force_host_platform_device_count={}".format(self.parallel["devices"])
-            )
-        if flags:
-            os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", "")] + flags).strip()
-        self.applied["xla_flags"] = os.environ.get("XLA_FLAGS", "")
+        emulated = self.parallel["devices"] if self.emulated else 0
+        self.applied.update(frameworks.pin_jax(threads, emulated))
 
     def _setup_torch(self, threads, seed):
         import torch
 
-        torch.set_num_threads(threads)
-        torch.set_num_interop_threads(1)
-        # Denormal numbers slow torch's CPU kernels many times over;
-        # TensorFlow and XLA flush them by default.
-        torch.set_flush_denormal(True)
-        self.applied.update(
-            {"intra_op_threads": threads, "inter_op_threads": 1, "flush_denormal": True}
-        )
-
-    def _no_gpus(self, devices, seen):
-        return RuntimeError(
-            "devices={} asks for {} GPUs; {} sees {}. The run needs the CUDA build "
-            "(envs/{}.cuda.yaml) and visible GPUs (CUDA_VISIBLE_DEVICES={!r})".format(
-                devices,
-                devices,
-                self.framework,
-                seen or "none",
-                "keras-" + self.framework,
-                os.environ.get("CUDA_VISIBLE_DEVICES"),
-            )
-        )
+        self.applied.update(frameworks.pin_torch(torch, threads))
 
     def _distribute_jax(self, devices):
         import jax
 
-        platform = "cpu" if self.emulated else "gpu"
-        found = [device for device in jax.devices() if device.platform == platform]
-        if len(found) < devices:
-            raise self._no_gpus(devices, jax.devices())
-        self.distribution = self.keras.distribution.DataParallel(devices=found[:devices])
+        found = frameworks.jax_devices(jax, self.framework, devices, self.emulated)
+        self.distribution = self.keras.distribution.DataParallel(devices=found)
         # Emulated CPU devices: XLA's CPU all-reduce gives up when one device
         # runs ahead ("only 1 of them arrived on time"); waiting for every
         # step's result keeps them together. Real GPUs need no such wait.
@@ -129,11 +91,8 @@ class Adapter(object):
     def _distribute_tensorflow(self, devices):
         import tensorflow as tf
 
-        kind = "CPU" if self.emulated else "GPU"
-        found = [device.name for device in tf.config.list_logical_devices(kind)]
-        if len(found) < devices:
-            raise self._no_gpus(devices, found)
-        self.strategy = tf.distribute.MirroredStrategy(found[:devices])
+        found = frameworks.tensorflow_devices(tf, self.framework, devices, self.emulated)
+        self.strategy = tf.distribute.MirroredStrategy(found)
         if self.emulated:
             # XLA cannot reach the other logical CPUs' variable copies
             # ("Trying to access resource ... located in device CPU:1").
@@ -141,22 +100,10 @@ class Adapter(object):
 
     def _distribute_torch(self, devices):
         import torch
-        import torch.distributed as dist
 
-        if not self.emulated:
-            if torch.cuda.device_count() < 1:
-                raise self._no_gpus(devices, [])
-            torch.cuda.set_device(self.parallel["local_rank"])
-        backend = "gloo" if self.emulated else "nccl"
-        dist.init_process_group(backend=backend)
-        if dist.get_world_size() != devices:
-            raise RuntimeError(
-                "devices={} but torchrun started {} processes".format(
-                    devices, dist.get_world_size()
-                )
-            )
+        group = frameworks.torch_process_group(torch, self.parallel, devices)
         self.process_group = True
-        self.applied["process_group_backend"] = backend
+        self.applied["process_group_backend"] = group
 
     def _describe_parallel(self, devices):
         described = {
@@ -295,7 +242,7 @@ class Adapter(object):
             )
         loss, accuracy = history.history["loss"][-1], history.history["accuracy"][-1]
         if self.process_group:  # each process saw its share: the mean is the epoch's
-            loss, accuracy = _mean_over_processes([loss, accuracy])
+            loss, accuracy = frameworks.mean_over_processes([loss, accuracy])
         return {"seconds": timer.seconds, "loss": float(loss), "accuracy": float(accuracy)}
 
     def replica_divergence(self, model):
@@ -305,7 +252,7 @@ class Adapter(object):
         import numpy
 
         if self.process_group:
-            return _divergence_over_processes(model)
+            return frameworks.divergence_over_processes(model.parameters())
         if self.distribution is None and self.strategy is None:
             return None
         largest = 0.0
@@ -337,27 +284,7 @@ class Adapter(object):
         """Peak memory on the first GPU (None on the CPU)."""
         if not self.parallel["devices"] or self.emulated:
             return None
-        return getattr(self, "_peak_memory_" + self.framework, lambda: None)()
-
-    @staticmethod
-    def _peak_memory_torch():
-        import torch
-
-        return torch.cuda.max_memory_allocated() / 2.0**20
-
-    @staticmethod
-    def _peak_memory_tensorflow():
-        import tensorflow as tf
-
-        return tf.config.experimental.get_memory_info("GPU:0")["peak"] / 2.0**20
-
-    @staticmethod
-    def _peak_memory_jax():
-        import jax
-
-        stats = jax.devices()[0].memory_stats() or {}
-        peak = stats.get("peak_bytes_in_use")
-        return None if peak is None else peak / 2.0**20
+        return frameworks.PEAK_MEMORY.get(self.framework, lambda: None)()
 
 
 class _Nothing(object):
@@ -402,38 +329,6 @@ def distributed_train_step(model, parallel):
 def _batch_length(x):
     first = next(iter(x.values())) if isinstance(x, dict) else x
     return first.shape[0]
-
-
-def _mean_over_processes(values):
-    import torch
-    import torch.distributed as dist
-
-    tensor = torch.tensor([float(v) for v in values], dtype=torch.float64)
-    tensor = tensor.to(_collective_device())
-    dist.all_reduce(tensor)
-    return (tensor / dist.get_world_size()).tolist()
-
-
-def _collective_device():
-    """NCCL reduces GPU tensors only; gloo CPU tensors."""
-    import torch
-    import torch.distributed as dist
-
-    return torch.device("cuda" if dist.get_backend() == "nccl" else "cpu")
-
-
-def _divergence_over_processes(model):
-    import torch
-    import torch.distributed as dist
-
-    mine = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
-    mine = mine.to(_collective_device())
-    first = mine.clone()
-    dist.broadcast(first, src=0)
-    largest = (mine - first).abs().max() if mine.numel() else torch.tensor(0.0)
-    largest = largest.reshape(1).to(torch.float64)
-    dist.all_reduce(largest, op=dist.ReduceOp.MAX)
-    return float(largest.item())
 
 
 def step_waiter(keras):

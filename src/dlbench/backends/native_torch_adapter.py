@@ -1,54 +1,91 @@
 """Plain PyTorch behind the harness: the models of models/torch_models.py, a
 hand-written training loop (the one PyTorch's tutorials write), the same
 batches in the same order as every other backend. torch is imported in
-``setup``, after the harness pinned the process. Importable on Python 3.6.
+``setup``, after the harness pinned the process. On devices >= 1 each
+process (started by torchrun, see dlbench.launch) trains its share of every
+global batch through DistributedDataParallel, as keras-torch does.
+Importable on Python 3.6.
 """
 
 import time
 
+from dlbench.backends import frameworks, native
 from dlbench.models import torch_models
 
+# Keras' optimizer settings -> torch.optim arguments (None: handled below).
+# Same update rules; where epsilon goes differs for RMSprop (Keras adds it
+# under the square root, torch after it) and Adam (Keras: Kingma and Ba's
+# "epsilon hat"; torch: epsilon beside the bias-corrected sqrt(v)).
+OPTIMIZERS = {
+    "rmsprop": (
+        "RMSprop",
+        {"rho": "alpha", "epsilon": "eps", "momentum": "momentum", "centered": "centered"},
+    ),
+    "adadelta": ("Adadelta", {"rho": "rho", "epsilon": "eps"}),
+    "adam": ("Adam", {"beta_1": None, "beta_2": None, "epsilon": "eps"}),
+    "sgd": ("SGD", {"momentum": "momentum", "nesterov": "nesterov"}),
+}
 
-class Adapter(object):
+
+def optimizer(torch, parameters, settings):
+    """torch.optim's optimizer for the config's settings, and a LambdaLR
+    stepped every batch for Keras 2's ``decay`` (None without one)."""
+    name, renames = OPTIMIZERS[settings["name"]]
+    kwargs = native.optimizer_arguments(settings, renames)
+    if name == "Adam":
+        kwargs["betas"] = (settings.get("beta_1", 0.9), settings.get("beta_2", 0.999))
+    found = getattr(torch.optim, name)(parameters, lr=settings["learning_rate"], **kwargs)
+    if not settings.get("decay"):
+        return found, None
+    start = settings["learning_rate"]
+    return found, torch.optim.lr_scheduler.LambdaLR(
+        found, lambda step: native.learning_rate(settings, step) / start
+    )
+
+
+class Adapter(native.NativeAdapter):
+    backend = "native-torch"
+
     def __init__(self, framework, settings):
-        self.requested = dict(settings)
-        self.applied = {}
+        super(Adapter, self).__init__(framework, settings)
         self.torch = None
         self.device = None
+        self.process_group = False
+        self.on_gpu = False
 
     def setup(self, threads, seed, devices, parallel=None):
-        if devices:
-            raise NotImplementedError(
-                "devices={}: native-torch runs on the CPU here".format(devices)
-            )
+        emulated = self._take_parallel(devices, parallel, distributes=True)
         import numpy
         import torch
 
         self.torch = torch
-        torch.set_num_threads(threads)
-        torch.set_num_interop_threads(1)
-        torch.set_flush_denormal(True)  # as in the Keras adapter: denormals slow CPU kernels
+        self.applied.update(frameworks.pin_torch(torch, threads))
         torch.manual_seed(seed)
         numpy.random.seed(seed)
         self.device = torch.device("cpu")
-        self.applied.update(
-            {
-                "intra_op_threads": threads,
-                "inter_op_threads": 1,
-                "flush_denormal": True,
-                "device": str(self.device),
-            }
-        )
+        if devices:
+            group = frameworks.torch_process_group(torch, self.parallel, devices, self.backend)
+            self.process_group = True
+            self.applied["process_group_backend"] = group
+            self.applied["data_parallel"] = self._describe_parallel(devices)
+            if not emulated:
+                self.on_gpu = True
+                self.device = torch.device("cuda", self.parallel["local_rank"])
+                torch.backends.cudnn.benchmark = True  # cuDNN autotunes each shape once
+                self.applied["cudnn_benchmark"] = True
+        self.applied["device"] = str(self.device)
 
     def versions(self):
         import numpy
 
         torch = self.torch
+        cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
         return {
             "framework": "torch",
             "framework_version": torch.__version__,
             "numpy": numpy.__version__,
             "cuda": torch.version.cuda,
+            "cudnn": cudnn,
         }
 
     def settings(self):
@@ -59,79 +96,123 @@ class Adapter(object):
     def build(self, model_name, data_spec, hyper):
         torch = self.torch
         net = torch_models.BUILDERS[model_name](torch, data_spec).to(self.device)
+        if any(isinstance(layer, torch.nn.RNNBase) for layer in net.modules()):
+            self.applied["recurrent_kernels"] = (
+                "cuDNN (torch.nn.LSTM/GRU on CUDA)" if self.on_gpu else "torch's CPU LSTM/GRU"
+            )
+        forward = net
+        if self.process_group and "optimizer" in hyper:  # all-reduces gradients in backward
+            ids = [self.device.index] if self.on_gpu else None
+            forward = torch.nn.parallel.DistributedDataParallel(net, device_ids=ids)
         # torch.compile is PyTorch's documented way to compile the step; on the
         # CPU its first epoch pays a long C++ build, so it follows jit_compile.
         compiled = self.requested.get("jit_compile") is True
         self.applied["torch_compile"] = compiled
-        model = {"net": net, "forward": torch.compile(net) if compiled else net}
+        model = {
+            "net": net,
+            "forward": torch.compile(forward) if compiled else forward,
+            "softmax": model_name not in torch_models.FEATURES,
+        }
         if "optimizer" in hyper:
-            model["optimizer"] = torch_models.optimizer(torch, net.parameters(), hyper["optimizer"])
+            trained = [p for p in net.parameters() if p.requires_grad]
+            model["optimizer"], model["schedule"] = optimizer(torch, trained, hyper["optimizer"])
         return model
 
     @staticmethod
     def parameter_count(model):
-        return sum(p.numel() for p in model["net"].parameters())
+        """Keras' count_params: the weights (frozen constants such as the
+        LSTMs' second bias excluded) and batch-norm moving statistics."""
+        net = model["net"]
+        weights = [p for p in net.parameters() if p.requires_grad]
+        statistics = [
+            b for name, b in net.named_buffers() if name.endswith(("running_mean", "running_var"))
+        ]
+        return sum(t.numel() for t in weights + statistics)
 
-    def _tensors(self, x, y=None):
-        torch = self.torch
-        inputs = torch.from_numpy(x).permute(0, 3, 1, 2).contiguous().to(self.device)
-        if y is None:
-            return inputs
-        return inputs, torch.from_numpy(y.argmax(axis=1)).to(self.device)
+    def _inputs(self, x):
+        """Host arrays as device tensors: images channels-first, words int64,
+        named inputs a dict of tensors."""
+        if isinstance(x, dict):
+            return {name: self._inputs(array) for name, array in x.items()}
+        tensor = self.torch.from_numpy(x)
+        if tensor.dim() == 4:
+            tensor = tensor.permute(0, 3, 1, 2)
+        elif not tensor.is_floating_point():
+            tensor = tensor.long()
+        return tensor.contiguous().to(self.device)
 
-    def _batches(self, inputs, labels, batch_size):
-        for start in range(0, len(labels), batch_size):
-            yield inputs[start : start + batch_size], labels[start : start + batch_size]
+    def _labels(self, y):
+        return self.torch.from_numpy(y.argmax(axis=1)).to(self.device)
+
+    @staticmethod
+    def _rows(inputs, rows):
+        if isinstance(inputs, dict):
+            return {name: tensor[rows] for name, tensor in inputs.items()}
+        return inputs[rows]
 
     def train_epoch(self, model, x, y, batch_size):
         torch = self.torch
-        inputs, labels = self._tensors(x, y)  # like fit()'s set-up: outside the epoch's time
+        inputs, labels = self._inputs(x), self._labels(y)  # fit()'s set-up: off the clock
+        if self.process_group:
+            torch.distributed.barrier()  # every process starts its epoch together
         start = time.perf_counter()
-        net, forward, optimizer = model["net"], model["forward"], model["optimizer"]
+        net, forward = model["net"], model["forward"]
+        optimizer, schedule = model["optimizer"], model["schedule"]
         net.train()
         total_loss = torch.zeros((), device=self.device)
         correct = torch.zeros((), dtype=torch.long, device=self.device)
-        for batch_x, batch_y in self._batches(inputs, labels, batch_size):
+        for rows in native.batches(len(labels), batch_size):
+            batch_y = labels[rows]
             optimizer.zero_grad(set_to_none=True)
-            logits = forward(batch_x)
+            logits = forward(self._rows(inputs, rows))
             loss = torch.nn.functional.cross_entropy(logits, batch_y)
             loss.backward()
             optimizer.step()
+            if schedule is not None:
+                schedule.step()
             total_loss += loss.detach() * len(batch_y)
             correct += (logits.detach().argmax(dim=1) == batch_y).sum()
         n = len(labels)
-        result = {"loss": float(total_loss) / n, "accuracy": float(correct) / n}
-        result["seconds"] = time.perf_counter() - start  # float() above waited for the work
-        return result
+        loss, accuracy = float(total_loss) / n, float(correct) / n  # waits for the device
+        seconds = time.perf_counter() - start
+        if self.process_group:  # each process saw its share: the mean is the epoch's
+            loss, accuracy = frameworks.mean_over_processes([loss, accuracy])
+        return {"loss": loss, "accuracy": accuracy, "seconds": seconds}
 
     def evaluate(self, model, x, y, batch_size):
         torch = self.torch
-        inputs, labels = self._tensors(x, y)
+        inputs, labels = self._inputs(x), self._labels(y)
         net = model["net"]
         net.eval()
-        total_loss, correct = 0.0, 0
+        total_loss = torch.zeros((), dtype=torch.float64, device=self.device)
+        correct = torch.zeros((), dtype=torch.long, device=self.device)
         with torch.inference_mode():
-            for batch_x, batch_y in self._batches(inputs, labels, batch_size):
-                logits = net(batch_x)
-                total_loss += float(
-                    torch.nn.functional.cross_entropy(logits, batch_y, reduction="sum")
+            for rows in native.batches(len(labels), batch_size):
+                logits = net(self._rows(inputs, rows))
+                total_loss += torch.nn.functional.cross_entropy(
+                    logits, labels[rows], reduction="sum"
                 )
-                correct += int((logits.argmax(dim=1) == batch_y).sum())
-        return total_loss / len(labels), correct / len(labels)
+                correct += (logits.argmax(dim=1) == labels[rows]).sum()
+        return float(total_loss) / len(labels), float(correct) / len(labels)
 
     def predict(self, model, x):
         torch = self.torch
         net = model["net"]
         net.eval()
         with torch.inference_mode():
-            return torch.softmax(net(self._tensors(x)), dim=1)
+            outputs = net(self._inputs(x))
+            if model["softmax"]:
+                outputs = torch.softmax(outputs, dim=1)
+            return outputs.cpu().numpy()
 
     def synchronize(self):
-        pass  # CPU only: every op has finished when it returns
+        if self.on_gpu:
+            self.torch.cuda.synchronize()
 
     def peak_device_memory_mb(self):
-        return None
+        return frameworks.PEAK_MEMORY["torch"]() if self.on_gpu else None
 
-    @staticmethod
-    def replica_divergence(model):
-        return None
+    def replica_divergence(self, model):
+        if not self.process_group:
+            return None
+        return frameworks.divergence_over_processes(model["net"].parameters())

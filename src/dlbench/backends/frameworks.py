@@ -1,0 +1,166 @@
+"""Framework set-up shared by the Keras and the native adapters: thread
+pinning, emulated CPU devices, finding the GPUs a run was given, torch
+process groups, peak device memory. Each function takes the framework
+module, imported by its caller after the harness pinned the process.
+Importable on Python 3.6.
+"""
+
+import os
+
+
+def pin_tensorflow(tf, threads, emulated_devices=0):
+    """One intra-op pool of ``threads``, one inter-op thread; N logical CPUs
+    for emulated devices (before TensorFlow initialises its devices)."""
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    if emulated_devices:
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(
+            cpu, [tf.config.LogicalDeviceConfiguration()] * emulated_devices
+        )
+    return {"intra_op_threads": threads, "inter_op_threads": 1}
+
+
+def tensorflow_devices(tf, framework, devices, emulated, backend=None):
+    """The names of the ``devices`` logical devices a run trains on."""
+    kind = "CPU" if emulated else "GPU"
+    found = [device.name for device in tf.config.list_logical_devices(kind)]
+    if len(found) < devices:
+        raise no_gpus(framework, devices, found, backend)
+    return found[:devices]
+
+
+def pin_jax(threads, emulated_devices=0):
+    """XLA flags, set before jax is imported. XLA's CPU pool follows the
+    process' CPU affinity; one thread needs the flags as well, or Eigen
+    still starts its pool."""
+    flags = []
+    if threads == 1:
+        flags.append("--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+    if emulated_devices:
+        flags.append("--xla_force_host_platform_device_count={}".format(emulated_devices))
+    if flags:
+        os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", "")] + flags).strip()
+    return {"xla_flags": os.environ.get("XLA_FLAGS", "")}
+
+
+def jax_devices(jax, framework, devices, emulated, backend=None):
+    """The ``devices`` JAX devices a run trains on."""
+    platform = "cpu" if emulated else "gpu"
+    found = [device for device in jax.devices() if device.platform == platform]
+    if len(found) < devices:
+        raise no_gpus(framework, devices, jax.devices(), backend)
+    return found[:devices]
+
+
+def pin_torch(torch, threads):
+    torch.set_num_threads(threads)
+    torch.set_num_interop_threads(1)
+    # Denormal numbers slow torch's CPU kernels many times over; TensorFlow
+    # and XLA flush them by default.
+    torch.set_flush_denormal(True)
+    return {"intra_op_threads": threads, "inter_op_threads": 1, "flush_denormal": True}
+
+
+def no_gpus(framework, devices, seen, backend=None):
+    return RuntimeError(
+        "devices={} asks for {} GPUs; {} sees {}. The run needs the CUDA build "
+        "(envs/{}.cuda.yaml) and visible GPUs (CUDA_VISIBLE_DEVICES={!r})".format(
+            devices,
+            devices,
+            framework,
+            seen or "none",
+            backend or "keras-" + framework,
+            os.environ.get("CUDA_VISIBLE_DEVICES"),
+        )
+    )
+
+
+def torch_process_group(torch, parallel, devices, backend=None):
+    """Join torchrun's process group: NCCL on GPUs (this process' GPU is its
+    local rank), gloo on emulated CPU devices. Returns the group's backend."""
+    import torch.distributed as dist
+
+    emulated = parallel["accelerator"] == "emulated-cpu"
+    if not emulated:
+        if torch.cuda.device_count() < 1:
+            raise no_gpus("torch", devices, [], backend)
+        torch.cuda.set_device(parallel["local_rank"])
+    group = "gloo" if emulated else "nccl"
+    dist.init_process_group(backend=group)
+    if dist.get_world_size() != devices:
+        raise RuntimeError(
+            "devices={} but torchrun started {} processes".format(devices, dist.get_world_size())
+        )
+    return group
+
+
+def mean_over_processes(values):
+    """The mean of each value over the process group."""
+    import torch
+    import torch.distributed as dist
+
+    tensor = torch.tensor([float(v) for v in values], dtype=torch.float64)
+    tensor = tensor.to(_collective_device())
+    dist.all_reduce(tensor)
+    return (tensor / dist.get_world_size()).tolist()
+
+
+def _collective_device():
+    """NCCL reduces GPU tensors only; gloo CPU tensors."""
+    import torch
+    import torch.distributed as dist
+
+    return torch.device("cuda" if dist.get_backend() == "nccl" else "cpu")
+
+
+def divergence_over_processes(parameters):
+    """The largest difference between any parameter on two processes."""
+    import torch
+    import torch.distributed as dist
+
+    mine = torch.cat([p.detach().reshape(-1) for p in parameters])
+    mine = mine.to(_collective_device())
+    first = mine.clone()
+    dist.broadcast(first, src=0)
+    largest = (mine - first).abs().max() if mine.numel() else torch.tensor(0.0)
+    largest = largest.reshape(1).to(torch.float64)
+    dist.all_reduce(largest, op=dist.ReduceOp.MAX)
+    return float(largest.item())
+
+
+def largest_difference(copies):
+    """The largest absolute difference between arrays that should be equal."""
+    import numpy
+
+    copies = [numpy.asarray(copy) for copy in copies]
+    return max(
+        [float(numpy.max(numpy.abs(copy - copies[0]), initial=0)) for copy in copies[1:]] or [0.0]
+    )
+
+
+def peak_memory_torch():
+    import torch
+
+    return torch.cuda.max_memory_allocated() / 2.0**20
+
+
+def peak_memory_tensorflow():
+    import tensorflow as tf
+
+    return tf.config.experimental.get_memory_info("GPU:0")["peak"] / 2.0**20
+
+
+def peak_memory_jax():
+    import jax
+
+    stats = jax.devices()[0].memory_stats() or {}
+    peak = stats.get("peak_bytes_in_use")
+    return None if peak is None else peak / 2.0**20
+
+
+PEAK_MEMORY = {
+    "torch": peak_memory_torch,
+    "tensorflow": peak_memory_tensorflow,
+    "jax": peak_memory_jax,
+}

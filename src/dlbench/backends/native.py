@@ -1,0 +1,89 @@
+"""What the native adapters share: their bookkeeping, the batches of an
+epoch, and the config's optimizer settings mapped onto a framework's own
+optimizer arguments. Importable on Python 3.6.
+
+A native adapter implements the interface of ``dlbench.backends`` with its
+framework's own API and no Keras; models live in
+``dlbench.models.<framework>_models`` with Keras' layers, parameter counts
+and initial weight distributions (Glorot-uniform kernels, orthogonal
+recurrent kernels, zero biases).
+"""
+
+from dlbench import launch
+
+
+class NativeAdapter(object):
+    """Bookkeeping every native adapter needs; subclasses set ``backend``."""
+
+    backend = None
+
+    def __init__(self, framework, settings):
+        self.framework = framework
+        self.requested = dict(settings)
+        self.applied = {}
+        self.parallel = dict(launch.ON_THE_CPU)
+
+    def _take_parallel(self, devices, parallel, distributes=False):
+        """Keep the run's parallel block; refuse devices this adapter cannot
+        drive. Returns whether the devices are emulated on the CPU."""
+        self.parallel = dict(launch.ON_THE_CPU, **(parallel or {}))
+        if devices and not distributes:
+            raise NotImplementedError(
+                "devices={}: {} runs on the CPU only".format(devices, self.backend)
+            )
+        return bool(devices) and self.parallel["accelerator"] == "emulated-cpu"
+
+    def _describe_parallel(self, devices, **extra):
+        described = {
+            "devices": devices,
+            "accelerator": self.parallel["accelerator"],
+            "method": self.parallel.get("method"),
+            "processes": self.parallel.get("processes", 1),
+        }
+        described.update(extra)
+        return described
+
+    def settings(self):
+        return dict(self.applied)
+
+    def synchronize(self):
+        pass  # the adapters return host values: device work is done
+
+    def peak_device_memory_mb(self):
+        return None
+
+    def replica_divergence(self, model):
+        return None
+
+
+def batches(n, batch_size):
+    """The slices of an epoch of ``n`` samples in batches of ``batch_size``
+    (the last one shorter), in the order the harness gave the samples."""
+    return [slice(start, min(start + batch_size, n)) for start in range(0, n, batch_size)]
+
+
+def optimizer_arguments(settings, renames):
+    """The config's optimizer ``settings`` (Keras' names) as keyword
+    arguments of a framework's optimizer: ``renames`` maps each Keras
+    setting to the framework's name for it (None: no argument, the caller
+    handles it). A setting without an equivalent is an error, never
+    silently dropped. ``learning_rate`` and ``decay`` stay under their names."""
+    kwargs = {}
+    for key, value in settings.items():
+        if key in ("name", "learning_rate", "decay"):
+            continue
+        if key not in renames:
+            raise ValueError(
+                "optimizer {}: no equivalent for {!r} in this framework".format(
+                    settings["name"], key
+                )
+            )
+        if renames[key]:
+            kwargs[renames[key]] = value
+    return kwargs
+
+
+def learning_rate(settings, step):
+    """The learning rate at ``step`` (counted from 0): Keras 2's ``decay``
+    divides it by 1 + decay x step (the Keras adapter's InverseTimeDecay)."""
+    return settings["learning_rate"] / (1.0 + settings.get("decay", 0.0) * step)

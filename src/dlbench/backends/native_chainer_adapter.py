@@ -1,0 +1,117 @@
+"""Chainer behind the harness: the models of models/chainer_models.py run
+define-by-run on the CPU with iDeep (MKL-DNN, Chainer's documented CPU
+acceleration; numpy's im2col and BLAS where it is missing), a hand-written
+loop with chainer.optimizers, the same batches in the same order as every other
+backend. chainer is imported in ``setup``, after the BLAS thread variables
+are set. Importable on Python 3.6.
+"""
+
+import os
+import time
+
+import numpy
+
+from dlbench import runtime
+from dlbench.backends import native
+from dlbench.models import chainer_models
+
+
+class Adapter(native.NativeAdapter):
+    backend = "native-chainer"
+
+    def setup(self, threads, seed, devices, parallel=None):
+        self._take_parallel(devices, parallel)
+        os.environ.update(runtime.thread_environment(threads))  # BLAS and OpenMP pools
+        import chainer
+
+        self.chainer = chainer
+        numpy.random.seed(seed)  # initialisers and dropout masks draw from numpy
+        chainer.global_config.dtype = numpy.float32
+        # iDeep (MKL-DNN) is Chainer's documented CPU acceleration: its
+        # functions take over where it is installed, numpy where not.
+        self.ideep = chainer.backends.intel64.is_ideep_available()
+        chainer.global_config.use_ideep = "auto" if self.ideep else "never"
+        self.applied.update(
+            {
+                "blas_threads": int(os.environ["OPENBLAS_NUM_THREADS"]),
+                "omp_threads": int(os.environ["OMP_NUM_THREADS"]),
+                "use_ideep": chainer.global_config.use_ideep,
+                "dtype": "float32",
+                "device": "@intel64 (iDeep)" if self.ideep else "@numpy",
+            }
+        )
+
+    def versions(self):
+        found = {
+            "framework": "chainer",
+            "framework_version": self.chainer.__version__,
+            "numpy": numpy.__version__,
+        }
+        if self.ideep:
+            found["ideep"] = self.chainer.backends.intel64.ideep.__version__
+        return found
+
+    def build(self, model_name, data_spec, hyper):
+        chainer = self.chainer
+        net = chainer_models.BUILDERS[model_name](chainer, data_spec)
+        net.to_device("@intel64" if self.ideep else "@numpy")
+        model = {"net": net, "step": 0}
+        if "optimizer" in hyper:
+            settings = hyper["optimizer"]
+            optimizer, model["lr_name"] = chainer_models.optimizer(chainer, settings, native)
+            optimizer.setup(net)
+            model.update(optimizer=optimizer, settings=settings)
+        return model
+
+    @staticmethod
+    def parameter_count(model):
+        return sum(param.size for param in model["net"].params())
+
+    @staticmethod
+    def _arrays(x, y=None):
+        inputs = numpy.ascontiguousarray(x.transpose(0, 3, 1, 2))
+        if y is None:
+            return inputs
+        return inputs, y.argmax(axis=1).astype("int32")
+
+    def train_epoch(self, model, x, y, batch_size):
+        F = self.chainer.functions
+        inputs, labels = self._arrays(x, y)  # like fit()'s set-up: outside the epoch's time
+        start = time.perf_counter()
+        net, optimizer, settings = model["net"], model["optimizer"], model["settings"]
+        total_loss, correct = 0.0, 0
+        with self.chainer.using_config("train", True):
+            for part in native.batches(len(labels), batch_size):
+                if settings.get("decay") and model["lr_name"]:
+                    rate = native.learning_rate(settings, model["step"])
+                    setattr(optimizer.hyperparam, model["lr_name"], rate)
+                logits = net(inputs[part])
+                loss = F.softmax_cross_entropy(logits, labels[part])
+                net.cleargrads()
+                loss.backward()
+                optimizer.update()
+                model["step"] += 1
+                total_loss += float(loss.array) * len(labels[part])
+                correct += int((numpy.asarray(logits.array).argmax(axis=1) == labels[part]).sum())
+        n = len(labels)
+        result = {"loss": total_loss / n, "accuracy": correct / n}
+        result["seconds"] = time.perf_counter() - start
+        return result
+
+    def evaluate(self, model, x, y, batch_size):
+        F = self.chainer.functions
+        inputs, labels = self._arrays(x, y)
+        total_loss, correct = 0.0, 0
+        with self.chainer.using_config("train", False), self.chainer.no_backprop_mode():
+            for part in native.batches(len(labels), batch_size):
+                logits = model["net"](inputs[part])
+                total_loss += float(F.softmax_cross_entropy(logits, labels[part]).array) * len(
+                    labels[part]
+                )
+                correct += int((numpy.asarray(logits.array).argmax(axis=1) == labels[part]).sum())
+        return total_loss / len(labels), correct / len(labels)
+
+    def predict(self, model, x):
+        chainer = self.chainer
+        with chainer.using_config("train", False), chainer.no_backprop_mode():
+            return numpy.asarray(chainer.functions.softmax(model["net"](self._arrays(x))).array)

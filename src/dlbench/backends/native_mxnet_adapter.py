@@ -1,0 +1,120 @@
+"""MXNet's own Gluon API behind the harness: the models of
+models/mxnet_models.py hybridized into a static graph (static_alloc and
+static_shape, Gluon's documented fast path), a hand-written loop under
+autograd.record with gluon.Trainer, the same batches in the same order as
+every other backend. mxnet is imported in ``setup``, after its thread
+variables are set. Importable on Python 3.6.
+"""
+
+import os
+import time
+
+from dlbench import runtime
+from dlbench.backends import native
+from dlbench.models import mxnet_models
+
+
+class Adapter(native.NativeAdapter):
+    backend = "native-mxnet"
+
+    def setup(self, threads, seed, devices, parallel=None):
+        self._take_parallel(devices, parallel)
+        # MXNet sizes its operator (OpenMP) pool from OMP_NUM_THREADS on
+        # import; one engine worker thread runs the operators in turn.
+        os.environ.update(runtime.thread_environment(threads))
+        os.environ.setdefault("MXNET_CPU_WORKER_NTHREADS", "1")
+        import mxnet
+        import numpy
+
+        self.mx = mxnet
+        mxnet.random.seed(seed)
+        numpy.random.seed(seed)
+        self.context = mxnet.cpu()
+        self.applied.update(
+            {
+                "omp_threads": int(os.environ["OMP_NUM_THREADS"]),
+                "mxnet_cpu_worker_threads": int(os.environ["MXNET_CPU_WORKER_NTHREADS"]),
+                "mxnet_engine": os.environ.get("MXNET_ENGINE_TYPE", "ThreadedEnginePerDevice"),
+                "mkldnn": mxnet.runtime.Features().is_enabled("MKLDNN"),
+                "hybridize": {"static_alloc": True, "static_shape": True},
+                "device": str(self.context),
+            }
+        )
+
+    def versions(self):
+        import numpy
+
+        features = self.mx.runtime.Features()
+        return {
+            "framework": "mxnet",
+            "framework_version": self.mx.__version__,
+            "numpy": numpy.__version__,
+            "cuda": features.is_enabled("CUDA"),
+            "cudnn": features.is_enabled("CUDNN"),
+        }
+
+    def build(self, model_name, data_spec, hyper):
+        mx = self.mx
+        net = mxnet_models.BUILDERS[model_name](mx, data_spec)
+        net.hybridize(static_alloc=True, static_shape=True)
+        model = {"net": net, "step": 0}
+        if "optimizer" in hyper:
+            settings = hyper["optimizer"]
+            optimizer = mxnet_models.optimizer(mx, settings, native)
+            model["settings"] = settings
+            model["trainer"] = mx.gluon.Trainer(net.collect_params(), optimizer)
+            model["loss"] = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+        return model
+
+    @staticmethod
+    def parameter_count(model):
+        return sum(p.data().size for p in model["net"].collect_params().values())
+
+    def _arrays(self, x, y=None):
+        nd = self.mx.nd
+        inputs = nd.array(x.transpose(0, 3, 1, 2), ctx=self.context)
+        if y is None:
+            return inputs
+        return inputs, nd.array(y.argmax(axis=1), ctx=self.context)
+
+    def train_epoch(self, model, x, y, batch_size):
+        mx = self.mx
+        inputs, labels = self._arrays(x, y)  # like fit()'s set-up: outside the epoch's time
+        mx.nd.waitall()
+        start = time.perf_counter()
+        net, trainer, loss_of = model["net"], model["trainer"], model["loss"]
+        decay = model["settings"].get("decay")
+        total_loss, correct = mx.nd.zeros(1), mx.nd.zeros(1)
+        for part in native.batches(len(y), batch_size):
+            batch_x, batch_y = inputs[part], labels[part]
+            if decay:
+                trainer.set_learning_rate(native.learning_rate(model["settings"], model["step"]))
+            with mx.autograd.record():
+                logits = net(batch_x)
+                loss = loss_of(logits, batch_y)
+            loss.backward()
+            trainer.step(batch_y.shape[0])  # the gradient of the batch's mean loss
+            model["step"] += 1
+            total_loss += loss.sum()
+            correct += (logits.argmax(axis=1) == batch_y).sum()
+        n = len(y)
+        result = {"loss": total_loss.asscalar() / n, "accuracy": correct.asscalar() / n}
+        result["seconds"] = time.perf_counter() - start  # asscalar() waited for the work
+        return result
+
+    def evaluate(self, model, x, y, batch_size):
+        mx = self.mx
+        inputs, labels = self._arrays(x, y)
+        loss_of = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+        total_loss, correct = mx.nd.zeros(1), mx.nd.zeros(1)
+        for part in native.batches(len(y), batch_size):
+            logits = model["net"](inputs[part])
+            total_loss += loss_of(logits, labels[part]).sum()
+            correct += (logits.argmax(axis=1) == labels[part]).sum()
+        return total_loss.asscalar() / len(y), correct.asscalar() / len(y)
+
+    def predict(self, model, x):
+        return self.mx.nd.softmax(model["net"](self._arrays(x))).asnumpy()
+
+    def synchronize(self):
+        self.mx.nd.waitall()

@@ -1,0 +1,197 @@
+"""The workloads in PyTensor, layer for layer as the Keras definitions
+(keras_models.py): same layers, parameter counts and initial weight
+distributions (Glorot-uniform weights, zero biases, as Keras' defaults),
+written as a symbolic graph over shared variables. Images arrive
+channels-last; the models take channels-first (the layout of PyTensor's
+conv2d and pool_2d). Importable without pytensor until a model is built."""
+
+import functools
+
+import numpy
+
+
+class Layers(object):
+    """Makes the layers of one network: each is a function of the symbolic
+    input and ``training``; the weights it creates join ``params``."""
+
+    def __init__(self, pytensor, seed):
+        from pytensor.tensor.random.utils import RandomStream
+
+        self.pytensor = pytensor
+        self.pt = pytensor.tensor
+        self.init = numpy.random.default_rng(seed)
+        self.random = RandomStream(seed)  # dropout masks; advances on every call
+        self.params = []
+
+    def _weights(self, shape, fan_in, fan_out):
+        limit = numpy.sqrt(6.0 / (fan_in + fan_out))  # Keras' glorot_uniform
+        kernel = self.init.uniform(-limit, limit, shape).astype("float32")
+        bias = numpy.zeros(shape[1] if len(shape) == 2 else shape[0], "float32")
+        self.params += [self.pytensor.shared(kernel), self.pytensor.shared(bias)]
+        return self.params[-2:]
+
+    def dense(self, units_in, units, relu=False):
+        kernel, bias = self._weights((units_in, units), units_in, units)
+        return lambda x, training: self._activate(self.pt.dot(x, kernel) + bias, relu)
+
+    def conv(self, channels_in, filters, size, relu=False):
+        from pytensor.tensor.nnet import conv2d
+
+        shape = (filters, channels_in, size, size)
+        kernel, bias = self._weights(shape, channels_in * size * size, filters * size * size)
+
+        def layer(x, training):  # cross-correlation, as Keras' Conv2D
+            out = conv2d(x, kernel, filter_shape=shape, border_mode="valid", filter_flip=False)
+            return self._activate(out + bias.dimshuffle("x", 0, "x", "x"), relu)
+
+        return layer
+
+    def _activate(self, x, relu):
+        return self.pt.maximum(x, 0) if relu else x
+
+    @staticmethod
+    def max_pool(x, training):
+        from pytensor.tensor.signal.pool import pool_2d
+
+        return pool_2d(x, ws=(2, 2), ignore_border=True, mode="max")  # Keras' "valid"
+
+    @staticmethod
+    def flatten(x, training):
+        return x.flatten(2)
+
+    def dropout(self, rate):
+        def layer(x, training):
+            if not training:
+                return x
+            keep = self.random.uniform(size=x.shape, dtype="float32") >= rate
+            return x * keep / numpy.float32(1.0 - rate)  # inverted dropout, as Keras
+
+        return layer
+
+
+def _channels(spec):
+    height, width, channels = spec["input_shape"]
+    return channels, height, width
+
+
+def mlp(net, spec):
+    channels, height, width = _channels(spec)
+    return [
+        net.flatten,
+        net.dense(channels * height * width, 512, relu=True),
+        net.dropout(0.2),
+        net.dense(512, 512, relu=True),
+        net.dropout(0.2),
+        net.dense(512, spec["classes"]),
+    ]
+
+
+def cnn(net, spec):
+    channels, height, width = _channels(spec)
+    flat = 64 * ((height - 4) // 2) * ((width - 4) // 2)
+    return [
+        net.conv(channels, 32, 3, relu=True),
+        net.conv(32, 64, 3, relu=True),
+        net.max_pool,
+        net.dropout(0.25),
+        net.flatten,
+        net.dense(flat, 128, relu=True),
+        net.dropout(0.5),
+        net.dense(128, spec["classes"]),
+    ]
+
+
+def lenet(net, spec):
+    """No activation on the convolutions, as in Caffe's LeNet."""
+    channels, height, width = _channels(spec)
+    flat = 50 * ((((height - 4) // 2) - 4) // 2) * ((((width - 4) // 2) - 4) // 2)
+    return [
+        net.conv(channels, 20, 5),
+        net.max_pool,
+        net.conv(20, 50, 5),
+        net.max_pool,
+        net.flatten,
+        net.dense(flat, 500, relu=True),
+        net.dense(500, spec["classes"]),
+    ]
+
+
+# The last layer gives logits: the loss is log_softmax (one stable op) picked
+# at the label, and predict applies the softmax, as Keras' output layer.
+BUILDERS = {"mlp": mlp, "cnn": cnn, "lenet": lenet}
+
+# The config's optimizer settings each update rule reads (Keras' names).
+SETTINGS = {
+    "rmsprop": {"rho": "rho", "epsilon": "epsilon", "momentum": "momentum", "centered": "centered"},
+    "adadelta": {"rho": "rho", "epsilon": "epsilon"},
+    "adam": {"beta_1": "beta_1", "beta_2": "beta_2", "epsilon": "epsilon"},
+    "sgd": {"momentum": "momentum", "nesterov": "nesterov"},
+}
+
+
+def updates(pytensor, params, grads, settings, native):
+    """Keras 3's update rules written out, one (shared, new value) pair per
+    variable, plus the step counter that Keras 2's ``decay`` reads."""
+    pt = pytensor.tensor
+    name = settings["name"]
+    arguments = native.optimizer_arguments(settings, SETTINGS[name])
+    step = pytensor.shared(numpy.float32(0))
+    lr = native.learning_rate(settings, step)
+    found = [(step, step + 1)]
+    for param, grad in zip(params, grads):
+        slot = functools.partial(_zeros_like, pytensor, param)  # an optimizer slot
+        found += RULES[name](pt, param, grad, lr, step + 1, slot, **arguments)
+    return [(variable, new.astype(variable.dtype)) for variable, new in found]
+
+
+def _zeros_like(pytensor, param):
+    return pytensor.shared(numpy.zeros_like(param.get_value()))
+
+
+def _rmsprop(pt, param, grad, lr, t, slot, rho, epsilon, momentum=0.0, centered=False):
+    velocity = slot()
+    new_velocity = rho * velocity + (1 - rho) * pt.sqr(grad)
+    found = [(velocity, new_velocity)]
+    denominator = new_velocity + epsilon
+    if centered:
+        average = slot()
+        new_average = rho * average + (1 - rho) * grad
+        found.append((average, new_average))
+        denominator = denominator - pt.sqr(new_average)
+    increment = lr * grad / pt.sqrt(denominator)
+    if momentum:
+        moment = slot()
+        increment = momentum * moment + increment
+        found.append((moment, increment))
+    return found + [(param, param - increment)]
+
+
+def _adadelta(pt, param, grad, lr, t, slot, rho, epsilon):
+    accumulated, accumulated_delta = slot(), slot()
+    new_accumulated = rho * accumulated + (1 - rho) * pt.sqr(grad)
+    delta = -pt.sqrt(accumulated_delta + epsilon) * grad / pt.sqrt(new_accumulated + epsilon)
+    return [
+        (accumulated, new_accumulated),
+        (accumulated_delta, rho * accumulated_delta + (1 - rho) * pt.sqr(delta)),
+        (param, param + lr * delta),
+    ]
+
+
+def _adam(pt, param, grad, lr, t, slot, beta_1, beta_2, epsilon):
+    m, v = slot(), slot()
+    alpha = lr * pt.sqrt(1 - beta_2**t) / (1 - beta_1**t)
+    new_m = m + (grad - m) * (1 - beta_1)
+    new_v = v + (pt.sqr(grad) - v) * (1 - beta_2)
+    return [(m, new_m), (v, new_v), (param, param - alpha * new_m / (pt.sqrt(new_v) + epsilon))]
+
+
+def _sgd(pt, param, grad, lr, t, slot, momentum=0.0, nesterov=False):
+    if not momentum:
+        return [(param, param - lr * grad)]
+    m = slot()
+    new_m = momentum * m - lr * grad
+    step = momentum * new_m - lr * grad if nesterov else new_m
+    return [(m, new_m), (param, param + step)]
+
+
+RULES = {"rmsprop": _rmsprop, "adadelta": _adadelta, "adam": _adam, "sgd": _sgd}

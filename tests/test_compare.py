@@ -1,0 +1,179 @@
+"""Keras vs native: the abstraction-cost ratios and the lines-of-code counter."""
+
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dlbench import abstraction, catalog, lines
+
+
+def test_pairs_match_each_native_backend_with_its_keras_counterpart():
+    backends = {"keras-torch", "native-torch", "native-jax", "keras-tensorflow", "native-chainer"}
+    assert abstraction.pairs(backends) == [("keras-torch", "native-torch")]
+    every = set(catalog.BACKENDS)
+    assert ("keras2-theano", "native-pytensor") in abstraction.pairs(every)
+    assert all(native != "native-chainer" for _, native in abstraction.pairs(every))
+
+
+def test_ratio_of_medians_and_an_interval_that_covers_it():
+    rng = np.random.default_rng(1)
+    native = [rng.normal(1.0, 0.05, 20) for _ in range(3)]
+    keras = [2.0 * values for values in native]
+    ratio, low, high = abstraction.ratio_ci(keras, native)
+    assert ratio == pytest.approx(2.0)
+    assert low < 2.0 < high and high - low < 0.3
+    constant = abstraction.ratio_ci([np.full(5, 3.0)], [np.full(5, 1.5)])
+    assert constant == pytest.approx((2.0, 2.0, 2.0))
+
+
+def test_more_spread_between_repeats_widens_the_interval():
+    tight = [np.full(10, 1.0) + 0.01 * np.arange(10) for _ in range(4)]
+    spread = [np.full(10, level) + 0.01 * np.arange(10) for level in (0.6, 0.9, 1.2, 1.5)]
+    base = [np.full(10, 1.0)]
+    _, low_tight, high_tight = abstraction.ratio_ci(tight, base)
+    _, low_spread, high_spread = abstraction.ratio_ci(spread, base)
+    assert high_spread - low_spread > 5 * (high_tight - low_tight)
+
+
+def _frames():
+    run = {"dataset": "digits", "devices": 0, "accelerator": "cpu", "repeat": 1}
+    metrics = pd.DataFrame(
+        [
+            dict(run, model="mlp", backend="keras-torch", task="train", status="ok"),
+            dict(run, model="mlp", backend="native-torch", task="train", status="ok"),
+            dict(run, model="lenet", backend="keras-torch", task="infer", status="ok"),
+            dict(run, model="lenet", backend="native-torch", task="infer", status="failed"),
+            dict(run, model="cnn", backend="keras-jax", task="train", status="ok"),
+            dict(run, model="cnn", backend="native-jax", task="train", status="ok"),
+        ]
+    )
+    epochs = pd.DataFrame(
+        [
+            dict(run, model=model, backend=backend, epoch=epoch, seconds=seconds)
+            for model, backend, per_epoch in (
+                ("mlp", "keras-torch", [9.0, 3.0, 3.1, 2.9]),
+                ("mlp", "native-torch", [5.0, 2.0, 2.0, 2.0]),
+                ("cnn", "keras-jax", [7.0]),  # one epoch: no steady state
+                ("cnn", "native-jax", [7.0]),
+            )
+            for epoch, seconds in enumerate(per_epoch, start=1)
+        ]
+    )
+    latencies = pd.DataFrame(
+        [
+            dict(run, model="lenet", backend=backend, call=call, ms=ms)
+            for backend in ("keras-torch", "native-torch")
+            for call, ms in enumerate([1.0, 1.1, 0.9])
+        ]
+    )
+    return metrics, epochs, latencies
+
+
+def test_abstraction_cost_compares_steady_epochs_of_runs_that_finished():
+    cost = abstraction.abstraction_cost(*_frames(), draws=200)
+    # lenet: native failed; cnn: one epoch each. Only mlp is compared.
+    assert list(zip(cost["model"], cost["framework"])) == [("mlp", "torch")]
+    row = cost.iloc[0]
+    assert row["ratio"] == pytest.approx(3.0 / 2.0)  # the first epoch left out
+    assert row["ratio_ci_low"] <= row["ratio"] <= row["ratio_ci_high"]
+    assert (row["keras_samples"], row["native_samples"]) == (3, 3)
+    assert row["measure"] == "steady epoch seconds"
+    shown = abstraction.table(cost)
+    assert shown.loc[0, "keras-torch / native-torch"].startswith("1.50 [")
+
+
+def test_no_pair_gives_an_empty_table():
+    metrics, epochs, latencies = _frames()
+    keras_only = metrics[metrics["backend"].str.startswith("keras")]
+    cost = abstraction.abstraction_cost(keras_only, epochs, latencies)
+    assert cost.empty and list(cost.columns) == abstraction.COLUMNS
+    assert abstraction.table(cost).empty
+
+
+SOURCE = '''
+"""A module docstring: not code."""
+
+from dlbench.backends import native
+
+
+def _helper(x):
+    # a comment
+    return x + 1
+
+
+def unused():
+    return 0
+
+
+def mlp(x):
+    """Docstring,
+    two lines."""
+
+    y = _helper(x)  # code with a comment counts
+    return y
+
+
+class Base(object):
+    def shared(self):
+        return native.batches(4, 2)
+
+
+class Adapter(Base):
+    def build(self):
+        return self.shared()
+
+    def train_epoch(self):
+        return self._loop()
+
+    def _loop(self):
+        total = 0
+        for i in range(3):
+            total += i
+        return total
+
+    def predict(self):
+        return 1
+'''
+
+
+def test_lines_follow_what_the_roots_reach_and_skip_comments_and_docstrings(tmp_path):
+    path = tmp_path / "module.py"
+    path.write_text(textwrap.dedent(SOURCE))
+    counter = lines.Counter()
+    # mlp: def, y = ..., return (3) + _helper: def, return (2)
+    assert counter.count([(path, "mlp")]) == 5
+    counter = lines.Counter()
+    # build (2) + Base.shared (2) + native.batches (2) + train_epoch (2) + _loop (5)
+    assert counter.count([(path, "Adapter", "build"), (path, "Adapter", "train_epoch")]) == 13
+    counter = lines.Counter()
+    assert counter.count([(path, "Adapter", "predict")]) == 2
+    assert counter.count([(path, "Adapter", "predict")]) == 0  # counted once per counter
+
+
+def test_lines_of_code_table_for_keras_and_native_torch():
+    workloads = [("digits", "mlp", "train"), ("digits", "lenet", "infer")]
+    table = lines.table(
+        [
+            workload + (backend,)
+            for workload in workloads
+            for backend in ("keras-torch", "native-torch")
+        ]
+        + [("digits", "cnn", "train", "keras-torch")]
+    )
+    counts = table.set_index(["model", "backend"])
+    assert set(counts["implementation"]) == {"Keras", "native"}
+    assert (counts["lines"] == counts["model_lines"] + counts["step_lines"]).all()
+    assert (counts["model_lines"] > 5).all() and (counts["step_lines"] > 10).all()
+    # the native model writes out its initialisation; Keras' is the default
+    assert (
+        counts.loc[("mlp", "native-torch"), "model_lines"]
+        > counts.loc[("mlp", "keras-torch"), "model_lines"]
+    )
+    # the same Keras step serves every Keras model of the same task
+    keras = table[table["backend"] == "keras-torch"]
+    assert keras.groupby("task")["step_lines"].nunique().eq(1).all()
+    shown = lines.wide(table).set_index("backend")
+    assert shown.loc["native-torch", "digits / cnn"] is None
+    assert shown.loc["keras-torch", "digits / cnn"] == counts.loc[("cnn", "keras-torch"), "lines"]

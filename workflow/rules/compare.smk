@@ -1,0 +1,60 @@
+rule abstraction_cost:
+    input:
+        metrics="results/metrics.csv",
+        epochs="results/epochs.csv",
+        latencies="results/latencies.csv",
+    output:
+        csv=report(
+            "results/tables/abstraction_cost.csv",
+            caption="../report/abstraction_cost.rst",
+            category="Keras vs native",
+            labels={"figure": "abstraction cost table"},
+        ),
+        markdown="results/tables/abstraction_cost.md",
+    log:
+        "logs/tables/abstraction_cost.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/abstraction_cost.py"
+
+
+rule lines_of_code:
+    input:
+        implementation_sources(),
+    output:
+        csv=report(
+            "results/tables/lines_of_code.csv",
+            caption="../report/lines_of_code.rst",
+            category="Keras vs native",
+            labels={"figure": "lines of code table"},
+        ),
+        markdown="results/tables/lines_of_code.md",
+    log:
+        "logs/tables/lines_of_code.log",
+    conda:
+        MAIN_ENV
+    params:
+        implementations=implementations(),
+    script:
+        "../scripts/lines_of_code.py"
+
+
+rule plot_comparison:
+    input:
+        "results/tables/{comparison}.csv",
+    output:
+        report(
+            "results/plots/{comparison}.png",
+            caption="../report/{comparison}.rst",
+            category="Keras vs native",
+            labels={"figure": "{comparison}"},
+        ),
+    log:
+        "logs/plots/{comparison}.log",
+    wildcard_constraints:
+        comparison="abstraction_cost|lines_of_code",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/plot_comparison.py"
