@@ -392,52 +392,6 @@ def test_gpu_request_on_a_cpu_build_fails_honestly(workdir, tmp_path):
     assert result["parallel"]["gpu_ids"] == ["7"]
 
 
-def test_native_torch_trains_the_same_models_through_the_same_harness(workdir):
-    """Plain PyTorch beside Keras on torch, through Snakemake: the same
-    parameter counts (bAbI's from its vocabulary), accuracy within the smoke
-    tolerance."""
-    config = snakemake_config(workdir)
-    config["backends"] = {"keras-torch": {"jit_compile": False}, "native-torch": None}
-    config["workloads"] = [
-        w for w in config["workloads"] if w["dataset"] in ("digits", "babi_tiny")
-    ]
-    for entry in config["workloads"]:
-        entry.pop("backends", None)
-        entry.pop("backend_settings", None)
-    write_config(workdir / "config" / "native.yaml", config)
-    done = subprocess.run(
-        [SNAKEMAKE, "--configfile", "config/native.yaml", "-j2"],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr[-6000:]
-    for dataset, model in (
-        ("digits", "mlp"),
-        ("digits", "cnn"),
-        ("digits", "lenet"),
-        ("babi_tiny", "babi_rnn"),
-    ):
-        native = load_record(workdir, model, "native-torch", dataset)
-        keras = load_record(workdir, model, "keras-torch", dataset)
-        assert native["status"] == "ok", native.get("error")
-        expected = catalog.parameter_count(model, prepared_meta(workdir, dataset))
-        assert native["parameters"] == keras["parameters"] == expected
-        assert native["environment"]["python_executable"].startswith(
-            str(workdir / ".venvs" / "native-torch")
-        )
-    # mlp converges in its 4 epochs; the cnn's 3 leave runs apart (its
-    # accuracy swings with the initial weights), so it must only learn
-    gap = (
-        load_record(workdir, "mlp", "native-torch")["test_accuracy"]
-        - load_record(workdir, "mlp", "keras-torch")["test_accuracy"]
-    )
-    assert abs(gap) <= config["accuracy_tolerance"], gap
-    assert load_record(workdir, "cnn", "native-torch")["test_accuracy"] > 0.5
-    summary = pd.read_csv(workdir / "results/summary.csv").set_index(["model", "backend"])
-    assert summary.loc[("babi_rnn", "native-torch"), "status"] == "ok"
-
-
 def test_native_backends_train_the_same_models_as_keras(workdir):
     """Every native backend of the smoke config, each in its own venv,
     through the same harness: Keras' parameter counts, accuracy parity on
