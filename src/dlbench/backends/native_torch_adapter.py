@@ -25,6 +25,13 @@ OPTIMIZERS = {
     "adam": ("Adam", {"beta_1": None, "beta_2": None, "epsilon": "eps"}),
     "sgd": ("SGD", {"momentum": "momentum", "nesterov": "nesterov"}),
 }
+# What the run record says where torch.optim's rule is not Keras 3's.
+OPTIMIZER_NOTES = {
+    "rmsprop": "torch.optim.RMSprop: epsilon after the square root (Keras 3: under it)",
+    "adadelta": "torch.optim.Adadelta: Keras 3's rule",
+    "adam": "torch.optim.Adam: epsilon beside the bias-corrected sqrt(v) (Keras: epsilon hat)",
+    "sgd": "torch.optim.SGD: Keras 3's rule",
+}
 
 
 def optimizer(torch, parameters, settings):
@@ -116,6 +123,7 @@ class Adapter(native.NativeAdapter):
         if "optimizer" in hyper:
             trained = [p for p in net.parameters() if p.requires_grad]
             model["optimizer"], model["schedule"] = optimizer(torch, trained, hyper["optimizer"])
+            self.applied["optimizer"] = OPTIMIZER_NOTES[hyper["optimizer"]["name"]]
         return model
 
     @staticmethod
