@@ -40,20 +40,36 @@ rule lines_of_code:
         "../scripts/lines_of_code.py"
 
 
-rule plot_comparison:
+rule plot_abstraction_cost:
     input:
-        "results/tables/{comparison}.csv",
+        "results/tables/abstraction_cost.csv",
     output:
         report(
-            "results/plots/{comparison}.png",
-            caption="../report/{comparison}.rst",
+            "results/plots/abstraction_cost.png",
+            caption="../report/abstraction_cost.rst",
             category="Keras vs native",
-            labels={"figure": "{comparison}"},
+            labels={"figure": "abstraction cost"},
         ),
     log:
-        "logs/plots/{comparison}.log",
-    wildcard_constraints:
-        comparison="abstraction_cost|lines_of_code",
+        "logs/plots/abstraction_cost.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/plot_comparison.py"
+
+
+rule plot_lines_of_code:
+    input:
+        "results/tables/lines_of_code.csv",
+    output:
+        report(
+            "results/plots/lines_of_code.png",
+            caption="../report/lines_of_code.rst",
+            category="Keras vs native",
+            labels={"figure": "lines of code"},
+        ),
+    log:
+        "logs/plots/lines_of_code.log",
     conda:
         MAIN_ENV
     script:

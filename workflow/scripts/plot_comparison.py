@@ -1,4 +1,4 @@
-"""Keras vs native figures (rule plot_comparison)."""
+"""Keras vs native figures (rules plot_abstraction_cost, plot_lines_of_code)."""
 
 import sys
 
@@ -7,5 +7,8 @@ import pandas as pd
 from dlbench import plots
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
-PLOTTERS = {"abstraction_cost": plots.abstraction_cost, "lines_of_code": plots.lines_of_code}
-PLOTTERS[snakemake.wildcards.comparison](pd.read_csv(snakemake.input[0]), snakemake.output[0])
+PLOTTERS = {
+    "plot_abstraction_cost": plots.abstraction_cost,
+    "plot_lines_of_code": plots.lines_of_code,
+}
+PLOTTERS[snakemake.rule](pd.read_csv(snakemake.input[0]), snakemake.output[0])
