@@ -23,9 +23,11 @@ class NativeAdapter(object):
         self.applied = {}
         self.parallel = dict(launch.ON_THE_CPU)
 
-    def _take_parallel(self, devices, parallel, distributes=False):
-        """Keep the run's parallel block; refuse devices this adapter cannot
-        drive. Returns whether the devices are emulated on the CPU."""
+    def _start(self, threads, devices, parallel, distributes=False):
+        """Record the run's threads, keep its parallel block; refuse devices
+        this adapter cannot drive. Returns whether the devices are emulated
+        on the CPU."""
+        self.applied["threads"] = threads
         self.parallel = dict(launch.ON_THE_CPU, **(parallel or {}))
         if devices and not distributes:
             raise NotImplementedError(
@@ -60,6 +62,17 @@ def batches(n, batch_size):
     """The slices of an epoch of ``n`` samples in batches of ``batch_size``
     (the last one shorter), in the order the harness gave the samples."""
     return [slice(start, min(start + batch_size, n)) for start in range(0, n, batch_size)]
+
+
+def channels_first(x, y=None):
+    """Images as the frameworks that take NCHW want them: a contiguous
+    channels-first copy, and the class indices (int32) of one-hot labels."""
+    import numpy
+
+    inputs = numpy.ascontiguousarray(x.transpose(0, 3, 1, 2))
+    if y is None:
+        return inputs
+    return inputs, y.argmax(axis=1).astype("int32")
 
 
 def optimizer_arguments(settings, renames):

@@ -20,7 +20,7 @@ class Adapter(native.NativeAdapter):
     backend = "native-chainer"
 
     def setup(self, threads, seed, devices, parallel=None):
-        self._take_parallel(devices, parallel)
+        self._start(threads, devices, parallel)
         os.environ.update(runtime.thread_environment(threads))  # BLAS and OpenMP pools
         import chainer
 
@@ -67,16 +67,10 @@ class Adapter(native.NativeAdapter):
     def parameter_count(model):
         return sum(param.size for param in model["net"].params())
 
-    @staticmethod
-    def _arrays(x, y=None):
-        inputs = numpy.ascontiguousarray(x.transpose(0, 3, 1, 2))
-        if y is None:
-            return inputs
-        return inputs, y.argmax(axis=1).astype("int32")
-
     def train_epoch(self, model, x, y, batch_size):
         F = self.chainer.functions
-        inputs, labels = self._arrays(x, y)  # like fit()'s set-up: outside the epoch's time
+        # like fit()'s set-up: outside the epoch's time
+        inputs, labels = native.channels_first(x, y)
         start = time.perf_counter()
         net, optimizer, settings = model["net"], model["optimizer"], model["settings"]
         total_loss, correct = 0.0, 0
@@ -100,7 +94,7 @@ class Adapter(native.NativeAdapter):
 
     def evaluate(self, model, x, y, batch_size):
         F = self.chainer.functions
-        inputs, labels = self._arrays(x, y)
+        inputs, labels = native.channels_first(x, y)
         total_loss, correct = 0.0, 0
         with self.chainer.using_config("train", False), self.chainer.no_backprop_mode():
             for part in native.batches(len(labels), batch_size):
@@ -114,4 +108,5 @@ class Adapter(native.NativeAdapter):
     def predict(self, model, x):
         chainer = self.chainer
         with chainer.using_config("train", False), chainer.no_backprop_mode():
-            return numpy.asarray(chainer.functions.softmax(model["net"](self._arrays(x))).array)
+            logits = model["net"](native.channels_first(x))
+            return numpy.asarray(chainer.functions.softmax(logits).array)

@@ -29,7 +29,7 @@ class Adapter(native.NativeAdapter):
         self.emulated = False
 
     def setup(self, threads, seed, devices, parallel=None):
-        self.emulated = self._take_parallel(devices, parallel, distributes=True)
+        self.emulated = self._start(threads, devices, parallel, distributes=True)
         self.applied.update(
             frameworks.pin_jax(threads, self.parallel["devices"] if self.emulated else 0)
         )
@@ -38,9 +38,7 @@ class Adapter(native.NativeAdapter):
         self.jax = jax
         self.key = jax.random.PRNGKey(seed)
         # Always jitted, JAX's documented way: the jit_compile setting is not consulted.
-        self.applied.update(
-            {"threads": threads, "jit": "always: jax.jit training step and predict"}
-        )
+        self.applied["jit"] = "always: jax.jit training step and predict"
         if devices:
             self._distribute(devices)
         else:

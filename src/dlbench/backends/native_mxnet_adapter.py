@@ -18,7 +18,7 @@ class Adapter(native.NativeAdapter):
     backend = "native-mxnet"
 
     def setup(self, threads, seed, devices, parallel=None):
-        self._take_parallel(devices, parallel)
+        self._start(threads, devices, parallel)
         # MXNet sizes its operator (OpenMP) pool from OMP_NUM_THREADS on
         # import; one engine worker thread runs the operators in turn.
         os.environ.update(runtime.thread_environment(threads))

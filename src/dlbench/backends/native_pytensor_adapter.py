@@ -23,7 +23,7 @@ class Adapter(native.NativeAdapter):
     backend = "native-pytensor"
 
     def setup(self, threads, seed, devices, parallel=None):
-        self._take_parallel(devices, parallel)
+        self._start(threads, devices, parallel)
         # OpenBLAS sizes its pool from OPENBLAS/OMP_NUM_THREADS when it
         # loads: unpinned, it oversubscribes the CPUs.
         os.environ.update(runtime.thread_environment(threads))
@@ -93,17 +93,9 @@ class Adapter(native.NativeAdapter):
     def parameter_count(model):
         return sum(param.get_value(borrow=True).size for param in model["params"])
 
-    @staticmethod
-    def _arrays(x, y=None):
-        import numpy
-
-        inputs = numpy.ascontiguousarray(x.transpose(0, 3, 1, 2))
-        if y is None:
-            return inputs
-        return inputs, y.argmax(axis=1).astype("int32")
-
     def train_epoch(self, model, x, y, batch_size):
-        inputs, labels = self._arrays(x, y)  # like fit()'s set-up: outside the epoch's time
+        # like fit()'s set-up: outside the epoch's time
+        inputs, labels = native.channels_first(x, y)
         start = time.perf_counter()
         total_loss, correct = 0.0, 0
         for part in native.batches(len(labels), batch_size):
@@ -116,7 +108,7 @@ class Adapter(native.NativeAdapter):
         return result
 
     def evaluate(self, model, x, y, batch_size):
-        inputs, labels = self._arrays(x, y)
+        inputs, labels = native.channels_first(x, y)
         total_loss, correct = 0.0, 0
         for part in native.batches(len(labels), batch_size):
             loss, hits = model["evaluate"](inputs[part], labels[part])
@@ -125,7 +117,7 @@ class Adapter(native.NativeAdapter):
         return total_loss / len(labels), correct / len(labels)
 
     def predict(self, model, x):
-        return model["predict"](self._arrays(x))
+        return model["predict"](native.channels_first(x))
 
 
 def _loss_and_hits(pt, logits, labels):

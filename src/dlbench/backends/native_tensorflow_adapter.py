@@ -19,7 +19,7 @@ class Adapter(native.NativeAdapter):
     backend = "native-tensorflow"
 
     def setup(self, threads, seed, devices, parallel=None):
-        emulated = self._take_parallel(devices, parallel, distributes=True)
+        emulated = self._start(threads, devices, parallel, distributes=True)
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         import tensorflow as tf
 

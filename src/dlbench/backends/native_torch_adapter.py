@@ -61,7 +61,7 @@ class Adapter(native.NativeAdapter):
         self.on_gpu = False
 
     def setup(self, threads, seed, devices, parallel=None):
-        emulated = self._take_parallel(devices, parallel, distributes=True)
+        emulated = self._start(threads, devices, parallel, distributes=True)
         import numpy
         import torch
 
