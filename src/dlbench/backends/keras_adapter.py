@@ -249,8 +249,6 @@ class Adapter(object):
         """The largest absolute difference between any weight on two
         replicas after training: 0 when data parallelism kept them equal;
         None with one replica."""
-        import numpy
-
         if self.process_group:
             return frameworks.divergence_over_processes(model.parameters())
         if self.distribution is None and self.strategy is None:
@@ -259,11 +257,10 @@ class Adapter(object):
         for variable in model.variables:
             value = variable.value
             if self.distribution is not None:
-                copies = [numpy.asarray(shard.data) for shard in value.addressable_shards]
+                copies = [shard.data for shard in value.addressable_shards]
             else:
-                copies = [numpy.asarray(copy) for copy in value.values]
-            for copy in copies[1:]:
-                largest = max(largest, float(numpy.max(numpy.abs(copy - copies[0]), initial=0)))
+                copies = list(value.values)
+            largest = max(largest, frameworks.largest_difference(copies))
         return largest
 
     @staticmethod
