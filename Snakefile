@@ -13,6 +13,7 @@ include: "workflow/rules/bench.smk"
 include: "workflow/rules/collect.smk"
 include: "workflow/rules/plots.smk"
 include: "workflow/rules/compare.smk"
+include: "workflow/rules/overview.smk"
 
 
 report: "workflow/report/workflow.rst"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from dlbench import collect, harness, plots
+from dlbench import collect, harness, plots, tables
 from test_harness import spec_for
 
 
@@ -68,8 +68,11 @@ def test_workload_table_and_plots(records, tmp_path):
     assert "[" in cell and float(cell.split()[0]) > 0
     failed = collect.workload_table(summary, "digits", "cnn")[0].loc[0, "CPU: s/epoch"]
     assert failed.startswith("failed: ") and "absent.npz" in failed
-    text = collect.markdown(table, "digits", "mlp", "caption")
+    text = tables.markdown(table, "digits / mlp", "caption")
     assert "| numpy-test" in text and text.rstrip().endswith("caption")
+    page = tables.html(table, "digits / mlp", "a <caption>")
+    assert "<td>numpy-test</td>" in page and "a &lt;caption&gt;" in page
+    assert "nan" not in page and "nan" not in text
     for draw, frame, name in (
         (plots.epoch_time, summary, "time.png"),
         (plots.convergence, collect.epochs(records), "convergence.png"),

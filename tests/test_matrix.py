@@ -16,15 +16,18 @@ def implementing(backends, model):
 
 def test_smoke_matrix_is_workloads_by_backends_by_devices_by_repeats(smoke_config):
     runs = matrix.runs(smoke_config)
-    # mlp, cnn on Keras 3, the seed systems and every native backend; lenet
-    # on those and OpenVINO; cifar_cnn, imdb_gru, babi_rnn on Keras 3 and the
-    # native tensorflow, jax and torch that implement them; resnet50 too, and
-    # on OpenVINO
+    # mlp (three repeats: its own `repeats`), cnn on Keras 3, the seed
+    # systems and every native backend; lenet on those and OpenVINO;
+    # cifar_cnn, imdb_gru, babi_rnn on Keras 3 and the native tensorflow, jax
+    # and torch that implement them; resnet50 too, and on OpenVINO
     others = ("cifar_cnn", "imdb_gru", "babi_rnn", "resnet50")
+    assert smoke_config["repeats"] == 1 and smoke_config["workloads"][0]["repeats"] == 3
     assert (
         len(runs)
-        == 2 * 12 + 13 + sum(3 + len(implementing(NATIVE3, model)) for model in others) + 1
+        == 3 * 12 + 12 + 13 + sum(3 + len(implementing(NATIVE3, model)) for model in others) + 1
     )
+    assert {run.repeat for run in runs if run.model == "mlp"} == {1, 2, 3}
+    assert {run.repeat for run in runs if run.model != "mlp"} == {1}
     assert len(set(runs)) == len(runs)
     assert {run.backend for run in runs if run.model == "mlp"} == KERAS3 | LEGACY | NATIVE
     assert {run.backend for run in runs if run.model == "lenet"} == (
@@ -76,7 +79,7 @@ def test_workload_may_restrict_backends(smoke_config):
     smoke_config["workloads"][0]["backends"] = ["keras-jax"]
     runs = matrix.runs(smoke_config)
     assert {run.backend for run in runs if run.model == "mlp"} == {"keras-jax"}
-    assert len(runs) == every - 12 + 1
+    assert len(runs) == every - 3 * 12 + 3
 
 
 def test_run_dir_layout():

@@ -16,6 +16,7 @@ import yaml
 
 from conftest import REPO, copy_workflow, write_config
 from dlbench import abstraction, catalog, matrix
+from report_browser import check_report
 
 pytestmark = pytest.mark.e2e
 
@@ -27,9 +28,9 @@ NATIVE = sorted(b for b in catalog.BACKENDS if b.startswith("native-"))
 
 
 def smoke_runs():
-    """(dataset, model, backend, task) of every run the smoke config makes."""
+    """(dataset, model, backend, task) of every cell the smoke config runs."""
     config = snakemake_config(REPO)
-    return [
+    cells = {
         (
             run.dataset,
             run.model,
@@ -37,7 +38,8 @@ def smoke_runs():
             matrix.workload(config, run.dataset, run.model)["task"],
         )
         for run in matrix.runs(config)
-    ]
+    }
+    return sorted(cells)
 
 
 def snakemake(workdir, *args, check=True, timeout=1800):
@@ -189,7 +191,9 @@ def test_every_model_has_its_published_parameter_count(workdir):
 
 
 def test_timed_runs_never_overlapped(workdir):
-    records = [load_record(workdir, m, b, d) for d, m, b, _ in smoke_runs()]
+    paths = sorted((workdir / "results/runs").glob("**/run.json"))
+    assert len(paths) == len(matrix.runs(snakemake_config(workdir)))
+    records = [json.loads(path.read_text()) for path in paths]
     spans = sorted((record["started"], record["finished"]) for record in records)
     for (_, finished), (started, _) in zip(spans, spans[1:]):
         assert finished <= started
@@ -213,7 +217,8 @@ def test_summary_and_tables(workdir):
     assert trained["accuracy_tolerance"].eq(0.05).all()
     metrics = pd.read_csv(workdir / "results/metrics.csv")
     backends = set(snakemake_config(workdir)["backends"])
-    assert len(metrics) == len(runs) and set(metrics["backend"]) == backends
+    assert len(metrics) == len(matrix.runs(snakemake_config(workdir)))
+    assert set(metrics["backend"]) == backends
     for dataset, model, _, task in set((d, m, None, t) for d, m, _, t in runs):
         table = (workdir / "results/tables/{}_{}.md".format(dataset, model)).read_text()
         assert all("| " + b in table for d, m, b, _ in runs if (d, m) == (dataset, model))
@@ -277,7 +282,62 @@ def test_abstraction_cost_and_lines_of_code_tables(workdir):
         assert png.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_statistics_over_repeats(workdir):
+    """digits/mlp runs three repeats in the smoke config: every cell gets an
+    interval, a noise figure and a tested difference from the fastest;
+    single-repeat workloads are listed as not tested."""
+    summary = pd.read_csv(workdir / "results/summary.csv")
+    mlp = summary[(summary["model"] == "mlp") & (summary["status"] == "ok")]
+    assert (mlp["runs_ok"] == 3).all() and mlp["ci_level"].eq(0.75).all()
+    assert (mlp["headline_ci_low"] <= mlp["headline_median"]).all()
+    assert (mlp["headline_median"] <= mlp["headline_ci_high"]).all()
+    assert mlp["headline_cv"].notna().all()
+    assert (mlp["noisy"] == (mlp["headline_cv"] > 0.1)).all()
+    assert (mlp["vs_fastest"] == "fastest").sum() == 1
+    assert set(mlp["vs_fastest"]) - {"fastest"} <= {"slower", "not different"}
+    cnn = summary[(summary["model"] == "cnn") & (summary["status"] == "ok")]
+    assert cnn["headline_cv"].isna().all() and cnn["noisy"].isna().all()
+    assert set(cnn["vs_fastest"]) == {"fastest", "not tested"}
+
+    pairs = pd.read_csv(workdir / "results/tables/significance.csv")
+    tested = pairs[pairs["p_holm"].notna()]
+    backends = len(mlp)
+    assert len(tested) == backends * (backends - 1) // 2
+    assert set(tested["model"]) == {"mlp"} and (tested["p_holm"] >= tested["p_value"]).all()
+    assert (tested["ratio_ci_low"] <= tested["ratio"]).all()
+    assert (pairs.loc[pairs["p_holm"].isna(), "model"] != "mlp").all()
+    table = (workdir / "results/tables/digits_mlp.md").read_text()
+    assert "CPU: vs fastest" in table and "significant, p=" in table
+
+
+def test_overview_tables_and_plots(workdir):
+    environment = pd.read_csv(workdir / "results/tables/environment.csv")
+    assert set(environment["backend"]) == set(snakemake_config(workdir)["backends"])
+    assert environment["version"].notna().all() and environment["Python"].notna().all()
+    assert (environment["CPU matmul GFLOP/s"] > 0).all()
+    assert environment["threads"].notna().all()
+    record = load_record(workdir, "mlp", "keras-jax")
+    assert record["environment"]["matmul_probe"]["size"] == 1024
+
+    comparison = pd.read_csv(workdir / "results/tables/published_comparison.csv")
+    published = pd.read_csv(REPO / "workflow/resources/published_results.csv")
+    assert set(comparison["source"]) == set(published["source"])
+    measured = comparison[comparison["our_value"].notna()]
+    assert {"mnist_mlp", "imdb_gru", "resnet50_features"} <= set(measured["workload"])
+    assert measured["our_hardware"].str.startswith("CPU (").all()
+    assert (measured["our_relative_common"] >= 1).all()
+    assert (measured.groupby(["source", "workload", "published_hardware"])[
+        "our_relative_common"].min() == 1).all()
+    for name in ("relative_speed", "published_comparison"):
+        png = workdir / "results/plots/{}.png".format(name)
+        assert png.read_bytes()[:4] == b"\x89PNG"
+
+
 def test_report(workdir):
+    """snakemake --report on the smoke results, then the report in headless
+    Chromium: every category and result opened as a reader would, every
+    image loaded, every table with rows; screenshots kept in the test's
+    results folder (results/report_screenshots)."""
     snakemake(workdir, "--report", "report.html")
     html = (workdir / "report.html").read_text()
     assert len(html) > 100_000  # plots are embedded
@@ -289,8 +349,23 @@ def test_report(workdir):
         "abstraction_cost.png",
         "lines_of_code.png",
         "abstraction_cost.csv",
+        "relative_speed.png",
+        "significance.html",
+        "environment.html",
+        "utilisation.png",
+        "published_comparison.html",
+        "digits_mlp.html",
     ):
         assert name in html
+
+    checked = check_report(workdir / "report.html", workdir / "results/report_screenshots")
+    assert checked["problems"] == []
+    assert checked["opened"] == checked["results"]
+    pngs = len(list((workdir / "results/plots").glob("*.png")))
+    assert checked["images"] >= pngs
+    assert all(rows > 0 for rows in checked["table_rows"].values())
+    assert "results/tables/digits_mlp.html" in checked["table_rows"]
+    assert len(checked["screenshots"]) >= 4
 
 
 def test_untouched_workflow_has_nothing_to_do(workdir):
@@ -349,7 +424,7 @@ def test_conda_mode_plans_no_venvs(workdir):
         for line in output.splitlines()
         if line.startswith("Shell command:") and "-m dlbench.supervise" in line
     ]
-    assert len(bench_commands) == len(smoke_runs())
+    assert len(bench_commands) == len(matrix.runs(snakemake_config(workdir)))
     assert all(command.startswith("PYTHONPATH=src python -m ") for command in bench_commands)
 
 

@@ -3,7 +3,9 @@
 - ``metrics``: one row per run.
 - ``epochs``: one row per run and epoch.
 - ``summary``: one row per cell: medians over the repeats with a
-  distribution-free confidence interval for the median.
+  distribution-free confidence interval for the median, the repeats'
+  spread (noisy flag) and the cell against the fastest backend of its
+  workload (``dlbench.stats``).
 """
 
 import json
@@ -11,7 +13,7 @@ from math import comb
 
 import pandas as pd
 
-from dlbench import harness
+from dlbench import harness, stats
 
 CELL = ["dataset", "model", "backend", "devices"]
 # A cell the matrix leaves out (not "n/a": pandas reads that back as missing).
@@ -41,6 +43,7 @@ def metrics(records):
             {
                 **{key: record[key] for key in RUN},
                 "task": record["task"],
+                "environment": record.get("environment_name"),
                 "accelerator": _accelerator(record),
                 "status": record["status"],
                 "error": record.get("reason") or _error_line(record.get("error")),
@@ -65,14 +68,30 @@ def metrics(records):
                 "seed": record.get("seed"),
                 "threads": environment.get("threads"),
                 "jit_compile": settings.get("jit_compile"),
+                "framework": environment.get("framework"),
                 "framework_version": environment.get("framework_version"),
                 "keras_version": environment.get("keras"),
+                "python": environment.get("python"),
+                "numpy": environment.get("numpy"),
+                "cuda": environment.get("cuda"),
+                "cudnn": environment.get("cudnn"),
                 "cpu_model": environment.get("cpu_model"),
+                "cpu_count": environment.get("cpu_count"),
+                "gpu_model": _gpu_field(environment, "name"),
+                "gpu_driver": _gpu_field(environment, "driver"),
+                "matmul_probe_gflops": (environment.get("matmul_probe") or {}).get("gflops"),
+                "hostname": environment.get("hostname"),
                 "load_average_at_start": (environment.get("load_average_at_start") or [None])[0],
                 "started": record.get("started"),
             }
         )
     return pd.DataFrame(rows).sort_values(RUN, ignore_index=True)
+
+
+def _gpu_field(environment, field):
+    """The run's GPU models (or drivers), distinct, joined; None on the CPU."""
+    found = sorted({gpu.get(field) for gpu in environment.get("gpus") or [] if gpu.get(field)})
+    return ", ".join(found) or None
 
 
 def _accelerator(record):
@@ -130,15 +149,25 @@ def median_ci(values, level=0.95):
 HEADLINE = {"train": "steady_epoch_seconds", "infer": "latency_p50_ms"}
 
 
-def summary(metrics_frame, level=0.95, not_applicable=(), tolerances=None):
+def summary(
+    metrics_frame,
+    level=0.95,
+    not_applicable=(),
+    tolerances=None,
+    noise_threshold=0.1,
+    alpha=0.05,
+):
     """One row per cell. ``not_applicable`` cells (the matrix left them out:
     the backend cannot do the task) get a row saying why; ``tolerances``
-    maps (dataset, model) to the accuracy parity tolerance."""
+    maps (dataset, model) to the accuracy parity tolerance; a cell whose
+    repeats vary more than ``noise_threshold`` (coefficient of variation) is
+    noisy; differences from the fastest backend are tested at ``alpha``."""
     rows = []
     for cell, runs in metrics_frame.groupby(CELL, sort=True):
         ok = runs[runs["status"] == "ok"]
         task = runs["task"].iloc[0]
         headline, low, high, coverage = median_ci(ok[HEADLINE[task]].tolist(), level)
+        spread = stats.coefficient_of_variation(ok[HEADLINE[task]].tolist())
         failures = runs[runs["status"] != "ok"]
         if len(ok) == len(runs):
             status = "ok"
@@ -165,6 +194,8 @@ def summary(metrics_frame, level=0.95, not_applicable=(), tolerances=None):
                 "headline_ci_low": low,
                 "headline_ci_high": high,
                 "ci_level": coverage,
+                "headline_cv": spread,
+                "noisy": stats.noisy(spread, noise_threshold),
                 "first_epoch_seconds": median("first_epoch_seconds"),
                 "steady_epoch_seconds": median("steady_epoch_seconds"),
                 "samples_per_second": median("samples_per_second"),
@@ -190,7 +221,8 @@ def summary(metrics_frame, level=0.95, not_applicable=(), tolerances=None):
         )
     frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
     frame = scaling(accuracy_parity(frame, tolerances or {}))
-    return frame.sort_values(CELL, ignore_index=True)
+    pairs = stats.pairwise(metrics_frame, HEADLINE, alpha)
+    return stats.against_fastest(pairs, frame).sort_values(CELL, ignore_index=True)
 
 
 def scaling(frame):
@@ -227,6 +259,8 @@ SUMMARY_COLUMNS = CELL + [
     "headline_ci_low",
     "headline_ci_high",
     "ci_level",
+    "headline_cv",
+    "noisy",
     "first_epoch_seconds",
     "steady_epoch_seconds",
     "samples_per_second",
@@ -284,7 +318,22 @@ def _headline_cell(row):
     text = "{:.4g}".format(row["headline_median"])
     if pd.notna(row["headline_ci_low"]):
         text += " [{:.4g}, {:.4g}]".format(row["headline_ci_low"], row["headline_ci_high"])
+    if pd.notna(row["noisy"]) and bool(row["noisy"]):
+        text += " NOISY (CV {:.0%})".format(row["headline_cv"])
     return text
+
+
+def _versus_fastest_cell(row):
+    if pd.isna(row["relative_to_fastest"]):
+        return None
+    if row["vs_fastest"] == "fastest":
+        return "fastest"
+    text = "x{:.2f}".format(row["relative_to_fastest"])
+    if row["vs_fastest"] == "slower":
+        return text + " (significant, p={:.2g})".format(row["vs_fastest_p_holm"])
+    if row["vs_fastest"] == "not different":
+        return text + " (not significant, p={:.2g})".format(row["vs_fastest_p_holm"])
+    return text + " (not tested)"
 
 
 def workload_table(summary_frame, dataset, model):
@@ -295,10 +344,14 @@ def workload_table(summary_frame, dataset, model):
     cells = cells.assign(
         hardware=[device_label(d, a) for d, a in zip(cells["devices"], cells["accelerator"])],
         value=cells.apply(_headline_cell, axis=1),
+        versus=cells.apply(_versus_fastest_cell, axis=1),
     )
     label = HEADLINE_LABEL[cells["headline"].iloc[0]]
     table = cells.pivot(index="backend", columns="hardware", values="value")
-    table.columns = ["{}: {}".format(column, label) for column in table.columns]
+    versus = cells.pivot(index="backend", columns="hardware", values="versus")
+    table = pd.concat(
+        [table.add_suffix(": " + label), versus.add_suffix(": vs fastest")], axis=1
+    )[[name + suffix for name in table.columns for suffix in (": " + label, ": vs fastest")]]
     scaled = cells[cells["scaling_efficiency"].notna()]
     if len(scaled):
         efficiency = scaled.pivot(index="backend", columns="hardware", values="scaling_efficiency")
@@ -332,6 +385,12 @@ def _parity_cell(row):
     return "OUTSIDE ±{:g} ({})".format(row["accuracy_tolerance"], text)
 
 
+VERSUS_FASTEST = (
+    " vs fastest: the cell's median over the fastest backend's on the same hardware, and "
+    "whether the difference is significant (Welch's t-test on log values over repeats, "
+    "Holm-corrected over the workload's pairs; not tested with fewer than two repeats). NOISY: "
+    "the repeats' coefficient of variation is above the configured noise threshold."
+)
 TABLE_CAPTIONS = {
     "train": "Steady-state seconds per training epoch (median of epochs 2 onwards, median over "
     "repeats, [confidence interval for the median]); first epoch apart; test accuracy after "
@@ -343,10 +402,4 @@ TABLE_CAPTIONS = {
     "over repeats, [confidence interval for the median]); p99 latency; seconds per 1,000 "
     "samples at the workload's batch size.",
 }
-
-
-def markdown(table, dataset, model, caption):
-    shown = table.astype(object).where(table.notna(), None)  # missing shows as "–", not "nan"
-    return "### {} / {}\n\n{}\n\n{}\n".format(
-        dataset, model, shown.to_markdown(index=False, floatfmt=".4g", missingval="–"), caption
-    )
+TABLE_CAPTIONS = {task: caption + VERSUS_FASTEST for task, caption in TABLE_CAPTIONS.items()}

@@ -19,7 +19,7 @@ import sys
 import time
 import traceback
 
-from dlbench import backends, catalog, integrity, launch, runtime
+from dlbench import backends, catalog, integrity, launch, probe, runtime
 
 EPOCH_COLUMNS = (
     "epoch",
@@ -419,6 +419,8 @@ def run(spec, data_path, record_path, epochs_path):
         epoch_log.close()
     if rank != 0:
         return record  # rank 0 writes the run's record
+    if record["status"] == "ok":  # after the measurement, which it must not disturb
+        record["environment"]["matmul_probe"] = probe.matmul_gflops()
     record["peak_host_memory_mb"] = runtime.peak_rss_mb()
     record["finished"] = runtime.utc_now()
     record["load_average_at_end"] = list(os.getloadavg())

@@ -15,7 +15,7 @@ Run = namedtuple("Run", "dataset model backend devices repeat")
 RUN_DIR = "results/runs/{dataset}/{model}/{backend}/{devices}/rep{repeat}"
 WORKLOAD_KEYS = ("dataset", "model", "task")
 # Everything else in a workload entry is a hyper-parameter of that workload.
-NOT_HYPER = WORKLOAD_KEYS + ("backends", "backend_settings", "accuracy_tolerance")
+NOT_HYPER = WORKLOAD_KEYS + ("backends", "backend_settings", "accuracy_tolerance", "repeats")
 
 
 # The schema's defaults, for configs that did not pass through it (tests).
@@ -188,13 +188,17 @@ def accuracy_tolerance(config, entry):
     return entry.get("accuracy_tolerance", config["accuracy_tolerance"])
 
 
+def repeats(config, entry):
+    return entry.get("repeats", config["repeats"])
+
+
 def runs(config):
     """Every run of the matrix, in a stable order."""
     found = []
     for entry in config["workloads"]:
         for devices in config["devices"]:
             cells = itertools.product(
-                runnable_backends(config, entry, devices), range(1, config["repeats"] + 1)
+                runnable_backends(config, entry, devices), range(1, repeats(config, entry) + 1)
             )
             for backend, repeat in cells:
                 found.append(Run(entry["dataset"], entry["model"], backend, devices, repeat))

@@ -1,6 +1,7 @@
 """Figures from the collected tables (matplotlib, no display needed)."""
 
 import matplotlib
+import matplotlib.colors
 import matplotlib.ticker
 
 matplotlib.use("Agg")
@@ -287,3 +288,99 @@ def lines_of_code(table, output):
     figure.tight_layout()
     figure.savefig(output, dpi=120)
     plt.close(figure)
+
+
+def _workload_columns(frame):
+    """The (dataset, model, devices, accelerator) columns of a backend x
+    workload grid, in a stable order, and the backends as its rows."""
+    columns = frame[["dataset", "model", "devices", "accelerator"]].drop_duplicates()
+    columns = columns.sort_values(["dataset", "model", "devices"]).to_records(index=False)
+    return list(columns), sorted(frame["backend"].unique())
+
+
+def _grid(frame, value_and_text, colour_norm, colour_label, title, output):
+    """A backend x workload heat-map: ``value_and_text(cell)`` gives each
+    cell's colour value (NaN: none) and its annotation."""
+    columns, backends = _workload_columns(frame)
+    values = np.full((len(backends), len(columns)), np.nan)
+    figure, axis = plt.subplots(
+        figsize=(max(6, 1.25 * len(columns) + 3), max(3, 0.45 * len(backends) + 2))
+    )
+    for column, (dataset, model, devices, _) in enumerate(columns):
+        cells = frame[
+            (frame["dataset"] == dataset)
+            & (frame["model"] == model)
+            & (frame["devices"] == devices)
+        ]
+        for _, cell in cells.iterrows():
+            row = backends.index(cell["backend"])
+            values[row, column], text = value_and_text(cell)
+            axis.text(column, row, text, ha="center", va="center", fontsize=8)
+    image = axis.imshow(values, cmap="RdYlGn_r", norm=colour_norm(values), aspect="auto")
+    figure.colorbar(image, ax=axis, label=colour_label)
+    axis.set_xticks(np.arange(len(columns)))
+    axis.set_xticklabels(
+        ["{} / {}\n{}".format(d, m, device_label(n, a)) for d, m, n, a in columns],
+        rotation=30,
+        ha="right",
+        fontsize=8,
+    )
+    axis.set_yticks(np.arange(len(backends)))
+    axis.set_yticklabels(backends)
+    axis.set_title(title)
+    figure.tight_layout()
+    figure.savefig(output, dpi=110)
+    plt.close(figure)
+
+
+def _relative_cell(cell):
+    if not np.isfinite(cell["relative_to_fastest"]):
+        return np.nan, "n/a" if cell["status"] == NOT_APPLICABLE else cell["status"]
+    text = "{:.2f}".format(cell["relative_to_fastest"])
+    text += {"slower": "*", "not different": "="}.get(cell["vs_fastest"], "")
+    if str(cell["noisy"]) == "True":
+        text += "~"
+    return cell["relative_to_fastest"], text
+
+
+def _ratio_norm(values):
+    finite = values[np.isfinite(values)]
+    top = max(2.0, float(finite.max())) if finite.size else 2.0
+    return matplotlib.colors.LogNorm(vmin=1.0, vmax=top)
+
+
+def relative_speed(summary, output):
+    """Backend x workload heat-map of each cell's headline over the fastest
+    backend's on the same workload and hardware (1 = fastest; log colour
+    scale). Cells without a figure say why; significance and NOISY marks
+    follow the summary."""
+    _grid(
+        summary,
+        _relative_cell,
+        _ratio_norm,
+        "time / fastest backend's time (log scale)",
+        "Relative speed: headline figure / fastest on the same workload and hardware\n"
+        "* significantly slower, = not significantly different, ~ noisy; blank: not run",
+        output,
+    )
+
+
+def _utilisation_cell(cell):
+    if not np.isfinite(cell["mfu"]):
+        return np.nan, "{:.3g}\nGFLOP/s".format(cell["achieved_gflops"])
+    return -cell["mfu"], "{:.1%}".format(cell["mfu"])
+
+
+def utilisation(table, output):
+    """Backend x workload heat-map of model FLOP utilisation (green: high)."""
+    _grid(
+        table,
+        _utilisation_cell,
+        lambda values: matplotlib.colors.Normalize(vmin=min(-1e-9, np.nanmin(values)), vmax=0)
+        if np.isfinite(values).any()
+        else None,
+        "- model FLOP utilisation (achieved / peak)",
+        "Model FLOP utilisation: analytic FLOPs x samples per second / peak\n"
+        "(GPU: FP32 datasheet peak; CPU: the matmul probe recorded with the runs)",
+        output,
+    )

@@ -5,14 +5,14 @@ rule collect:
         metrics=report(
             "results/metrics.csv",
             caption="../report/metrics.rst",
-            category="Tables",
+            category="Overview",
         ),
         epochs="results/epochs.csv",
         latencies="results/latencies.csv",
         summary=report(
             "results/summary.csv",
             caption="../report/summary.rst",
-            category="Tables",
+            category="Overview",
         ),
     log:
         "logs/collect.log",
@@ -21,6 +21,8 @@ rule collect:
     params:
         not_applicable=matrix.not_applicable_cells(config),
         tolerances=accuracy_tolerances(),
+        noise_threshold=config["noise_threshold"],
+        significance_level=config["significance_level"],
     script:
         "../scripts/collect.py"
 
@@ -32,6 +34,12 @@ rule workload_table:
         markdown="results/tables/{dataset}_{model}.md",
         csv=report(
             "results/tables/{dataset}_{model}.csv",
+            caption="../report/workload_table.rst",
+            category="{dataset} / {model}",
+            labels={"figure": "table (CSV)"},
+        ),
+        html=report(
+            "results/tables/{dataset}_{model}.html",
             caption="../report/workload_table.rst",
             category="{dataset} / {model}",
             labels={"figure": "table"},

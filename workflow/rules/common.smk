@@ -89,6 +89,8 @@ def env_mode():
 
 
 MAIN_ENV = "../../envs/main.yaml"
+PUBLISHED_RESULTS = "workflow/resources/published_results.csv"
+GPU_PEAKS = "workflow/resources/gpu_peaks.csv"
 FIXTURES_CODE = str(Path(SRC) / "dlbench" / "fixtures.py")
 
 
@@ -131,12 +133,26 @@ def all_outputs():
             f"results/plots/{dataset}_{model}_{plot}.png" for plot in PLOTS[task]
         ]
     outputs += ["results/tables/lines_of_code.md", "results/plots/lines_of_code.png"]
+    outputs += [
+        "results/tables/significance.md",
+        "results/tables/environment.md",
+        "results/plots/relative_speed.png",
+        "results/tables/published_comparison.md",
+        "results/plots/published_comparison.png",
+        "results/tables/utilisation.md",
+        "results/plots/utilisation.png",
+    ]
     if abstraction.pairs(set(config["backends"])):
         outputs += [
             "results/tables/abstraction_cost.md",
             "results/plots/abstraction_cost.png",
         ]
     return outputs
+
+
+def workload_data():
+    """The prepared dataset of every configured workload, in config order."""
+    return [f"results/data/{dataset}.npz" for dataset, _, _ in WORKLOADS]
 
 
 def implementations():
@@ -240,6 +256,7 @@ def family_sources(wildcards):
         "catalog.py",
         "launch.py",
         "gpus.py",
+        "probe.py",
     ]
     files += ["backends/__init__.py", "backends/frameworks.py", "backends/native.py"]
     files.append(f"models/{wildcards.family}_models.py")

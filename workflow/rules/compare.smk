@@ -8,6 +8,12 @@ rule abstraction_cost:
             "results/tables/abstraction_cost.csv",
             caption="../report/abstraction_cost.rst",
             category="Keras vs native",
+            labels={"figure": "abstraction cost table (CSV)"},
+        ),
+        html=report(
+            "results/tables/abstraction_cost.html",
+            caption="../report/abstraction_cost.rst",
+            category="Keras vs native",
             labels={"figure": "abstraction cost table"},
         ),
         markdown="results/tables/abstraction_cost.md",
@@ -25,6 +31,12 @@ rule lines_of_code:
     output:
         csv=report(
             "results/tables/lines_of_code.csv",
+            caption="../report/lines_of_code.rst",
+            category="Keras vs native",
+            labels={"figure": "lines of code table (CSV)"},
+        ),
+        html=report(
+            "results/tables/lines_of_code.html",
             caption="../report/lines_of_code.rst",
             category="Keras vs native",
             labels={"figure": "lines of code table"},
@@ -74,3 +86,48 @@ rule plot_lines_of_code:
         MAIN_ENV
     script:
         "../scripts/plot_comparison.py"
+
+
+rule published_comparison:
+    input:
+        published=PUBLISHED_RESULTS,
+        summary="results/summary.csv",
+        metrics="results/metrics.csv",
+    output:
+        csv=report(
+            "results/tables/published_comparison.csv",
+            caption="../report/published.rst",
+            category="Published figures",
+            labels={"figure": "published and ours, table (CSV)"},
+        ),
+        html=report(
+            "results/tables/published_comparison.html",
+            caption="../report/published.rst",
+            category="Published figures",
+            labels={"figure": "published and ours, table"},
+        ),
+        markdown="results/tables/published_comparison.md",
+    log:
+        "logs/tables/published_comparison.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/published_comparison.py"
+
+
+rule plot_published:
+    input:
+        "results/tables/published_comparison.csv",
+    output:
+        report(
+            "results/plots/published_comparison.png",
+            caption="../report/published.rst",
+            category="Published figures",
+            labels={"figure": "published and ours, rankings"},
+        ),
+    log:
+        "logs/plots/published_comparison.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/plot_overview.py"

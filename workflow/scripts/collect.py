@@ -14,6 +14,8 @@ summary = collect.summary(
     metrics,
     not_applicable=snakemake.params.not_applicable,
     tolerances=snakemake.params.tolerances,
+    noise_threshold=snakemake.params.noise_threshold,
+    alpha=snakemake.params.significance_level,
 )
 summary.to_csv(snakemake.output.summary, index=False)
 print(metrics["status"].value_counts().to_string())

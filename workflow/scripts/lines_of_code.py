@@ -2,13 +2,10 @@
 
 import sys
 
-from dlbench import lines
+from dlbench import lines, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 table = lines.table(snakemake.params.implementations)
-table.to_csv(snakemake.output.csv, index=False)
-with open(snakemake.output.markdown, "w") as handle:
-    handle.write("### Lines of code per implementation\n\n")
-    handle.write(lines.wide(table).to_markdown(index=False, missingval="–"))
-    handle.write("\n\n{}\n".format(lines.CAPTION))
+title = "Lines of code per implementation"
+tables.write(snakemake.output, table, title, lines.CAPTION, shown=lines.wide(table))
 print(table.to_string())

@@ -4,11 +4,10 @@ import sys
 
 import pandas as pd
 
-from dlbench import collect
+from dlbench import collect, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 dataset, model = snakemake.wildcards.dataset, snakemake.wildcards.model
 table, task = collect.workload_table(pd.read_csv(snakemake.input[0]), dataset, model)
-table.to_csv(snakemake.output.csv, index=False)
-with open(snakemake.output.markdown, "w") as handle:
-    handle.write(collect.markdown(table, dataset, model, collect.TABLE_CAPTIONS[task]))
+title = "{} / {}".format(dataset, model)
+tables.write(snakemake.output, table, title, collect.TABLE_CAPTIONS[task])

@@ -1,0 +1,70 @@
+"""What the numbers were measured on: the hardware and software of every
+backend's runs, and the peak rates that utilisation is measured against."""
+
+import re
+
+import pandas as pd
+
+ENVIRONMENT_COLUMNS = {
+    "python": "Python",
+    "framework": "framework",
+    "framework_version": "version",
+    "keras_version": "Keras",
+    "numpy": "NumPy",
+    "cuda": "CUDA",
+    "cudnn": "cuDNN",
+    "cpu_model": "CPU",
+    "cpu_count": "CPUs",
+    "threads": "threads",
+    "gpu_model": "GPU",
+    "gpu_driver": "driver",
+    "hostname": "host",
+}
+
+
+def _distinct(values):
+    found = sorted({str(value) for value in values if pd.notna(value) and str(value) != ""})
+    return ", ".join(found) if found else None
+
+
+def environment_table(metrics_frame):
+    """One row per backend environment and accelerator: the versions and
+    machines its runs recorded (distinct values joined where runs differ),
+    and the median of the runs' CPU matrix-multiply probe."""
+    rows = []
+    keys = ["backend", "environment", "accelerator"]
+    for (backend, environment, accelerator), runs in metrics_frame.groupby(keys, dropna=False):
+        ok = runs[runs["status"] == "ok"]
+        shown = ok if len(ok) else runs
+        row = {"backend": backend, "environment": environment, "accelerator": accelerator}
+        row.update(
+            {
+                label: _distinct(shown[column]) if column in shown else None
+                for column, label in ENVIRONMENT_COLUMNS.items()
+            }
+        )
+        row["CPU matmul GFLOP/s"] = ok["matmul_probe_gflops"].median() if len(ok) else None
+        row["runs"] = len(runs)
+        row["runs ok"] = len(ok)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def gpu_peak(gpu_model, peaks):
+    """The first row of the peak table whose pattern matches the GPU model
+    as nvidia-smi names it, or None."""
+    if not isinstance(gpu_model, str):
+        return None
+    for _, row in peaks.iterrows():
+        if re.search(row["pattern"], gpu_model):
+            return row
+    return None
+
+
+ENVIRONMENT_CAPTION = (
+    "Hardware and software of every backend's runs, as the run records give them: Python, the "
+    "framework and its version, Keras, NumPy, CUDA and cuDNN as the framework reports them "
+    "(– on CPU builds), the CPU model and count, the threads the framework was pinned to, the "
+    "GPUs and driver from nvidia-smi, and the median of a float32 matrix-multiply probe "
+    "(1024 x 1024, numpy's BLAS on the run's threads) recorded with each run."
+)

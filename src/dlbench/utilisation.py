@@ -1,0 +1,105 @@
+"""Achieved FLOP/s and model FLOP utilisation (MFU) of every measured cell.
+
+Achieved = analytic FLOPs per sample (dlbench.flops) x samples per second:
+training counts the forward and backward pass at the steady-state training
+throughput; inference counts the forward pass at the batched throughput
+(seconds per 1,000 samples). MFU = achieved / peak. The peak of a GPU cell
+is the datasheet's FP32 rate per GPU (workflow/resources/gpu_peaks.csv)
+times the device count; of a CPU cell (emulated devices too: they share the
+CPU) the median of the float32 matrix-multiply probe recorded with its runs.
+"""
+
+import pandas as pd
+
+from dlbench import hardware
+
+COLUMNS = [
+    "dataset",
+    "model",
+    "backend",
+    "devices",
+    "accelerator",
+    "task",
+    "forward_gflops_per_sample",
+    "training_gflops_per_sample",
+    "samples_per_second",
+    "achieved_gflops",
+    "peak_gflops",
+    "peak_source",
+    "mfu",
+]
+
+
+def _peak(cell, runs, peaks):
+    """The cell's peak GFLOP/s and where it comes from."""
+    if cell["accelerator"] == "gpu" and int(cell["devices"]) > 0:
+        models = runs["gpu_model"].dropna()
+        row = hardware.gpu_peak(models.iloc[0], peaks) if len(models) else None
+        if row is None:
+            return None, "no peak for GPU {!r}".format(models.iloc[0] if len(models) else None)
+        devices = int(cell["devices"])
+        return (
+            row["fp32_tflops"] * 1000 * devices,
+            "{} x {} FP32 {:g} TFLOP/s ({})".format(devices, row["gpu"], row["fp32_tflops"],
+                                                    row["source"]),
+        )
+    probe = runs["matmul_probe_gflops"].median()
+    if pd.isna(probe):
+        return None, "no matmul probe recorded"
+    threads = runs["threads"].dropna()
+    return probe, "CPU float32 matmul probe, {} thread(s)".format(
+        int(threads.iloc[0]) if len(threads) else "?"
+    )
+
+
+def table(summary, metrics, per_sample, peaks):
+    """``per_sample`` maps (dataset, model) to flops.per_sample's dict."""
+    rows = []
+    measured = summary[summary["status"].isin(["ok", "partial"])]
+    ok = metrics[metrics["status"] == "ok"]
+    for _, cell in measured.iterrows():
+        flops = per_sample.get((cell["dataset"], cell["model"]))
+        if flops is None:
+            continue
+        runs = ok[
+            (ok["dataset"] == cell["dataset"])
+            & (ok["model"] == cell["model"])
+            & (ok["backend"] == cell["backend"])
+            & (ok["devices"] == cell["devices"])
+        ]
+        if cell["task"] == "train":
+            rate = cell["samples_per_second"]
+            achieved = flops["training"] * rate / 1e9
+        else:
+            rate = 1000.0 / cell["seconds_per_1000_samples"]
+            achieved = flops["forward"] * rate / 1e9
+        peak, source = _peak(cell, runs, peaks)
+        rows.append(
+            {
+                **{key: cell[key] for key in COLUMNS[:6]},
+                "forward_gflops_per_sample": flops["forward"] / 1e9,
+                "training_gflops_per_sample": flops["training"] / 1e9,
+                "samples_per_second": rate,
+                "achieved_gflops": achieved,
+                "peak_gflops": peak,
+                "peak_source": source,
+                "mfu": achieved / peak if peak else None,
+            }
+        )
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+CAPTION = (
+    "Analytic FLOPs per sample (2 x multiply-adds of the dense, convolution and recurrent "
+    "matrix products, from the layer shapes; training = forward + backward as frameworks "
+    "compute it), achieved GFLOP/s (training: x steady-state samples per second; inference: "
+    "forward x batched samples per second) and model FLOP utilisation (MFU) = achieved / peak. "
+    "Peak: FP32 datasheet rate x GPUs for GPU cells (TF32 or half precision would allow more), "
+    "the float32 matrix-multiply probe recorded with the runs for CPU cells. Element-wise work, "
+    "data loading and framework overhead count as time but not as FLOPs, so small models score "
+    "low."
+)
+
+
+def shown(frame):
+    return frame.assign(mfu=[None if pd.isna(v) else "{:.1%}".format(v) for v in frame["mfu"]])

@@ -1,0 +1,158 @@
+"""Published figures beside ours, the hardware table and the heat-map."""
+
+import pandas as pd
+import pytest
+
+from conftest import REPO
+from dlbench import hardware, plots, published
+
+PUBLISHED = REPO / "workflow" / "resources" / "published_results.csv"
+
+
+def test_project_copy_of_the_published_figures_is_the_shared_reference():
+    shared = REPO.parent / "shared" / "reference" / "published_results.csv"
+    if shared.exists():  # the project's copy must not drift from the reference
+        assert PUBLISHED.read_text() == shared.read_text()
+    table = pd.read_csv(PUBLISHED)
+    assert set(table["workload"]) <= set(published.WORKLOADS)
+    assert set(table["metric"]) <= set(published.OUR_FIGURE)
+
+
+def summary_cell(dataset, model, backend, value, figure="steady_epoch_seconds", devices=0):
+    return {
+        "dataset": dataset, "model": model, "backend": backend, "devices": devices,
+        "accelerator": "cpu", "status": "ok", figure: value,
+    }
+
+
+def ours():
+    summary = pd.DataFrame(
+        [
+            summary_cell("imdb_tiny", "imdb_gru", "native-tensorflow", 2.0),
+            summary_cell("imdb_tiny", "imdb_gru", "native-torch", 1.0),
+            summary_cell("imdb_tiny", "imdb_gru", "keras-tensorflow", 4.0),
+            summary_cell("imdb_tiny", "imdb_gru", "keras-jax", 0.5),  # no counterpart
+        ]
+    ).assign(seconds_per_1000_samples=float("nan"))
+    metrics = summary[["dataset", "model", "devices"]].assign(
+        cpu_model="Test CPU", gpu_model=None
+    )
+    return summary, metrics
+
+
+def test_rankings_compare_over_the_frameworks_both_sides_measured():
+    summary, metrics = ours()
+    table = published.side_by_side(pd.read_csv(PUBLISHED), summary, metrics)
+    k80 = table[
+        (table["workload"] == "imdb_gru") & table["published_hardware"].str.startswith("K80")
+    ].set_index("framework")
+    # As published: over every framework of the source (MXNet's 29 s is the fastest).
+    assert k80.loc["Tensorflow", "published_relative"] == pytest.approx(30 / 29)
+    # Over the three both sides have: Tensorflow 30, PyTorch 31, Keras(TF) 35 against
+    # ours 2.0, 1.0, 4.0 s; keras-jax has no published counterpart and is left out.
+    assert k80.loc["PyTorch", "our_relative_common"] == 1.0
+    assert k80.loc["Keras(TF)", "our_relative_common"] == 4.0
+    assert k80.loc["Keras(TF)", "published_relative_common"] == pytest.approx(35 / 30)
+    assert k80.loc["PyTorch", "our_rank"] == 1 and k80.loc["PyTorch", "published_rank"] == 2
+    assert k80.loc["Tensorflow", "our_hardware"] == "CPU (Test CPU)"
+    assert pd.isna(k80.loc["CNTK", "our_value"])  # published, not measured by us
+    assert "keras-jax" not in set(table["backend"])
+
+
+def test_published_plot_is_written(tmp_path):
+    summary, metrics = ours()
+    table = published.side_by_side(pd.read_csv(PUBLISHED), summary, metrics)
+    published.plot(table, tmp_path / "published.png")
+    published.plot(table.iloc[0:0], tmp_path / "empty.png")
+    for name in ("published.png", "empty.png"):
+        assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_environment_table_joins_what_runs_of_a_backend_recorded():
+    metrics = pd.DataFrame(
+        [
+            {"backend": "b", "environment": "b", "accelerator": "cpu", "status": "ok",
+             "python": "3.11.7", "framework": "jax", "framework_version": "0.10.2",
+             "cpu_model": "X", "threads": 2, "matmul_probe_gflops": g, "hostname": host}
+            for g, host in ((50.0, "node1"), (70.0, "node2"), (60.0, "node1"))
+        ]
+    )
+    (row,) = hardware.environment_table(metrics).to_dict("records")
+    assert row["host"] == "node1, node2" and row["CPU matmul GFLOP/s"] == 60.0
+    assert row["version"] == "0.10.2" and row["runs ok"] == 3
+    assert row["GPU"] is None
+
+
+def test_gpu_peaks_are_found_by_the_names_nvidia_smi_gives():
+    peaks = pd.read_csv(REPO / "workflow" / "resources" / "gpu_peaks.csv")
+    expected = {
+        "Tesla K80": 4.37,
+        "Tesla V100-SXM2-16GB": 15.7,
+        "NVIDIA A100-SXM4-80GB": 19.5,
+        "NVIDIA A10": 31.2,
+        "NVIDIA H100 80GB HBM3": 67,
+        "NVIDIA H100 PCIe": 51,
+        "NVIDIA L4": 30.3,
+    }
+    for name, fp32 in expected.items():
+        assert hardware.gpu_peak(name, peaks)["fp32_tflops"] == fp32, name
+    assert hardware.gpu_peak("Some Other GPU", peaks) is None
+    assert hardware.gpu_peak(None, peaks) is None
+
+
+def test_relative_speed_heat_map_is_written(tmp_path):
+    summary = pd.DataFrame(
+        [
+            {"dataset": "d", "model": "m", "devices": 0, "accelerator": "cpu", "backend": b,
+             "status": s, "relative_to_fastest": r, "vs_fastest": v, "noisy": n}
+            for b, s, r, v, n in (
+                ("a", "ok", 1.0, "fastest", False),
+                ("b", "ok", 3.5, "slower", True),
+                ("c", "failed", float("nan"), None, None),
+                ("d", "not_applicable", float("nan"), None, None),
+            )
+        ]
+    )
+    plots.relative_speed(summary, tmp_path / "heat.png")
+    assert (tmp_path / "heat.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_utilisation_divides_achieved_flops_by_the_cells_peak():
+    from dlbench import flops, utilisation
+
+    summary = pd.DataFrame(
+        [
+            {"dataset": "digits", "model": "mlp", "backend": "b", "devices": 0,
+             "accelerator": "cpu", "task": "train", "status": "ok",
+             "samples_per_second": 10_000.0, "seconds_per_1000_samples": None},
+            {"dataset": "digits", "model": "mlp", "backend": "b", "devices": 2,
+             "accelerator": "gpu", "task": "train", "status": "ok",
+             "samples_per_second": 1e6, "seconds_per_1000_samples": None},
+            {"dataset": "digits", "model": "lenet", "backend": "b", "devices": 0,
+             "accelerator": "cpu", "task": "infer", "status": "ok",
+             "samples_per_second": None, "seconds_per_1000_samples": 0.5},
+            {"dataset": "digits", "model": "lenet", "backend": "c", "devices": 0,
+             "accelerator": "cpu", "task": "infer", "status": "failed",
+             "samples_per_second": None, "seconds_per_1000_samples": None},
+        ]
+    )
+    metrics = summary[["dataset", "model", "backend", "devices"]].assign(
+        status="ok", threads=2, matmul_probe_gflops=[50.0, None, 40.0, None],
+        gpu_model=[None, "NVIDIA A100-SXM4-80GB", None, None],
+    )
+    dims = {"input_shape": [28, 28, 1], "classes": 10}
+    per_sample = {("digits", m): flops.per_sample(m, dims) for m in ("mlp", "lenet")}
+    peaks = pd.read_csv(REPO / "workflow" / "resources" / "gpu_peaks.csv")
+    table = utilisation.table(summary, metrics, per_sample, peaks)
+    assert len(table) == 3  # the failed cell has no rate
+    cpu, gpu, infer = table.to_dict("records")
+    training = per_sample[("digits", "mlp")]["training"]
+    assert cpu["achieved_gflops"] == pytest.approx(training * 1e4 / 1e9)
+    assert cpu["peak_gflops"] == 50.0 and cpu["mfu"] == pytest.approx(cpu["achieved_gflops"] / 50)
+    assert "probe" in cpu["peak_source"]
+    assert gpu["peak_gflops"] == pytest.approx(2 * 19_500) and "A100" in gpu["peak_source"]
+    assert infer["samples_per_second"] == 2000
+    assert infer["achieved_gflops"] == pytest.approx(
+        per_sample[("digits", "lenet")]["forward"] * 2000 / 1e9
+    )
+    assert utilisation.shown(table)["mfu"].str.endswith("%").all()

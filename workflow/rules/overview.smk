@@ -1,0 +1,117 @@
+rule significance:
+    input:
+        "results/metrics.csv",
+    output:
+        csv=report(
+            "results/tables/significance.csv",
+            caption="../report/significance.rst",
+            category="Overview",
+            labels={"figure": "pairwise differences (CSV)"},
+        ),
+        html=report(
+            "results/tables/significance.html",
+            caption="../report/significance.rst",
+            category="Overview",
+            labels={"figure": "pairwise differences"},
+        ),
+        markdown="results/tables/significance.md",
+    log:
+        "logs/tables/significance.log",
+    conda:
+        MAIN_ENV
+    params:
+        significance_level=config["significance_level"],
+    script:
+        "../scripts/significance.py"
+
+
+rule environment_table:
+    input:
+        "results/metrics.csv",
+    output:
+        csv=report(
+            "results/tables/environment.csv",
+            caption="../report/environment.rst",
+            category="Overview",
+            labels={"figure": "hardware and environment (CSV)"},
+        ),
+        html=report(
+            "results/tables/environment.html",
+            caption="../report/environment.rst",
+            category="Overview",
+            labels={"figure": "hardware and environment"},
+        ),
+        markdown="results/tables/environment.md",
+    log:
+        "logs/tables/environment.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/environment_table.py"
+
+
+rule plot_relative_speed:
+    input:
+        "results/summary.csv",
+    output:
+        report(
+            "results/plots/relative_speed.png",
+            caption="../report/relative_speed.rst",
+            category="Overview",
+            labels={"figure": "relative speed heat-map"},
+        ),
+    log:
+        "logs/plots/relative_speed.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/plot_overview.py"
+
+
+rule utilisation:
+    input:
+        summary="results/summary.csv",
+        metrics="results/metrics.csv",
+        peaks=GPU_PEAKS,
+        data=workload_data(),
+        code=str(Path(SRC) / "dlbench" / "flops.py"),
+    output:
+        csv=report(
+            "results/tables/utilisation.csv",
+            caption="../report/utilisation.rst",
+            category="FLOPs and utilisation",
+            labels={"figure": "table (CSV)"},
+        ),
+        html=report(
+            "results/tables/utilisation.html",
+            caption="../report/utilisation.rst",
+            category="FLOPs and utilisation",
+            labels={"figure": "table"},
+        ),
+        markdown="results/tables/utilisation.md",
+    log:
+        "logs/tables/utilisation.log",
+    conda:
+        MAIN_ENV
+    params:
+        workloads=[(dataset, model) for dataset, model, _ in WORKLOADS],
+    script:
+        "../scripts/utilisation.py"
+
+
+rule plot_utilisation:
+    input:
+        "results/tables/utilisation.csv",
+    output:
+        report(
+            "results/plots/utilisation.png",
+            caption="../report/utilisation.rst",
+            category="FLOPs and utilisation",
+            labels={"figure": "model FLOP utilisation"},
+        ),
+    log:
+        "logs/plots/utilisation.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/plot_overview.py"

@@ -1,0 +1,15 @@
+"""Overview figures (rules plot_relative_speed, plot_published)."""
+
+import sys
+
+import pandas as pd
+
+from dlbench import plots, published
+
+sys.stderr = sys.stdout = open(snakemake.log[0], "w")
+PLOTTERS = {
+    "plot_relative_speed": plots.relative_speed,
+    "plot_published": published.plot,
+    "plot_utilisation": plots.utilisation,
+}
+PLOTTERS[snakemake.rule](pd.read_csv(snakemake.input[0]), snakemake.output[0])

@@ -1,0 +1,17 @@
+"""Published figures beside ours (rule published_comparison)."""
+
+import sys
+
+import pandas as pd
+
+from dlbench import published, tables
+
+sys.stderr = sys.stdout = open(snakemake.log[0], "w")
+table = published.side_by_side(
+    pd.read_csv(snakemake.input.published),
+    pd.read_csv(snakemake.input.summary),
+    pd.read_csv(snakemake.input.metrics),
+)
+tables.write(snakemake.output, table, "Published figures and ours", published.CAPTION)
+print("{} published figures, {} with a measurement of ours".format(
+    len(table), table["our_value"].notna().sum()))
