@@ -28,6 +28,9 @@ def test_smoke_matrix_is_workloads_by_backends_by_devices_by_repeats(smoke_confi
     )
     assert {run.repeat for run in runs if run.model == "mlp"} == {1, 2, 3}
     assert {run.repeat for run in runs if run.model != "mlp"} == {1}
+    # how often a cell runs is not a hyper-parameter: it changes no run
+    third = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-jax", 0, 3))
+    assert "repeats" not in third["hyper"] and third["seed"] == smoke_config["seed"] + 2
     assert len(set(runs)) == len(runs)
     assert {run.backend for run in runs if run.model == "mlp"} == KERAS3 | LEGACY | NATIVE
     assert {run.backend for run in runs if run.model == "lenet"} == (

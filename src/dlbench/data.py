@@ -168,6 +168,17 @@ class NumpyOnlyUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
+def read_npy_header(handle):
+    """(shape, fortran_order, dtype) of an .npy stream, which is left at
+    the start of the data."""
+    version = np.lib.format.read_magic(handle)
+    read = {
+        (1, 0): np.lib.format.read_array_header_1_0,
+        (2, 0): np.lib.format.read_array_header_2_0,
+    }[version]
+    return read(handle)
+
+
 def read_npz_ragged(path):
     """The arrays of an .npz whose members may be object arrays (ragged
     sequences, as in Keras' imdb.npz), unpickled with numpy's globals only."""
@@ -175,12 +186,7 @@ def read_npz_ragged(path):
     with zipfile.ZipFile(str(path)) as archive:
         for member in archive.namelist():
             with archive.open(member) as handle:
-                version = np.lib.format.read_magic(handle)
-                read_header = {
-                    (1, 0): np.lib.format.read_array_header_1_0,
-                    (2, 0): np.lib.format.read_array_header_2_0,
-                }[version]
-                shape, fortran_order, dtype = read_header(handle)
+                shape, fortran_order, dtype = read_npy_header(handle)
                 if dtype.hasobject:
                     array = NumpyOnlyUnpickler(handle).load()
                 else:

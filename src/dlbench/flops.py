@@ -227,15 +227,10 @@ def per_sample(model, dims):
 
 def _header_shape(archive, member):
     """The shape of an .npy member from its header, without reading its data."""
-    import numpy
+    from dlbench.data import read_npy_header
 
     with archive.open(member) as handle:
-        version = numpy.lib.format.read_magic(handle)
-        read = {
-            (1, 0): numpy.lib.format.read_array_header_1_0,
-            (2, 0): numpy.lib.format.read_array_header_2_0,
-        }[version]
-        return read(handle)[0]
+        return read_npy_header(handle)[0]
 
 
 def dims_of(data_path, model):
