@@ -43,7 +43,7 @@ def fault_config(mirror):
     smoke = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
     by_model = {entry["model"]: entry for entry in smoke["workloads"]}
     workloads = [
-        dict(by_model["mlp"], epochs=2),
+        dict(by_model["mlp"], epochs=2, repeats=1),
         dict(by_model["cnn"], epochs=2),
         dict(by_model["lenet"], warmup=2, latency_samples=20, throughput_batches=3),
         dict(by_model["babi_rnn"], dataset="babi", epochs=2, backends=["keras-jax"]),

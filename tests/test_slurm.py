@@ -31,7 +31,7 @@ def one_run_config(workdir, **changes):
     """The smoke config cut to the digits MLP on keras-jax, two epochs."""
     with open(REPO / "config" / "smoke.yaml") as handle:
         config = yaml.safe_load(handle)
-    workload = dict(config["workloads"][0], epochs=2)
+    workload = dict(config["workloads"][0], epochs=2, repeats=1)
     config.update(workloads=[workload], backends={"keras-jax": None}, **changes)
     return write_config(workdir / "config" / "slurm.yaml", config)
 

@@ -442,7 +442,7 @@ def test_emulated_devices_train_data_parallel_like_one_device(workdir):
         if "launch" in catalog.BACKENDS[backend]["data_parallel"]
     ]
     assert set(KERAS3 + ["keras-mxnet"]) <= set(parallel)
-    config["workloads"] = [w for w in config["workloads"] if w["model"] == "mlp"]
+    config["workloads"] = [dict(w, repeats=1) for w in config["workloads"] if w["model"] == "mlp"]
     config.update(devices=[0, 1, 2], accelerator="emulated-cpu")
     write_config(workdir / "config" / "devices.yaml", config)
     command = [SNAKEMAKE, "--configfile", "config/devices.yaml"]
