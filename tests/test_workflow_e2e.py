@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from conftest import REPO, copy_workflow, write_config
-from dlbench import abstraction, catalog, matrix
+from dlbench import abstraction, catalog, flops, matrix
 from report_browser import check_report
 
 pytestmark = pytest.mark.e2e
@@ -156,6 +156,8 @@ def test_inference_run_records(workdir):
     for plot in ("latency", "throughput"):
         png = workdir / "results/plots/imagenet_synthetic_resnet50_{}.png".format(plot)
         assert png.read_bytes()[:4] == b"\x89PNG"
+    openvino = load_record(workdir, "resnet50", "keras-openvino", "imagenet_synthetic")
+    assert openvino["settings"]["inference_precision"] == "f32"  # never OpenVINO's bf16 default
     table = (workdir / "results/tables/digits_lenet.md").read_text()
     assert "p50 latency ms" in table and all("| " + b in table for b in BACKENDS + LEGACY + NATIVE)
     table = (workdir / "results/tables/imagenet_synthetic_resnet50.csv").read_text()
@@ -283,12 +285,12 @@ def test_abstraction_cost_and_lines_of_code_tables(workdir):
 
 
 def test_statistics_over_repeats(workdir):
-    """digits/mlp runs three repeats in the smoke config: every cell gets an
+    """digits/mlp runs five repeats in the smoke config: every cell gets an
     interval, a noise figure and a tested difference from the fastest;
     single-repeat workloads are listed as not tested."""
     summary = pd.read_csv(workdir / "results/summary.csv")
     mlp = summary[(summary["model"] == "mlp") & (summary["status"] == "ok")]
-    assert (mlp["runs_ok"] == 3).all() and mlp["ci_level"].eq(0.75).all()
+    assert (mlp["runs_ok"] == 5).all() and mlp["ci_level"].eq(1 - 2 * 0.5**5).all()
     assert (mlp["headline_ci_low"] <= mlp["headline_median"]).all()
     assert (mlp["headline_median"] <= mlp["headline_ci_high"]).all()
     assert mlp["headline_cv"].notna().all()
@@ -306,8 +308,10 @@ def test_statistics_over_repeats(workdir):
     assert set(tested["model"]) == {"mlp"} and (tested["p_holm"] >= tested["p_value"]).all()
     assert (tested["ratio_ci_low"] <= tested["ratio"]).all()
     assert (pairs.loc[pairs["p_holm"].isna(), "model"] != "mlp").all()
+    assert (tested["significant"] == (tested["p_holm"] < 0.05)).all()
     table = (workdir / "results/tables/digits_mlp.md").read_text()
-    assert "CPU: vs fastest" in table and "significant, p=" in table
+    assert "CPU: vs fastest" in table
+    assert table.count("significant, p=") == backends - 1  # "not significant" included
 
 
 def test_overview_tables_and_plots(workdir):
@@ -328,7 +332,16 @@ def test_overview_tables_and_plots(workdir):
     assert (measured["our_relative_common"] >= 1).all()
     assert (measured.groupby(["source", "workload", "published_hardware"])[
         "our_relative_common"].min() == 1).all()
-    for name in ("relative_speed", "published_comparison"):
+    used = pd.read_csv(workdir / "results/tables/utilisation.csv")
+    summary = pd.read_csv(workdir / "results/summary.csv")
+    assert len(used) == (summary["status"] == "ok").sum()
+    for (dataset, model), cells in used.groupby(["dataset", "model"]):
+        expected = flops.per_sample_of(workdir / "results/data/{}.npz".format(dataset), model)
+        assert (cells["forward_gflops_per_sample"] == expected["forward"] / 1e9).all()
+    assert (used["achieved_gflops"] > 0).all()
+    # float32 everywhere: no cell outruns the machine's float32 matmul by much
+    assert used["mfu"].between(0, 1.2).all(), used.loc[used["mfu"] > 1.2, ["backend", "mfu"]]
+    for name in ("relative_speed", "published_comparison", "utilisation"):
         png = workdir / "results/plots/{}.png".format(name)
         assert png.read_bytes()[:4] == b"\x89PNG"
 

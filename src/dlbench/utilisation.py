@@ -6,7 +6,8 @@ throughput; inference counts the forward pass at the batched throughput
 (seconds per 1,000 samples). MFU = achieved / peak. The peak of a GPU cell
 is the datasheet's FP32 rate per GPU (workflow/resources/gpu_peaks.csv)
 times the device count; of a CPU cell (emulated devices too: they share the
-CPU) the median of the float32 matrix-multiply probe recorded with its runs.
+CPU) the median of the float32 matrix-multiply probe over every run on the
+same machine and threads.
 """
 
 import pandas as pd
@@ -30,8 +31,12 @@ COLUMNS = [
 ]
 
 
-def _peak(cell, runs, peaks):
-    """The cell's peak GFLOP/s and where it comes from."""
+def _peak(cell, runs, every_run, peaks):
+    """The cell's peak GFLOP/s and where it comes from. A CPU's is the
+    machine's: the probe's median over every run on the same host and CPU
+    with the same threads, whichever environment ran it (the probe goes
+    through each environment's numpy, and an old numpy's BLAS is slower
+    than the machine; the environment table shows each one's)."""
     if cell["accelerator"] == "gpu" and int(cell["devices"]) > 0:
         models = runs["gpu_model"].dropna()
         row = hardware.gpu_peak(models.iloc[0], peaks) if len(models) else None
@@ -43,12 +48,21 @@ def _peak(cell, runs, peaks):
             "{} x {} FP32 {:g} TFLOP/s ({})".format(devices, row["gpu"], row["fp32_tflops"],
                                                     row["source"]),
         )
-    probe = runs["matmul_probe_gflops"].median()
-    if pd.isna(probe):
+    machine = runs[["hostname", "cpu_model", "threads"]].dropna().drop_duplicates()
+    if not len(machine):
         return None, "no matmul probe recorded"
-    threads = runs["threads"].dropna()
-    return probe, "CPU float32 matmul probe, {} thread(s)".format(
-        int(threads.iloc[0]) if len(threads) else "?"
+    host, cpu, threads = machine.iloc[0]
+    probes = every_run[
+        (every_run["hostname"] == host)
+        & (every_run["cpu_model"] == cpu)
+        & (every_run["threads"] == threads)
+    ]["matmul_probe_gflops"].dropna()
+    if not len(probes):
+        return None, "no matmul probe recorded"
+    return probes.median(), (
+        "CPU float32 matmul probe on {}, {} thread(s): median of its {} runs".format(
+            host, int(threads), len(probes)
+        )
     )
 
 
@@ -73,7 +87,7 @@ def table(summary, metrics, per_sample, peaks):
         else:
             rate = 1000.0 / cell["seconds_per_1000_samples"]
             achieved = flops["forward"] * rate / 1e9
-        peak, source = _peak(cell, runs, peaks)
+        peak, source = _peak(cell, runs, ok, peaks)
         rows.append(
             {
                 **{key: cell[key] for key in COLUMNS[:6]},
@@ -95,7 +109,8 @@ CAPTION = (
     "compute it), achieved GFLOP/s (training: x steady-state samples per second; inference: "
     "forward x batched samples per second) and model FLOP utilisation (MFU) = achieved / peak. "
     "Peak: FP32 datasheet rate x GPUs for GPU cells (TF32 or half precision would allow more), "
-    "the float32 matrix-multiply probe recorded with the runs for CPU cells. Element-wise work, "
+    "for CPU cells the median float32 matrix-multiply probe of all runs on the machine with "
+    "the same threads. Above 100 % means the cell did not compute in float32. Element-wise work, "
     "data loading and framework overhead count as time but not as FLOPs, so small models score "
     "low."
 )

@@ -127,6 +127,28 @@ class Adapter(object):
     def _setup_openvino(self, threads, seed):
         # OpenVINO's CPU plugin sizes its pool from the process' CPU affinity.
         self.applied["inference_engine"] = "OpenVINO CPU plugin (Keras predict graph)"
+        self._pin_openvino_precision()
+
+    def _pin_openvino_precision(self):
+        """Keras compiles its predict graph with OpenVINO's defaults, and the
+        CPU plugin's default precision is bfloat16 wherever the CPU has
+        AVX512-BF16 or AMX: a different computation from every other
+        backend's float32. Each compilation asks for float32 here, and the
+        precision it got is recorded."""
+        import openvino
+
+        compile_model = openvino.compile_model
+
+        def float32(model, device_name=None, config=None):
+            config = dict(config or {}, INFERENCE_PRECISION_HINT="f32")
+            compiled = compile_model(model, device_name, config)
+            precision = compiled.get_property("INFERENCE_PRECISION_HINT")
+            self.applied["inference_precision"] = precision.get_type_name()
+            return compiled
+
+        openvino.compile_model = float32
+        default = openvino.Core().get_property("CPU", "INFERENCE_PRECISION_HINT")
+        self.applied["openvino_default_precision"] = default.get_type_name()
 
     def _probe_recurrent_kernels(self, devices):
         """Record which implementation Keras' GRU and LSTM layers ran. They
