@@ -25,7 +25,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configfile", default="config/smoke.yaml")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--screenshots", default=None, help="keep the screenshots here")
+    parser.add_argument(
+        "--screenshots", default=None, help="keep the screenshots here, one per result shown"
+    )
     args = parser.parse_args()
     snakemake = str(Path(sys.executable).with_name("snakemake"))
     scratch = Path(tempfile.mkdtemp(prefix="report-time-"))
@@ -46,7 +48,9 @@ def main():
             statistics.median(seconds), len(seconds), report.stat().st_size / 2**20
         )
     )
-    checked = check_report(report, args.screenshots or scratch / "screenshots")
+    checked = check_report(
+        report, args.screenshots or scratch / "screenshots", every_result=bool(args.screenshots)
+    )
     print(
         "browser check: {seconds} s; {opened}/{results} results opened, {images} images, "
         "{tables} tables, {problems} problems".format(

@@ -83,11 +83,12 @@ Promise.all(paths.map(path => new Promise(resolve => {
 """
 
 
-def check_report(html_path, screenshot_dir, wait_seconds=20):
+def check_report(html_path, screenshot_dir, wait_seconds=20, every_result=False):
     """Clicks through the report at html_path in headless Chromium; returns a summary.
 
     Screenshots (landing page, first category listing, first plot opened, first table
-    opened) are written to screenshot_dir. The summary is a dict:
+    opened; with ``every_result``, also every result the viewer shows) are written to
+    screenshot_dir. The summary is a dict:
 
     - ``results``: how many results the report holds
     - ``opened``: how many of them the UI opened (shown in the viewer or downloaded)
@@ -119,6 +120,7 @@ def check_report(html_path, screenshot_dir, wait_seconds=20):
         driver = start_browser(downloads)
         try:
             checker = ReportChecker(driver, Path(downloads), screenshot_dir, wait_seconds)
+            checker.every_result = every_result
             summary = checker.check(html_path.as_uri())
         finally:
             driver.quit()
@@ -169,6 +171,7 @@ class ReportChecker:
         self.screenshots = []
         self.problems = []
         self.first_table_row = None
+        self.every_result = False
 
     def check(self, url):
         self.driver.get(url)
@@ -338,6 +341,8 @@ class ReportChecker:
         self.check_page(where)
         if shown == "img" and not any("03_plot" in shot for shot in self.screenshots):
             self.screenshot("03_plot_opened_" + slug(self.results[path]["name"]))
+        elif self.every_result:
+            self.screenshot("05_" + slug(path))
 
     def check_html_result(self, path, where):
         frame = self.driver.find_element(By.CSS_SELECTOR, "iframe")

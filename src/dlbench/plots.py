@@ -298,7 +298,7 @@ def _workload_columns(frame):
     return list(columns), sorted(frame["backend"].unique())
 
 
-def _grid(frame, value_and_text, colour_norm, colour_label, title, output):
+def _grid(frame, value_and_text, colour_norm, colour_label, title, output, cmap="RdYlGn_r"):
     """A backend x workload heat-map: ``value_and_text(cell)`` gives each
     cell's colour value (NaN: none) and its annotation."""
     columns, backends = _workload_columns(frame)
@@ -316,7 +316,7 @@ def _grid(frame, value_and_text, colour_norm, colour_label, title, output):
             row = backends.index(cell["backend"])
             values[row, column], text = value_and_text(cell)
             axis.text(column, row, text, ha="center", va="center", fontsize=8)
-    image = axis.imshow(values, cmap="RdYlGn_r", norm=colour_norm(values), aspect="auto")
+    image = axis.imshow(values, cmap=cmap, norm=colour_norm(values), aspect="auto")
     figure.colorbar(image, ax=axis, label=colour_label)
     axis.set_xticks(np.arange(len(columns)))
     axis.set_xticklabels(
@@ -368,7 +368,13 @@ def relative_speed(summary, output):
 def _utilisation_cell(cell):
     if not np.isfinite(cell["mfu"]):
         return np.nan, "{:.3g}\nGFLOP/s".format(cell["achieved_gflops"])
-    return -cell["mfu"], "{:.1%}".format(cell["mfu"])
+    return cell["mfu"], "{:.1%}".format(cell["mfu"])
+
+
+def _utilisation_norm(values):
+    finite = values[np.isfinite(values)]
+    top = float(finite.max()) if finite.size else 1.0
+    return matplotlib.colors.Normalize(vmin=0, vmax=max(1.0, top))
 
 
 def utilisation(table, output):
@@ -376,11 +382,10 @@ def utilisation(table, output):
     _grid(
         table,
         _utilisation_cell,
-        lambda values: matplotlib.colors.Normalize(vmin=min(-1e-9, np.nanmin(values)), vmax=0)
-        if np.isfinite(values).any()
-        else None,
-        "- model FLOP utilisation (achieved / peak)",
+        _utilisation_norm,
+        "model FLOP utilisation (achieved / peak)",
         "Model FLOP utilisation: analytic FLOPs x samples per second / peak\n"
-        "(GPU: FP32 datasheet peak; CPU: the matmul probe recorded with the runs)",
+        "(GPU: FP32 datasheet peak; CPU: the machine's float32 matmul probe)",
         output,
+        cmap="RdYlGn",
     )

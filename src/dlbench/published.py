@@ -146,6 +146,10 @@ def side_by_side(published, summary, metrics):
     )
 
 
+PUBLISHED_COLOURS = ("tab:blue", "tab:orange", "tab:purple")
+OURS_COLOURS = ("tab:green", "darkgreen", "limegreen")
+
+
 def plot(table, output):
     """Per published workload we measured: the ratio to the fastest of
     every framework in each published source/hardware and in ours."""
@@ -181,9 +185,11 @@ def plot(table, output):
                 frameworks.index(f) + (index - (len(series) - 1) / 2) * height
                 for f in group["framework"]
             ]
-            marker = "s" if label.startswith("ours") else "o"
-            line = axis.plot(group[column], positions, marker, label=label)[0]
-            axis.hlines(positions, 1, group[column], color=line.get_color(), linewidth=1)
+            ours = label.startswith("ours")
+            # ours in greens, the published sources in blues and oranges
+            colour = (OURS_COLOURS if ours else PUBLISHED_COLOURS)[index % 3]
+            axis.plot(group[column], positions, "s" if ours else "o", color=colour, label=label)
+            axis.hlines(positions, 1, group[column], color=colour, linewidth=1)
         axis.set_yticks(np.arange(len(frameworks)))
         axis.set_yticklabels(
             ["{} ({})".format(f, rows.loc[rows["framework"] == f, "backend"].iloc[0])
