@@ -16,6 +16,7 @@
 
 import itertools
 import math
+import statistics
 
 import pandas as pd
 from scipy import stats as scipy_stats
@@ -28,11 +29,9 @@ TEST = "Welch t-test on log values, Holm-corrected over {} pair(s)"
 
 def coefficient_of_variation(values):
     values = [float(v) for v in values if v is not None and v == v]
-    if len(values) < 2:
+    if len(values) < 2 or not statistics.mean(values):
         return None
-    mean = sum(values) / len(values)
-    variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
-    return math.sqrt(variance) / mean if mean else None
+    return statistics.stdev(values) / statistics.mean(values)
 
 
 def noisy(cv, threshold):
@@ -45,22 +44,12 @@ def welch_log_ratio(faster, slower, level=0.95):
     interval and the two-sided p-value of equal log means."""
     log_a = [math.log(v) for v in faster]
     log_b = [math.log(v) for v in slower]
-    n_a, n_b = len(log_a), len(log_b)
-    mean_a, mean_b = sum(log_a) / n_a, sum(log_b) / n_b
-    var_a = sum((v - mean_a) ** 2 for v in log_a) / (n_a - 1)
-    var_b = sum((v - mean_b) ** 2 for v in log_b) / (n_b - 1)
-    ratio = math.exp(mean_b - mean_a)
-    standard_error = math.sqrt(var_a / n_a + var_b / n_b)
-    if standard_error == 0:
-        return ratio, None, None, None
-    freedom = (var_a / n_a + var_b / n_b) ** 2 / (
-        (var_a / n_a) ** 2 / (n_a - 1) + (var_b / n_b) ** 2 / (n_b - 1)
-    )
-    quantile = scipy_stats.t.ppf(0.5 + level / 2, freedom)
-    low = math.exp(mean_b - mean_a - quantile * standard_error)
-    high = math.exp(mean_b - mean_a + quantile * standard_error)
-    p_value = float(scipy_stats.ttest_ind(log_b, log_a, equal_var=False).pvalue)
-    return ratio, low, high, p_value
+    ratio = math.exp(statistics.mean(log_b) - statistics.mean(log_a))
+    if len(set(log_a)) == 1 and len(set(log_b)) == 1:
+        return ratio, None, None, None  # no spread: the test is undefined
+    result = scipy_stats.ttest_ind(log_b, log_a, equal_var=False)
+    low, high = result.confidence_interval(level)
+    return ratio, math.exp(low), math.exp(high), float(result.pvalue)
 
 
 def holm(p_values):
