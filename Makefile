@@ -35,6 +35,7 @@ test: setup
 
 lint: setup
 	$(BIN)/ruff check src tests workflow/scripts benchmarks
+	$(BIN)/ruff format --check src tests workflow/scripts benchmarks
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(BIN)/snakemake --lint --configfile config/smoke.yaml
 

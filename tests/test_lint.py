@@ -1,4 +1,5 @@
-"""The code style the project promises: ruff, snakefmt and snakemake --lint clean."""
+"""The code style the project promises: ruff (lint and format), snakefmt and
+snakemake --lint clean."""
 
 import subprocess
 import sys
@@ -13,8 +14,16 @@ def run(*command):
     return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
 
 
+SOURCES = ("src", "tests", "workflow/scripts", "benchmarks")
+
+
 def test_ruff():
-    done = run(str(BIN / "ruff"), "check", "src", "tests", "workflow/scripts", "benchmarks")
+    done = run(str(BIN / "ruff"), "check", *SOURCES)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_ruff_format():
+    done = run(str(BIN / "ruff"), "format", "--check", *SOURCES)
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -20,8 +20,13 @@ def test_project_copy_of_the_published_figures_is_the_shared_reference():
 
 def summary_cell(dataset, model, backend, value, figure="steady_epoch_seconds", devices=0):
     return {
-        "dataset": dataset, "model": model, "backend": backend, "devices": devices,
-        "accelerator": "cpu", "status": "ok", figure: value,
+        "dataset": dataset,
+        "model": model,
+        "backend": backend,
+        "devices": devices,
+        "accelerator": "cpu",
+        "status": "ok",
+        figure: value,
     }
 
 
@@ -34,9 +39,7 @@ def ours():
             summary_cell("imdb_tiny", "imdb_gru", "keras-jax", 0.5),  # no counterpart
         ]
     ).assign(seconds_per_1000_samples=float("nan"))
-    metrics = summary[["dataset", "model", "devices"]].assign(
-        cpu_model="Test CPU", gpu_model=None
-    )
+    metrics = summary[["dataset", "model", "devices"]].assign(cpu_model="Test CPU", gpu_model=None)
     return summary, metrics
 
 
@@ -71,9 +74,19 @@ def test_published_plot_is_written(tmp_path):
 def test_environment_table_joins_what_runs_of_a_backend_recorded():
     metrics = pd.DataFrame(
         [
-            {"backend": "b", "environment": "b", "accelerator": "cpu", "status": "ok",
-             "python": "3.11.7", "framework": "jax", "framework_version": "0.10.2",
-             "cpu_model": "X", "threads": 2, "matmul_probe_gflops": g, "hostname": host}
+            {
+                "backend": "b",
+                "environment": "b",
+                "accelerator": "cpu",
+                "status": "ok",
+                "python": "3.11.7",
+                "framework": "jax",
+                "framework_version": "0.10.2",
+                "cpu_model": "X",
+                "threads": 2,
+                "matmul_probe_gflops": g,
+                "hostname": host,
+            }
             for g, host in ((50.0, "node1"), (70.0, "node2"), (60.0, "node1"))
         ]
     )
@@ -103,8 +116,17 @@ def test_gpu_peaks_are_found_by_the_names_nvidia_smi_gives():
 def test_relative_speed_heat_map_is_written(tmp_path):
     summary = pd.DataFrame(
         [
-            {"dataset": "d", "model": "m", "devices": 0, "accelerator": "cpu", "backend": b,
-             "status": s, "relative_to_fastest": r, "vs_fastest": v, "noisy": n}
+            {
+                "dataset": "d",
+                "model": "m",
+                "devices": 0,
+                "accelerator": "cpu",
+                "backend": b,
+                "status": s,
+                "relative_to_fastest": r,
+                "vs_fastest": v,
+                "noisy": n,
+            }
             for b, s, r, v, n in (
                 ("a", "ok", 1.0, "fastest", False),
                 ("b", "ok", 3.5, "slower", True),
@@ -122,23 +144,59 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
 
     summary = pd.DataFrame(
         [
-            {"dataset": "digits", "model": "mlp", "backend": "b", "devices": 0,
-             "accelerator": "cpu", "task": "train", "status": "ok",
-             "samples_per_second": 10_000.0, "seconds_per_1000_samples": None},
-            {"dataset": "digits", "model": "mlp", "backend": "b", "devices": 2,
-             "accelerator": "gpu", "task": "train", "status": "ok",
-             "samples_per_second": 1e6, "seconds_per_1000_samples": None},
-            {"dataset": "digits", "model": "lenet", "backend": "b", "devices": 0,
-             "accelerator": "cpu", "task": "infer", "status": "ok",
-             "samples_per_second": None, "seconds_per_1000_samples": 0.5},
-            {"dataset": "digits", "model": "lenet", "backend": "c", "devices": 0,
-             "accelerator": "cpu", "task": "infer", "status": "failed",
-             "samples_per_second": None, "seconds_per_1000_samples": None},
+            {
+                "dataset": "digits",
+                "model": "mlp",
+                "backend": "b",
+                "devices": 0,
+                "accelerator": "cpu",
+                "task": "train",
+                "status": "ok",
+                "samples_per_second": 10_000.0,
+                "seconds_per_1000_samples": None,
+            },
+            {
+                "dataset": "digits",
+                "model": "mlp",
+                "backend": "b",
+                "devices": 2,
+                "accelerator": "gpu",
+                "task": "train",
+                "status": "ok",
+                "samples_per_second": 1e6,
+                "seconds_per_1000_samples": None,
+            },
+            {
+                "dataset": "digits",
+                "model": "lenet",
+                "backend": "b",
+                "devices": 0,
+                "accelerator": "cpu",
+                "task": "infer",
+                "status": "ok",
+                "samples_per_second": None,
+                "seconds_per_1000_samples": 0.5,
+            },
+            {
+                "dataset": "digits",
+                "model": "lenet",
+                "backend": "c",
+                "devices": 0,
+                "accelerator": "cpu",
+                "task": "infer",
+                "status": "failed",
+                "samples_per_second": None,
+                "seconds_per_1000_samples": None,
+            },
         ]
     )
     metrics = summary[["dataset", "model", "backend", "devices"]].assign(
-        status="ok", threads=2, matmul_probe_gflops=[50.0, None, 40.0, None],
-        gpu_model=[None, "NVIDIA A100-SXM4-80GB", None, None], hostname="h", cpu_model="X",
+        status="ok",
+        threads=2,
+        matmul_probe_gflops=[50.0, None, 40.0, None],
+        gpu_model=[None, "NVIDIA A100-SXM4-80GB", None, None],
+        hostname="h",
+        cpu_model="X",
     )
     dims = {"input_shape": [28, 28, 1], "classes": 10}
     per_sample = {("digits", m): flops.per_sample(m, dims) for m in ("mlp", "lenet")}

@@ -20,9 +20,7 @@ def test_holm_adjusts_step_down_and_stays_monotone():
 def test_welch_on_logs_matches_scipy_and_brackets_the_ratio():
     faster, slower = [1.0, 1.1, 0.95], [2.0, 2.3, 1.9]
     ratio, low, high, p_value = stats.welch_log_ratio(faster, slower)
-    geometric = math.exp(
-        sum(map(math.log, slower)) / 3 - sum(map(math.log, faster)) / 3
-    )
+    geometric = math.exp(sum(map(math.log, slower)) / 3 - sum(map(math.log, faster)) / 3)
     assert ratio == pytest.approx(geometric)
     assert low < ratio < high
     expected = scipy_stats.ttest_ind(
@@ -48,8 +46,16 @@ def test_noise_needs_two_repeats_and_a_threshold():
 def runs(backend, values, task="train", dataset="d", model="m"):
     column = collect.HEADLINE[task]
     return [
-        {"dataset": dataset, "model": model, "backend": backend, "devices": 0, "repeat": i + 1,
-         "task": task, "status": "ok", column: value}
+        {
+            "dataset": dataset,
+            "model": model,
+            "backend": backend,
+            "devices": 0,
+            "repeat": i + 1,
+            "task": task,
+            "status": "ok",
+            column: value,
+        }
         for i, value in enumerate(values)
     ]
 
@@ -98,9 +104,7 @@ def test_false_positive_rate_stays_near_the_level():
     rng = random.Random(7)
     trials, any_significant = 300, 0
     for _ in range(trials):
-        metrics = frame(
-            *[runs(b, [math.exp(rng.gauss(0, 0.1)) for _ in range(4)]) for b in "abcd"]
-        )
+        metrics = frame(*[runs(b, [math.exp(rng.gauss(0, 0.1)) for _ in range(4)]) for b in "abcd"])
         any_significant += bool(stats.pairwise(metrics, collect.HEADLINE)["significant"].any())
     assert any_significant / trials <= 0.05 + 0.03
 

@@ -349,9 +349,9 @@ def workload_table(summary_frame, dataset, model):
     label = HEADLINE_LABEL[cells["headline"].iloc[0]]
     table = cells.pivot(index="backend", columns="hardware", values="value")
     versus = cells.pivot(index="backend", columns="hardware", values="versus")
-    table = pd.concat(
-        [table.add_suffix(": " + label), versus.add_suffix(": vs fastest")], axis=1
-    )[[name + suffix for name in table.columns for suffix in (": " + label, ": vs fastest")]]
+    table = pd.concat([table.add_suffix(": " + label), versus.add_suffix(": vs fastest")], axis=1)[
+        [name + suffix for name in table.columns for suffix in (": " + label, ": vs fastest")]
+    ]
     scaled = cells[cells["scaling_efficiency"].notna()]
     if len(scaled):
         efficiency = scaled.pivot(index="backend", columns="hardware", values="scaling_efficiency")

@@ -192,15 +192,20 @@ def plot(table, output):
             axis.hlines(positions, 1, group[column], color=colour, linewidth=1)
         axis.set_yticks(np.arange(len(frameworks)))
         axis.set_yticklabels(
-            ["{} ({})".format(f, rows.loc[rows["framework"] == f, "backend"].iloc[0])
-             for f in frameworks],
+            [
+                "{} ({})".format(f, rows.loc[rows["framework"] == f, "backend"].iloc[0])
+                for f in frameworks
+            ],
             fontsize=8,
         )
         axis.axvline(1, color="black", linewidth=0.8)
         axis.set_xlim(left=0.95)
         axis.set_xlabel("time / fastest of the frameworks measured on both sides")
-        axis.set_title("{} (ours: {})".format(workload, ", ".join(
-            sorted(rows.loc[rows["our_value"].notna(), "dataset"].unique()))))
+        axis.set_title(
+            "{} (ours: {})".format(
+                workload, ", ".join(sorted(rows.loc[rows["our_value"].notna(), "dataset"].unique()))
+            )
+        )
         axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     figure.tight_layout()
     figure.savefig(output, dpi=110)

@@ -33,7 +33,7 @@ def html(table, title, caption):
 
     body = table.to_html(index=False, na_rep="–", float_format=number, border=0)
     return (
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title>"
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{title}</title>'
         "<style>{style}</style></head>\n<body><h3>{title}</h3>\n{body}\n<p>{caption}</p>"
         "</body></html>\n"
     ).format(

@@ -45,8 +45,9 @@ def _peak(cell, runs, every_run, peaks):
         devices = int(cell["devices"])
         return (
             row["fp32_tflops"] * 1000 * devices,
-            "{} x {} FP32 {:g} TFLOP/s ({})".format(devices, row["gpu"], row["fp32_tflops"],
-                                                    row["source"]),
+            "{} x {} FP32 {:g} TFLOP/s ({})".format(
+                devices, row["gpu"], row["fp32_tflops"], row["source"]
+            ),
         )
     machine = runs[["hostname", "cpu_model", "threads"]].dropna().drop_duplicates()
     if not len(machine):

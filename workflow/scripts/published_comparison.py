@@ -13,5 +13,8 @@ table = published.side_by_side(
     pd.read_csv(snakemake.input.metrics),
 )
 tables.write(snakemake.output, table, "Published figures and ours", published.CAPTION)
-print("{} published figures, {} with a measurement of ours".format(
-    len(table), table["our_value"].notna().sum()))
+print(
+    "{} published figures, {} with a measurement of ours".format(
+        len(table), table["our_value"].notna().sum()
+    )
+)
