@@ -6,6 +6,8 @@ import numpy as np
 
 
 class Adapter:
+    closed = 0  # how many adapters the harness closed
+
     def __init__(self, framework, settings):
         self.settings_ = dict(settings)
 
@@ -72,6 +74,9 @@ class Adapter:
 
     def peak_device_memory_mb(self):
         return None
+
+    def close(self):
+        Adapter.closed += 1
 
     @staticmethod
     def replica_divergence(model):

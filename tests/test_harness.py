@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 
+import numpy_adapter
 from conftest import REPO
 from dlbench import harness, runtime
 
@@ -109,14 +110,18 @@ def test_same_seed_same_numbers(tmp_path, numpy_backend, digits_npz):
 
 
 def test_a_framework_error_becomes_a_failed_record(tmp_path, numpy_backend):
+    """The record says what failed, and the adapter is closed all the same
+    (torchrun's process group must not outlive a failed run either)."""
     record_path = tmp_path / "run.json"
     missing = str(tmp_path / "no-such-data.npz")
+    closed = numpy_adapter.Adapter.closed
     record = harness.run(
         spec_for(numpy_backend), missing, str(record_path), str(tmp_path / "e.csv")
     )
     assert record["status"] == "failed"
     assert "no-such-data.npz" in record["error"]
     assert json.loads(record_path.read_text())["status"] == "failed"
+    assert numpy_adapter.Adapter.closed == closed + 1
 
 
 def test_supervisor_writes_a_failed_record_and_exits_zero(tmp_path, digits_npz):

@@ -391,6 +391,7 @@ def run(spec, data_path, record_path, epochs_path):
         threads, launch.cpus_of(runtime.available_cpus(), threads, local_rank)
     )
     epoch_log = EpochLog(epochs_path if rank == 0 else os.devnull)
+    adapter = None
     try:
         record["environment"] = runtime.environment(threads, cpus)
         adapter = backends.adapter_for(spec["backend"], spec.get("backend_settings", {}))
@@ -417,6 +418,8 @@ def run(spec, data_path, record_path, epochs_path):
         traceback.print_exc()
     finally:
         epoch_log.close()
+        if adapter is not None:
+            adapter.close()
     if rank != 0:
         return record  # rank 0 writes the run's record
     if record["status"] == "ok":  # after the measurement, which it must not disturb

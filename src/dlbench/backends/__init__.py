@@ -23,6 +23,8 @@ harness needs::
     predict(model, x) -> outputs      one batch, for inference timing
     synchronize()                      wait for queued device work
     peak_device_memory_mb() -> float or None
+    close()                            release what setup took (torchrun's
+                                       process group) before the process exits
 
 Adapter modules import their framework only inside ``setup``.
 """

@@ -299,6 +299,10 @@ class Adapter(object):
     def synchronize(self):
         pass  # fit() and evaluate() return host values: device work is done
 
+    def close(self):
+        if self.process_group:
+            frameworks.leave_process_group()
+
     def peak_device_memory_mb(self):
         """Peak memory on the first GPU (None on the CPU)."""
         if not self.parallel["devices"] or self.emulated:

@@ -54,6 +54,9 @@ class NativeAdapter(object):
     def peak_device_memory_mb(self):
         return None
 
+    def close(self):
+        pass
+
     def replica_divergence(self, model):
         return None
 

@@ -220,6 +220,10 @@ class Adapter(native.NativeAdapter):
     def peak_device_memory_mb(self):
         return frameworks.PEAK_MEMORY["torch"]() if self.on_gpu else None
 
+    def close(self):
+        if self.process_group:
+            frameworks.leave_process_group()
+
     def replica_divergence(self, model):
         if not self.process_group:
             return None
