@@ -102,7 +102,7 @@ def leave_process_group():
     the group and its gloo threads alive after ``destroy_process_group``
     until a garbage collection; left to interpreter shutdown, those threads
     abort the process now and then ("terminate called without an active
-    exception", SIGABRT or SIGSEGV in about one run in twenty here)."""
+    exception", SIGABRT or SIGSEGV in 5 to 10 % of runs here)."""
     import gc
 
     import torch.distributed as dist
