@@ -11,7 +11,7 @@ JOBS ?= 2
 # offline mirror (no route to download.pytorch.org) quick.
 export PIP_RETRIES ?= 1
 
-.PHONY: setup smoke report test lint clean
+.PHONY: setup system smoke report test lint clean
 
 $(BIN)/snakemake: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,14 @@ smoke: setup
 report: setup
 	$(BIN)/snakemake --report results/report.html
 
+# What the tests need from the machine beyond .venv (Chromium and its driver,
+# SLURM and munge, g++, the Pythons the env files pin): installed with apt-get
+# on Debian as root; anywhere else make stops with the command to run.
+system: setup
+	$(BIN)/python tests/system_requirements.py --install
+
 # pytest's exit status 5 means it collected no test: a failure, not a pass.
-test: setup
+test: setup system
 	$(BIN)/pytest -ra; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 

@@ -1,14 +1,17 @@
 """Time `snakemake -n` on a generated config of about 1,000 runs.
 
-Every (dataset, model) the catalog has x every backend x repeats enough to
-pass 1,000 runs, in a scratch copy of the workflow. Timings on a shared
-machine swing by 2x between minutes, so each dry run alternates with one of
-a minimal workflow of as many trivial jobs (Snakemake's own floor), and the
-median ratio is printed beside the medians.
+Every (dataset, model) the catalog has that fit each other x every backend x
+repeats enough to pass 1,000 runs, in a scratch copy of the workflow; each
+workload's hyper-parameters are those of config/config.yaml, which defines
+every model. Timings on a shared machine swing by 2x between minutes, so
+each dry run alternates with one of a minimal workflow of as many trivial
+jobs (Snakemake's own floor), and the median ratio is printed beside the
+medians.
 
-    .venv/bin/python benchmarks/dryrun_time.py
+    .venv/bin/python benchmarks/dryrun_time.py [--runs 1000] [--times 5]
 """
 
+import argparse
 import itertools
 import math
 import shutil
@@ -23,7 +26,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
-from dlbench import catalog  # noqa: E402
+from dlbench import catalog, matrix  # noqa: E402
 
 MINIMAL_WORKFLOW = """
 rule all:
@@ -36,15 +39,19 @@ rule make:
 
 
 def generated_config(target_runs=1000):
-    with open(REPO / "config" / "smoke.yaml") as handle:
-        smoke = yaml.safe_load(handle)
-    template = {entry["model"]: entry for entry in smoke["workloads"]}
+    with open(REPO / "config" / "config.yaml") as handle:
+        full = yaml.safe_load(handle)
+    template = {entry["model"]: entry for entry in full["workloads"]}
     workloads = [
-        dict(template[model], dataset=dataset)
+        dict(template[model], dataset=dataset, repeats=1)
         for dataset, model in itertools.product(catalog.DATASETS, catalog.MODELS)
+        if catalog.model_fits_dataset(model, dataset)
     ]
-    cells = len(workloads) * len(catalog.BACKENDS)
-    return dict(smoke, workloads=workloads, repeats=math.ceil(target_runs / cells)), cells
+    config = dict(full, workloads=workloads, backends={b: None for b in catalog.BACKENDS})
+    cells = len(matrix.runs(config))
+    repeats = math.ceil(target_runs / cells)
+    config["workloads"] = [dict(w, repeats=repeats) for w in workloads]
+    return config, cells, repeats
 
 
 def dry_run(workdir, *args):
@@ -59,8 +66,12 @@ def dry_run(workdir, *args):
 
 
 def main():
-    config, cells = generated_config()
-    runs = cells * config["repeats"]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1000, help="at least this many runs")
+    parser.add_argument("--times", type=int, default=5, help="dry runs of each workflow")
+    args = parser.parse_args()
+    config, cells, repeats = generated_config(args.runs)
+    runs = len(matrix.runs(config))
     with tempfile.TemporaryDirectory() as scratch:
         for part in ("Snakefile", "workflow", "envs", "config", "profiles", "src"):
             source = REPO / part
@@ -72,7 +83,7 @@ def main():
         floor.mkdir()
         (floor / "Snakefile").write_text(MINIMAL_WORKFLOW.format(jobs=runs))
         ours, minimal = [], []
-        for _ in range(5):
+        for _ in range(args.times):
             ours.append(dry_run(scratch, "--configfile", "config/big.yaml"))
             minimal.append(dry_run(floor))
     ratio = statistics.median(o / m for o, m in zip(ours, minimal))
@@ -81,7 +92,7 @@ def main():
         "of {} trivial jobs, timed alternately: median {:.2f} s; median ratio {:.2f}".format(
             runs,
             cells,
-            config["repeats"],
+            repeats,
             statistics.median(ours),
             runs,
             statistics.median(minimal),

@@ -1,6 +1,13 @@
+import collections
 import copy
+import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +19,24 @@ REPO = Path(__file__).resolve().parents[1]
 # keras-torch's env asks PyTorch's CPU wheel index for every package; where
 # that index is out of reach, pip's five retries per package cost minutes.
 os.environ.setdefault("PIP_RETRIES", "1")
-WORKFLOW_PARTS = ("Snakefile", "workflow", "envs", "config", "profiles", "src")
+# The benchmark scripts come with the workflow: run in a built copy, they
+# find its venvs and results as they find the repository's.
+WORKFLOW_PARTS = ("Snakefile", "workflow", "envs", "config", "profiles", "src", "benchmarks")
+WORKFLOW_PARTS += ("tests/report_browser.py",)
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+
+# Time-outs of whole Snakemake invocations in the tests. No healthy
+# invocation comes near them: each is at least three times what the slowest
+# machine of this kind (a 2-core AMD EPYC, 1.6x slower than the Xeons in the
+# whole smoke) needed, and they exist only so that a hung invocation fails
+# its test with its output instead of stalling CI. The smoke from nothing
+# (13 venvs, every run) took {smoke} there; a small config's invocation (a
+# handful of runs, a venv or two) well under 5 minutes.
+SMOKE_TIMEOUT_S = 3 * 3600
+SETUP_TIMEOUT_S = 3600
+INVOCATION_TIMEOUT_S = 3600
+# One run started by a test outside Snakemake (seconds to a minute there).
+RUN_TIMEOUT_S = 600
 
 
 @pytest.fixture(autouse=True)
@@ -52,8 +76,11 @@ def digits_npz(tmp_path_factory):
     return path
 
 
-def copy_workflow(destination):
-    """A private copy of the workflow, so tests may edit env files and configs."""
+def copy_workflow(destination, venvs_from=None, environments=()):
+    """A private copy of the workflow, so tests may edit env files and
+    configs. The named ``environments`` are linked from the built workflow
+    ``venvs_from`` instead of built again: Snakemake finds their venvs ready
+    (and newer than the copied env files, which keep their times)."""
     destination = Path(destination)
     for part in WORKFLOW_PARTS:
         source = REPO / part
@@ -64,8 +91,172 @@ def copy_workflow(destination):
                 ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"),
             )
         else:
+            (destination / part).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, destination / part)
+    for environment in environments:
+        built = Path(venvs_from) / ".venvs" / environment
+        assert (built / "ready.json").exists(), "no venv built at {}".format(built)
+        (destination / ".venvs").mkdir(exist_ok=True)
+        (destination / ".venvs" / environment).symlink_to(built, target_is_directory=True)
     return destination
+
+
+def run_snakemake(workdir, *args, check=True, timeout=INVOCATION_TIMEOUT_S, **popen):
+    """Snakemake in ``workdir``; its output in the assertion when it fails."""
+    done = subprocess.run(
+        [SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True, timeout=timeout, **popen
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(
+            "snakemake {} failed:\n{}\n{}".format(args, done.stdout[-3000:], done.stderr[-6000:])
+        )
+    return done
+
+
+SMOKE_CONFIG = "config/smoke.yaml"
+
+
+class BuiltWorkflow(object):
+    """One copy of the workflow for the whole session, built as far as its
+    tests need: the smoke config's environments and prepared data (the
+    set-up), then its runs (the smoke run). The end-to-end tests read it;
+    modules that need a workflow of their own link its venvs instead of
+    building theirs.
+
+    When the session has tests that read the smoke run, the set-up and then
+    the smoke run are made in the background from the session's start, and
+    those tests run last (``pytest_collection_modifyitems``): every other
+    test runs meanwhile, on the cores the smoke run leaves idle. Otherwise
+    what a test asks for is built when it asks."""
+
+    def __init__(self, path):
+        self.path = path
+        self.config = yaml.safe_load((path / SMOKE_CONFIG).read_text())
+        self.background = None
+        self.process = None
+        self.outcomes = {}  # stage -> (exit status, seconds)
+        self.setup_done = threading.Event()
+        self.smoke_done = threading.Event()
+
+    def setup_targets(self):
+        """Every venv and prepared dataset of the smoke config."""
+        environments = {catalog.environment_of(b, 0, "gpu") for b in self.config["backends"]}
+        datasets = {entry["dataset"] for entry in self.config["workloads"]}
+        return [".venvs/{}/ready.json".format(e) for e in sorted(environments)] + [
+            "results/data/{}.npz".format(d) for d in sorted(datasets)
+        ]
+
+    def start(self):
+        """Set-up, then the smoke run, in the background."""
+        self.background = threading.Thread(target=self._build_everything, daemon=True)
+        self.background.start()
+
+    def _build_everything(self):
+        try:
+            self._stage("setup", self.setup_targets(), SETUP_TIMEOUT_S)
+        finally:
+            self.setup_done.set()
+        try:
+            if self.outcomes["setup"][0] == 0:
+                self._stage("smoke", [], SMOKE_TIMEOUT_S)
+        finally:
+            self.smoke_done.set()
+
+    def _stage(self, stage, targets, timeout):
+        started = time.monotonic()
+        with open(self.log(stage), "w") as log:
+            # the targets first: --configfile takes every name that follows it
+            self.process = subprocess.Popen(
+                [SNAKEMAKE, *targets, "--configfile", SMOKE_CONFIG, "-j2"],
+                cwd=self.path,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            try:
+                status = self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.stop()
+                status = "killed after {} s".format(timeout)
+        self.outcomes[stage] = (status, time.monotonic() - started)
+
+    def log(self, stage):
+        return self.path.parent / "{}.log".format(stage)
+
+    def _check(self, stage, done):
+        done.wait()
+        status, seconds = self.outcomes.get(stage, ("not started", 0))
+        if status != 0:
+            raise AssertionError(
+                "the built workflow's {} failed ({}) after {:.0f} s:\n{}".format(
+                    stage, status, seconds, self.log(stage).read_text()[-6000:]
+                )
+            )
+
+    def build(self, *targets):
+        """The smoke config's ``targets`` (files), made if need be."""
+        if self.background is not None:
+            self._check("setup", self.setup_done)
+        missing = [target for target in targets if not (self.path / target).exists()]
+        if missing and self.background is not None:
+            raise AssertionError("not among the set-up's targets: {}".format(missing))
+        if missing:
+            run_snakemake(self.path, *missing, "--configfile", SMOKE_CONFIG, "-j2")
+        return [self.path / target for target in targets]
+
+    def venv(self, environment):
+        """The venv of ``environment``; its folder."""
+        (ready,) = self.build(".venvs/{}/ready.json".format(environment))
+        built = json.loads(ready.read_text())
+        assert built["status"] == "ok", built
+        return ready.parent
+
+    def smoke(self):
+        """The workflow after every run of the smoke config."""
+        if self.background is not None:
+            self._check("smoke", self.smoke_done)
+        elif "smoke" not in self.outcomes:
+            started = time.monotonic()
+            run_snakemake(self.path, "--configfile", SMOKE_CONFIG, "-j2", timeout=SMOKE_TIMEOUT_S)
+            self.outcomes["smoke"] = (0, time.monotonic() - started)
+        return self.path
+
+    def stop(self):
+        """Ends a background Snakemake still running (an interrupted session)."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+SMOKE_NEEDED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k have deselected
+def pytest_collection_modifyitems(config, items):
+    """The tests that read the smoke run go last, so that the others run
+    while it is made."""
+    reading = [item for item in items if "smoke_workflow" in item.fixturenames]
+    items[:] = [item for item in items if "smoke_workflow" not in item.fixturenames] + reading
+    config.stash[SMOKE_NEEDED] = bool(reading)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def built_workflow(request, tmp_path_factory):
+    built = BuiltWorkflow(copy_workflow(tmp_path_factory.mktemp("built_workflow")))
+    if request.config.stash.get(SMOKE_NEEDED, False):
+        built.start()
+    BUILT.append(built)
+    yield built
+    built.stop()
+
+
+BUILT = []  # for the summary
+
+
+@pytest.fixture(scope="session")
+def smoke_workflow(built_workflow):
+    """The workflow after `snakemake --configfile config/smoke.yaml -j2`."""
+    return built_workflow.smoke()
 
 
 def write_config(path, config):
@@ -80,7 +271,30 @@ def write_config(path, config):
 FAULT_TALLY = {"tried": 0, "survived": 0, "lost": 0}
 
 
+# Wall time of each test module's tests (set-up, call and tear-down; a
+# wait for the built workflow counts to the test that waited).
+MODULE_SECONDS = collections.Counter()
+
+
+def pytest_runtest_logreport(report):
+    MODULE_SECONDS[report.nodeid.split("::")[0]] += report.duration
+
+
 def pytest_terminal_summary(terminalreporter):
+    if MODULE_SECONDS:
+        terminalreporter.write_line(
+            "time by module: "
+            + ", ".join(
+                "{} {:.0f} s".format(Path(name).name, seconds)
+                for name, seconds in sorted(MODULE_SECONDS.items(), key=lambda item: -item[1])
+            )
+        )
+    for built in BUILT:
+        for stage, (status, seconds) in built.outcomes.items():
+            outcome = "done" if status == 0 else "FAILED ({})".format(status)
+            terminalreporter.write_line(
+                "built workflow: {} {} in {:.0f} s ({})".format(stage, outcome, seconds, built.path)
+            )
     if FAULT_TALLY["tried"]:
         terminalreporter.write_line(
             "fault injection: {tried} faults tried, {survived} survived, {lost} results "

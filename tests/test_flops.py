@@ -5,17 +5,13 @@ and (e2e) equality with PyTorch's own counter for every model."""
 import json
 import os
 import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import REPO, copy_workflow
+from conftest import REPO
 from dlbench import catalog, data, fixtures, flops
 
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
-TORCH_VENV = ".venvs/native-torch"
 BABI_DIMS = {"story_length": 171, "query_length": 5, "vocabulary": 36, "classes": 36}
 
 
@@ -137,25 +133,9 @@ def _dims(model, prepared):
 
 
 @pytest.fixture(scope="session")
-def native_torch_python(tmp_path_factory):
-    """The python of a built native-torch venv: the repository's, or one
-    Snakemake builds in a copy of the workflow."""
-    venv = REPO / TORCH_VENV
-    if not (venv / "ready.json").exists():
-        workdir = copy_workflow(tmp_path_factory.mktemp("workflow"))
-        done = subprocess.run(
-            # the target after an option: --configfile takes every name that follows it
-            [SNAKEMAKE, "--configfile", "config/smoke.yaml", "-j1", TORCH_VENV + "/ready.json"],
-            cwd=workdir,
-            capture_output=True,
-            text=True,
-            timeout=1800,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr[-6000:]
-        venv = workdir / TORCH_VENV
-    ready = json.loads((venv / "ready.json").read_text())
-    assert ready["status"] == "ok", ready
-    return str(venv / "bin" / "python")
+def native_torch_python(built_workflow):
+    """The python of the session's native-torch venv."""
+    return str(built_workflow.venv("native-torch") / "bin" / "python")
 
 
 @pytest.mark.e2e

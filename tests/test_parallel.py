@@ -216,7 +216,8 @@ def test_gpu_runs_declare_gpus_and_take_the_cuda_environment(tmp_path):
     assert "gpu=2" in on_gpus["resources"] and "cpu_exclusive=0" in on_gpus["resources"]
     assert ".venvs/keras-torch.cuda/ready.json" in on_gpus["input"]
     on_cpu = jobs["results/runs/digits/mlp/keras-torch/0/rep1"]
-    assert "gpu=0" in on_cpu["resources"] and "cpu_exclusive=1" in on_cpu["resources"]
+    # all of the CPU: the whole cpu_exclusive amount of profiles/default
+    assert "gpu=0" in on_cpu["resources"] and "cpu_exclusive=2" in on_cpu["resources"]
     assert ".venvs/keras-torch/ready.json" in on_cpu["input"]
     assert not any("/keras2-theano/2/" in job for job in jobs)  # n/a, never run
     overlapping = plan(workdir, "devices=[0]", "concurrent_cpu_runs=True")

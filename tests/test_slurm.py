@@ -2,22 +2,17 @@
 goes end to end as SLURM jobs, and a failing job is reported as failed."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import slurm_cluster
 import yaml
 
-from conftest import REPO, copy_workflow, write_config
+from conftest import REPO, copy_workflow, run_snakemake, write_config
 
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(slurm_cluster.missing() is not None, reason=str(slurm_cluster.missing())),
 ]
-
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
 
 @pytest.fixture(scope="module")
@@ -37,20 +32,28 @@ def one_run_config(workdir, **changes):
 
 
 def through_slurm(cluster, workdir, configfile):
-    return subprocess.run(
-        [SNAKEMAKE, "--profile", str(REPO / "profiles" / "slurm"), "--workflow-profile", "none"]
-        + ["--configfile", str(configfile)],
-        cwd=str(workdir),
+    return run_snakemake(
+        workdir,
+        "--profile",
+        str(REPO / "profiles" / "slurm"),
+        "--workflow-profile",
+        "none",
+        "--configfile",
+        str(configfile),
+        check=False,
         env=cluster.env,
-        capture_output=True,
-        text=True,
-        timeout=1200,
     )
 
 
-def test_a_run_goes_through_slurm(cluster, tmp_path):
+@pytest.fixture
+def workdir(tmp_path, built_workflow):
+    """A copy of the workflow with the session's keras-jax venv."""
+    built_workflow.venv("keras-jax")
     (tmp_path / "workflow").mkdir()
-    workdir = copy_workflow(tmp_path / "workflow")
+    return copy_workflow(tmp_path / "workflow", built_workflow.path, ["keras-jax"])
+
+
+def test_a_run_goes_through_slurm(cluster, workdir):
     done = through_slurm(cluster, workdir, one_run_config(workdir))
     assert done.returncode == 0, done.stderr[-5000:] + cluster.logs()
     record = json.loads((workdir / "results/runs/digits/mlp/keras-jax/0/rep1/run.json").read_text())
@@ -58,14 +61,12 @@ def test_a_run_goes_through_slurm(cluster, tmp_path):
     assert record["environment"]["slurm_job_id"]  # it ran inside a SLURM job
     assert (workdir / "results/summary.csv").exists()
     submitted = [line for line in done.stderr.splitlines() if "SLURM jobid" in line]
-    assert len(submitted) >= 5  # venv, prepare, code digest, bench, collect, ...
+    assert len(submitted) >= 5  # prepare, code digest, bench, collect, tables, ...
 
 
-def test_a_failing_job_is_reported_as_failed(cluster, tmp_path):
+def test_a_failing_job_is_reported_as_failed(cluster, workdir, tmp_path):
     """A download from a mirror that lacks the file fails its SLURM job;
     Snakemake says so and exits non-zero."""
-    (tmp_path / "workflow").mkdir()
-    workdir = copy_workflow(tmp_path / "workflow")
     config = one_run_config(workdir, data_mirror=str(tmp_path / "empty-mirror"))
     with open(config) as handle:
         edited = yaml.safe_load(handle)

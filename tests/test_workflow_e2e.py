@@ -1,26 +1,25 @@
-"""The workflow for real: Snakemake on the offline smoke config, all three
-Keras 3 backends in their own venvs, then the re-run rules.
+"""The workflow for real: Snakemake on the offline smoke config, every
+backend in its own venv, then the re-run rules.
 
-The tests of this module share one working copy and run in order.
+The tests of this module read the session's built workflow (conftest's
+``smoke_workflow``) and run in order; the later ones change it.
 """
 
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, copy_workflow, write_config
+from conftest import REPO, RUN_TIMEOUT_S, run_snakemake, write_config
 from dlbench import abstraction, catalog, flops, launch, matrix
 from report_browser import check_report
 
 pytestmark = pytest.mark.e2e
 
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 KERAS3 = ["keras-jax", "keras-tensorflow", "keras-torch"]
 LEGACY = ["keras-mxnet", "keras2-cntk", "keras2-theano"]
 BACKENDS = KERAS3 + ["keras-openvino"]
@@ -60,19 +59,8 @@ def smoke_runs():
     return sorted(cells)
 
 
-def snakemake(workdir, *args, check=True, timeout=1800):
-    done = subprocess.run(
-        [SNAKEMAKE, "--configfile", "config/smoke.yaml", *args],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    if check and done.returncode != 0:
-        raise AssertionError(
-            "snakemake {} failed:\n{}\n{}".format(args, done.stdout, done.stderr[-6000:])
-        )
-    return done
+def snakemake(workdir, *args, check=True):
+    return run_snakemake(workdir, "--configfile", "config/smoke.yaml", *args, check=check)
 
 
 def pending_runs(workdir, *args):
@@ -87,10 +75,16 @@ def pending_runs(workdir, *args):
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    workdir = copy_workflow(tmp_path_factory.mktemp("workflow"))
-    snakemake(workdir, "-j2")
-    return workdir
+def workdir(smoke_workflow):
+    return smoke_workflow
+
+
+@pytest.fixture(scope="module")
+def setup_workflow(built_workflow):
+    """The session's workflow with the smoke config's venvs and data; its
+    smoke run may still be under way."""
+    built_workflow.build("results/data/digits.npz")
+    return built_workflow
 
 
 def load_record(workdir, model, backend, dataset="digits"):
@@ -182,7 +176,7 @@ def test_inference_run_records(workdir):
     assert "s_per_1000" in table
 
 
-def test_every_model_has_its_published_parameter_count(workdir):
+def test_every_model_has_its_published_parameter_count(built_workflow):
     """Each catalog model built by real Keras (keras-jax venv) on its own
     dataset's input."""
     script = (
@@ -199,9 +193,13 @@ def test_every_model_has_its_published_parameter_count(workdir):
         "    counts[name] = keras_models.BUILDERS[name](keras, spec).count_params()\n"
         "print(json.dumps(counts))\n"
     )
-    python = str(workdir / ".venvs/keras-jax/bin/python")
+    python = str(built_workflow.venv("keras-jax") / "bin" / "python")
     done = subprocess.run(
-        [python, "-c", script], cwd=workdir / "src", capture_output=True, text=True, timeout=600
+        [python, "-c", script],
+        cwd=built_workflow.path / "src",
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     counts = json.loads(done.stdout.strip().splitlines()[-1])
@@ -211,12 +209,21 @@ def test_every_model_has_its_published_parameter_count(workdir):
 
 
 def test_timed_runs_never_overlapped(workdir):
+    """Timed runs took turns, and no venv build ran beside one; the builds
+    (one unit of the CPU each) ran two at a time."""
     paths = sorted((workdir / "results/runs").glob("**/run.json"))
     assert len(paths) == len(matrix.runs(snakemake_config(workdir)))
     records = [json.loads(path.read_text()) for path in paths]
     spans = sorted((record["started"], record["finished"]) for record in records)
     for (_, finished), (started, _) in zip(spans, spans[1:]):
         assert finished <= started
+    builds = [json.loads(path.read_text()) for path in (workdir / ".venvs").glob("*/ready.json")]
+    builds = sorted((build["started"], build["finished"]) for build in builds)
+    assert len(builds) == len(snakemake_config(workdir)["backends"])
+    for build_started, build_finished in builds:
+        for started, finished in spans:
+            assert build_finished <= started or finished <= build_started
+    assert any(later[0] < earlier[1] for earlier, later in zip(builds, builds[1:]))
 
 
 def test_summary_and_tables(workdir):
@@ -303,12 +310,14 @@ def test_abstraction_cost_and_lines_of_code_tables(workdir):
 
 
 def test_statistics_over_repeats(workdir):
-    """digits/mlp runs five repeats in the smoke config: every cell gets an
+    """digits/mlp runs several repeats in the smoke config: every cell gets an
     interval, a noise figure and a tested difference from the fastest;
     single-repeat workloads are listed as not tested."""
     summary = pd.read_csv(workdir / "results/summary.csv")
     mlp = summary[(summary["model"] == "mlp") & (summary["status"] == "ok")]
-    assert (mlp["runs_ok"] == 5).all() and mlp["ci_level"].eq(1 - 2 * 0.5**5).all()
+    repeats = matrix.workload(snakemake_config(workdir), "digits", "mlp")["repeats"]
+    assert repeats >= 3
+    assert (mlp["runs_ok"] == repeats).all() and mlp["ci_level"].eq(1 - 2 * 0.5**repeats).all()
     assert (mlp["headline_ci_low"] <= mlp["headline_median"]).all()
     assert (mlp["headline_median"] <= mlp["headline_ci_high"]).all()
     assert mlp["headline_cv"].notna().all()
@@ -461,80 +470,43 @@ def test_conda_mode_plans_no_venvs(workdir):
     assert all(command.startswith("PYTHONPATH=src python -m ") for command in bench_commands)
 
 
-def test_emulated_devices_train_data_parallel_like_one_device(workdir):
-    """Devices 1 and 2 emulated on the CPU for every backend that trains
-    data-parallel, through Snakemake: the data-parallel code (DataParallel,
-    MirroredStrategy, DDP under torchrun with gloo, keras-mxnet's executors)
-    keeps the replicas' weights equal and follows the one-device loss
-    trajectory; the CPU cells of the smoke run stay as they are; scaling
-    figures come out; the other seed systems show n/a with the reason."""
+def test_added_device_counts_rerun_no_cpu_run(workdir):
+    """Devices 1 and 2 (emulated) beside the CPU: only the new cells are
+    planned, none of the CPU runs the smoke run made (tests/test_emulated_devices.py
+    runs such cells)."""
     config = snakemake_config(workdir)
     parallel = [
         backend
         for backend in config["backends"]
         if "launch" in catalog.BACKENDS[backend]["data_parallel"]
     ]
-    assert set(KERAS3 + ["keras-mxnet"]) <= set(parallel)
-    config["workloads"] = [dict(w, repeats=1) for w in config["workloads"] if w["model"] == "mlp"]
+    config["workloads"] = [w for w in config["workloads"] if w["model"] == "mlp"]
     config.update(devices=[0, 1, 2], accelerator="emulated-cpu")
     write_config(workdir / "config" / "devices.yaml", config)
-    command = [SNAKEMAKE, "--configfile", "config/devices.yaml"]
-    planned = subprocess.run(command + ["-n"], cwd=workdir, capture_output=True, text=True)
-    assert planned.returncode == 0, planned.stderr[-3000:]
+    planned = snakemake(workdir, "-n", "--configfile", "config/devices.yaml")
     records = {
         line.split("output:", 1)[1].split(",")[0].strip()
         for line in (planned.stdout + planned.stderr).splitlines()
         if "output: results/runs/" in line
     }
-    # adding device counts re-runs none of the CPU runs the smoke run made
     assert records == {
-        f"results/runs/digits/mlp/{backend}/{n}/rep1/run.json"
+        f"results/runs/digits/mlp/{backend}/{n}/rep{repeat}/run.json"
         for backend in parallel
         for n in (1, 2)
+        for repeat in range(1, config["workloads"][0]["repeats"] + 1)
     }
-    done = subprocess.run(command + ["-j2"], cwd=workdir, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-6000:]
-    for backend in parallel:
-        one, two = (
-            json.loads(
-                (workdir / f"results/runs/digits/mlp/{backend}/{n}/rep1/run.json").read_text()
-            )
-            for n in (1, 2)
-        )
-        assert one["status"] == two["status"] == "ok", (backend, two.get("error"))
-        assert two["replica_max_abs_weight_diff"] <= 1e-6, backend
-        assert two["parallel"]["per_device_batch"] == 64
-        assert two["parallel"]["global_batch"] == one["parallel"]["global_batch"] == 128
-        launch = catalog.BACKENDS[backend]["data_parallel"]["launch"]
-        processes = 2 if launch == "process_per_device" else 1
-        assert two["settings"]["data_parallel"]["processes"] == processes
-        assert two["settings"]["data_parallel"]["accelerator"] == "emulated-cpu"
-        assert two["environment"]["cuda_visible_devices"] == ""
-        # the same optimisation: losses close epoch by epoch (dropout masks
-        # differ between one device and two), accuracy close at the end
-        for a, b in zip(one["epochs"], two["epochs"]):
-            assert abs(a["loss"] - b["loss"]) <= 0.25 * a["loss"], (backend, a, b)
-        assert abs(one["test_accuracy"] - two["test_accuracy"]) <= 0.05, backend
-    summary = pd.read_csv(workdir / "results/summary.csv")
-    two_devices = summary[summary["devices"] == 2].set_index("backend")
-    assert two_devices.loc[parallel, "scaling_efficiency"].notna().all()
-    assert set(two_devices["accelerator"]) == {"emulated-cpu"}
-    assert "trains on one device" in two_devices.loc["keras2-theano", "error"]
-    assert two_devices.loc["keras2-cntk", "status"] == "not_applicable"
-    assert (workdir / "results/plots/digits_mlp_scaling.png").stat().st_size > 10_000
-    table = (workdir / "results/tables/digits_mlp.md").read_text()
-    assert "2 emulated dev: scaling efficiency" in table and "CPU: s/epoch" in table
 
 
-def test_gpu_request_on_a_cpu_build_fails_honestly(workdir, tmp_path):
+def test_gpu_request_on_a_cpu_build_fails_honestly(setup_workflow, tmp_path):
     """A GPU run whose framework sees no GPU fails with the reason instead
     of timing the CPU (here: a made-up GPU id and JAX's CPU build)."""
+    workdir = setup_workflow.path
     config = snakemake_config(workdir)
     config["devices"] = [1]
     spec = matrix.spec(config, matrix.Run("digits", "mlp", "keras-jax", 1, 1))
     record = tmp_path / "run.json"
     done = subprocess.run(
-        [str(workdir / ".venvs/keras-jax/bin/python"), "-m", "dlbench.supervise"]
+        [str(setup_workflow.venv("keras-jax") / "bin/python"), "-m", "dlbench.supervise"]
         + ["--spec", json.dumps(spec), "--data", "results/data/digits.npz"]
         + ["--record", str(record), "--epochs", str(tmp_path / "epochs.csv")]
         + ["--gpu-lock-dir", str(tmp_path / "locks")],
@@ -542,7 +514,7 @@ def test_gpu_request_on_a_cpu_build_fails_honestly(workdir, tmp_path):
         env={**os.environ, "PYTHONPATH": "src", "CUDA_VISIBLE_DEVICES": "7"},
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=RUN_TIMEOUT_S,
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(record.read_text())
@@ -551,13 +523,14 @@ def test_gpu_request_on_a_cpu_build_fails_honestly(workdir, tmp_path):
     assert result["parallel"]["gpu_ids"] == ["7"]
 
 
-def test_torchrun_ranks_free_their_process_group_before_shutdown(workdir, tmp_path):
+def test_torchrun_ranks_free_their_process_group_before_shutdown(setup_workflow, tmp_path):
     """Every rank torchrun starts has destroyed its gloo process group, and
     the group's threads are gone, before the interpreter shuts down. Keras'
     torch train step keeps its DistributedDataParallel wrapper in a reference
     cycle; a group freed only by the shutdown's garbage collection aborted a
     rank in 5 to 10 % of runs ("terminate called without an active
     exception", SIGABRT or SIGSEGV) and failed the whole run."""
+    workdir = setup_workflow.path
     config = dict(snakemake_config(workdir), accelerator="emulated-cpu")
     spec = matrix.spec(config, matrix.Run("digits", "mlp", "keras-torch", 2, 1))
     spec["hyper"]["epochs"] = 2
@@ -567,7 +540,7 @@ def test_torchrun_ranks_free_their_process_group_before_shutdown(workdir, tmp_pa
     record = tmp_path / "run.json"
     arguments = ["--spec", json.dumps(spec), "--data", "results/data/digits.npz"]
     arguments += ["--record", str(record), "--epochs", str(tmp_path / "epochs.csv")]
-    python = str(workdir / ".venvs/keras-torch/bin/python")
+    python = str(setup_workflow.venv("keras-torch") / "bin/python")
     environment = dict(
         os.environ,
         PYTHONPATH="{}:{}".format(hooks, workdir / "src"),
@@ -580,7 +553,7 @@ def test_torchrun_ranks_free_their_process_group_before_shutdown(workdir, tmp_pa
         env=environment,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=RUN_TIMEOUT_S,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(record.read_text())["status"] == "ok"

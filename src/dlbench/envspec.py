@@ -15,6 +15,8 @@ from pathlib import Path
 
 import yaml
 
+from dlbench import runtime
+
 
 class EnvironmentBuildError(RuntimeError):
     """An environment that cannot be built, with what is missing."""
@@ -93,7 +95,9 @@ def _run(command, log):
 
 def build_venv(spec_path, destination, marker, configured=None, log=sys.stdout):
     """(Re)build the venv at ``destination`` and write ``marker`` (JSON: the
-    interpreter and ``pip freeze``) only once everything installed."""
+    interpreter, ``pip freeze`` and when the build ran) only once everything
+    installed."""
+    started = runtime.utc_now()
     spec = read_spec(spec_path)
     python = find_python(spec["python"], configured)
     destination = Path(destination)
@@ -115,19 +119,19 @@ def build_venv(spec_path, destination, marker, configured=None, log=sys.stdout):
     if setup is not None:
         setup(destination, log)
     freeze = subprocess.check_output([venv_python, "-m", "pip", "freeze"]).decode().split()
-    with open(marker, "w") as handle:
-        json.dump(
-            {
-                "status": "ok",
-                "backend": spec["name"],
-                "python": python,
-                "python_version": spec["python"],
-                "spec": str(spec_path),
-                "pip_freeze": freeze,
-            },
-            handle,
-            indent=2,
-        )
+    runtime.write_json_atomic(
+        str(marker),
+        {
+            "status": "ok",
+            "backend": spec["name"],
+            "python": python,
+            "python_version": spec["python"],
+            "spec": str(spec_path),
+            "pip_freeze": freeze,
+            "started": started,
+            "finished": runtime.utc_now(),
+        },
+    )
     return venv_python
 
 
@@ -151,13 +155,10 @@ def build_or_report(spec_path, destination, marker, configured=None, log_path=No
                 )
             print("environment unavailable: {}".format(reason), file=log, flush=True)
     shutil.rmtree(str(destination), ignore_errors=True)
-    Path(marker).parent.mkdir(parents=True, exist_ok=True)
-    with open(marker, "w") as handle:
-        json.dump(
-            {"status": "unavailable", "backend": read_spec(spec_path)["name"], "reason": reason},
-            handle,
-            indent=2,
-        )
+    runtime.write_json_atomic(
+        str(marker),
+        {"status": "unavailable", "backend": read_spec(spec_path)["name"], "reason": reason},
+    )
     return None
 
 

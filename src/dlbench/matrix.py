@@ -16,6 +16,7 @@ RUN_DIR = "results/runs/{dataset}/{model}/{backend}/{devices}/rep{repeat}"
 WORKLOAD_KEYS = ("dataset", "model", "task")
 # Everything else in a workload entry is a hyper-parameter of that workload.
 NOT_HYPER = WORKLOAD_KEYS + ("backends", "backend_settings", "accuracy_tolerance", "repeats")
+NOT_HYPER += ("timeout_minutes",)
 
 
 # The schema's defaults, for configs that did not pass through it (tests).
@@ -190,6 +191,10 @@ def accuracy_tolerance(config, entry):
 
 def repeats(config, entry):
     return entry.get("repeats", config["repeats"])
+
+
+def timeout_minutes(config, entry):
+    return entry.get("timeout_minutes", config["timeout_minutes"])
 
 
 def runs(config):

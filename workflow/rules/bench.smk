@@ -25,7 +25,7 @@ rule bench:
     resources:
         cpu_exclusive=cpu_exclusive,
         gpu=gpus_of_run,
-        runtime=math.ceil(config["timeout_minutes"]),
+        runtime=run_runtime,
     params:
         spec=run_spec,
         supervisor=supervisor_python,

@@ -268,10 +268,19 @@ def timed_on_gpus(wildcards):
     return int(wildcards.devices) > 0 and config["accelerator"] == "gpu"
 
 
+# More of cpu_exclusive than any machine provides: Snakemake caps a job's
+# resource at the amount --resources gives, so a job asking for this takes
+# the whole amount, whatever it is.
+WHOLE_CPU = 1_000_000
+# A venv build or a data preparation takes one unit: with the two that
+# profiles/default provides, two of them share the CPU, never a timed run.
+SETUP_SHARE = 1
+
+
 def cpu_exclusive(wildcards):
-    """CPU-timed runs (emulated devices too) hold the one CPU slot
-    (profiles/default caps it at 1), unless the config lets them overlap."""
-    return 0 if timed_on_gpus(wildcards) or config["concurrent_cpu_runs"] else 1
+    """CPU-timed runs (emulated devices too) take the whole CPU, unless the
+    config lets them overlap."""
+    return 0 if timed_on_gpus(wildcards) or config["concurrent_cpu_runs"] else WHOLE_CPU
 
 
 def gpus_of_run(wildcards):
@@ -287,8 +296,19 @@ def supervisor_python(wildcards):
     return "python" if ENV_MODE == "conda" else sys.executable
 
 
+def run_timeout_minutes(wildcards):
+    """The workload's own time-out, or the config's."""
+    entry = matrix.workload(config, wildcards.dataset, wildcards.model)
+    return matrix.timeout_minutes(config, entry)
+
+
+def run_runtime(wildcards):
+    """The job's runtime resource: the run's time-out, rounded up."""
+    return math.ceil(run_timeout_minutes(wildcards))
+
+
 def supervisor_options(wildcards, input):
-    options = f"--timeout-minutes {config['timeout_minutes']} "
+    options = f"--timeout-minutes {run_timeout_minutes(wildcards)} "
     if config["memory_limit_mb"]:
         options += f"--memory-limit-mb {config['memory_limit_mb']} "
     if ENV_MODE == "venv":

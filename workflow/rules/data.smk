@@ -43,6 +43,6 @@ rule prepare:
     conda:
         MAIN_ENV
     resources:
-        cpu_exclusive=1,
+        cpu_exclusive=SETUP_SHARE,
     script:
         "../scripts/prepare.py"

@@ -8,7 +8,7 @@ rule venv:
     conda:
         MAIN_ENV
     resources:
-        cpu_exclusive=1,
+        cpu_exclusive=SETUP_SHARE,
     params:
         interpreters=config["python_interpreters"],
     script:

@@ -1,0 +1,102 @@
+"""Every script in benchmarks/ runs, with small arguments, in the session's
+built workflow (its venvs, prepared data and results, as `make smoke` leaves
+them in the repository) and prints its figures. The figures themselves are
+not judged here: they depend on the machine."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import INVOCATION_TIMEOUT_S, REPO
+
+pytestmark = pytest.mark.e2e
+
+SCRIPTS = sorted(path.name for path in (REPO / "benchmarks").glob("*.py"))
+HELPERS = {"runs.py"}  # imported by the others, not run
+
+
+def benchmark(workdir, script, *args, python=sys.executable, env=None):
+    """Runs benchmarks/<script> of ``workdir``; its standard output."""
+    done = subprocess.run(
+        [python, str(workdir / "benchmarks" / script), *args],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=INVOCATION_TIMEOUT_S,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    print(done.stdout)
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def keras_jax_on_digits(built_workflow):
+    """The built workflow with keras-jax's venv and the digits data."""
+    built_workflow.venv("keras-jax")
+    built_workflow.build("results/data/digits.npz")
+    return built_workflow.path
+
+
+def test_every_benchmark_script_has_a_test():
+    tested = {name.split("test_", 1)[1] + ".py" for name in globals() if name.startswith("test_")}
+    assert set(SCRIPTS) - HELPERS <= tested, sorted(set(SCRIPTS) - HELPERS - tested)
+
+
+def test_dryrun_time():
+    out = benchmark(REPO, "dryrun_time.py", "--runs", "10", "--times", "1")
+    assert out.startswith("snakemake -n: ") and "median ratio" in out
+
+
+def test_harness_overhead(keras_jax_on_digits):
+    out = benchmark(
+        keras_jax_on_digits,
+        "harness_overhead.py",
+        "--backend",
+        "keras-jax",
+        "--tile",
+        "1",
+        "--pairs",
+        "2",
+        python=str(keras_jax_on_digits / ".venvs/keras-jax/bin/python"),
+        env=dict(os.environ, PYTHONPATH=str(keras_jax_on_digits / "src")),
+    )
+    assert out.startswith("keras-jax: ") and "median paired ratio" in out
+
+
+def test_jit_choice(keras_jax_on_digits):
+    out = benchmark(
+        keras_jax_on_digits,
+        "jit_choice.py",
+        "--workload",
+        "digits/mlp",
+        "--backend",
+        "keras-jax",
+        "--epochs",
+        "2",
+        "--pairs",
+        "1",
+    )
+    assert "digits/mlp keras-jax jit_compile=True: median" in out
+    assert "digits/mlp keras-jax jit_compile=False: median" in out
+
+
+def test_devices_overhead(keras_jax_on_digits):
+    out = benchmark(
+        keras_jax_on_digits, "devices_overhead.py", "--backends", "keras-jax", "--pairs", "1"
+    )
+    assert "| keras-jax | " in out
+
+
+def test_run_stability(keras_jax_on_digits):
+    out = benchmark(
+        keras_jax_on_digits, "run_stability.py", "--run", "digits/mlp/keras-jax/0", "--times", "2"
+    )
+    assert "digits/mlp/keras-jax/0: 2 of 2 runs ok, 0 failed" in out
+
+
+def test_report_time(smoke_workflow):
+    out = benchmark(smoke_workflow, "report_time.py", "--repeats", "1")
+    assert "snakemake --report: " in out and ", 0 problems" in out
