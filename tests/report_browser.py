@@ -383,8 +383,11 @@ class ReportChecker:
             self.first_table_row = (path, position)
 
     def new_download(self, before):
+        """The file a click downloaded, once it is complete. Chromium writes
+        a download under a hidden temporary name (.org.chromium.Chromium.*)
+        or with .crdownload, then renames it."""
         names = set(os.listdir(str(self.download_dir)))
-        if any(name.endswith(UNFINISHED_DOWNLOAD) for name in names):
+        if any(name.endswith(UNFINISHED_DOWNLOAD) or name.startswith(".") for name in names):
             return None
         new = sorted(names - before)
         return self.download_dir / new[0] if new else None

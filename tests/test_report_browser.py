@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import report_browser
+from conftest import needs_browser
 
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
@@ -133,6 +134,7 @@ def broken_check(tmp_path_factory):
     return report_browser.check_report(report, workdir / "shots")
 
 
+@needs_browser
 def test_sound_report_has_every_result_opened_and_no_problems(sound_check):
     assert sound_check["problems"] == []
     assert sound_check["results"] == 5
@@ -142,6 +144,7 @@ def test_sound_report_has_every_result_opened_and_no_problems(sound_check):
     assert sound_check["table_rows"] == {"tables/scores.csv": 2, "tables/scores.html": 2}
 
 
+@needs_browser
 def test_screenshots_show_landing_category_plot_and_table(sound_check):
     names = [Path(shot).name for shot in sound_check["screenshots"]]
     for prefix in ("01_landing_page", "02_category_listing", "03_plot_opened", "04_table_opened"):
@@ -150,6 +153,7 @@ def test_screenshots_show_landing_category_plot_and_table(sound_check):
         assert Path(shot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@needs_browser
 def test_broken_results_are_each_named_in_the_problems(broken_check):
     problems = broken_check["problems"]
     for path in BROKEN_RESULTS:

@@ -4,9 +4,9 @@ goes end to end as SLURM jobs, and a failing job is reported as failed."""
 import json
 
 import pytest
-import slurm_cluster
 import yaml
 
+import slurm_cluster
 from conftest import REPO, copy_workflow, run_snakemake, write_config
 
 pytestmark = [
@@ -31,9 +31,11 @@ def one_run_config(workdir, **changes):
     return write_config(workdir / "config" / "slurm.yaml", config)
 
 
-def through_slurm(cluster, workdir, configfile):
+def through_slurm(cluster, workdir, configfile, dataset="digits"):
+    """The run and its workload's table, every job a SLURM job."""
     return run_snakemake(
         workdir,
+        "results/tables/{}_mlp.md".format(dataset),
         "--profile",
         str(REPO / "profiles" / "slurm"),
         "--workflow-profile",
@@ -60,8 +62,9 @@ def test_a_run_goes_through_slurm(cluster, workdir):
     assert record["status"] == "ok", record["error"]
     assert record["environment"]["slurm_job_id"]  # it ran inside a SLURM job
     assert (workdir / "results/summary.csv").exists()
+    assert "| keras-jax" in (workdir / "results/tables/digits_mlp.md").read_text()
     submitted = [line for line in done.stderr.splitlines() if "SLURM jobid" in line]
-    assert len(submitted) >= 5  # prepare, code digest, bench, collect, tables, ...
+    assert len(submitted) >= 5  # prepare, code digest, bench, collect, table
 
 
 def test_a_failing_job_is_reported_as_failed(cluster, workdir, tmp_path):
@@ -72,7 +75,7 @@ def test_a_failing_job_is_reported_as_failed(cluster, workdir, tmp_path):
         edited = yaml.safe_load(handle)
     edited["workloads"][0]["dataset"] = "mnist"
     write_config(config, edited)
-    done = through_slurm(cluster, workdir, config)
+    done = through_slurm(cluster, workdir, config, dataset="mnist")
     assert done.returncode != 0
     assert "Error in rule download" in done.stderr
     assert not (workdir / "resources/mnist/mnist.npz").exists()

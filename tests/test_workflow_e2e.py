@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, RUN_TIMEOUT_S, run_snakemake, write_config
+from conftest import REPO, RUN_TIMEOUT_S, needs_browser, run_snakemake, write_config
 from dlbench import abstraction, catalog, flops, launch, matrix
 from report_browser import check_report
 
@@ -375,6 +375,7 @@ def test_overview_tables_and_plots(workdir):
         assert png.read_bytes()[:4] == b"\x89PNG"
 
 
+@needs_browser
 def test_report(workdir):
     """snakemake --report on the smoke results, then the report in headless
     Chromium: every category and result opened as a reader would, every

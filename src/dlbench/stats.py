@@ -19,7 +19,6 @@ import math
 import statistics
 
 import pandas as pd
-from scipy import stats as scipy_stats
 
 GROUP = ["dataset", "model", "devices"]
 NOT_TESTED = "not tested: needs 2 repeats or more of each backend"
@@ -47,6 +46,10 @@ def welch_log_ratio(faster, slower, level=0.95):
     ratio = math.exp(statistics.mean(log_b) - statistics.mean(log_a))
     if len(set(log_a)) == 1 and len(set(log_b)) == 1:
         return ratio, None, None, None  # no spread: the test is undefined
+    # imported here: scipy.stats takes a second and more to import, which
+    # every table and plot job would pay for nothing
+    from scipy import stats as scipy_stats
+
     result = scipy_stats.ttest_ind(log_b, log_a, equal_var=False)
     low, high = result.confidence_interval(level)
     return ratio, math.exp(low), math.exp(high), float(result.pvalue)
