@@ -2,6 +2,7 @@ import collections
 import copy
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -38,6 +39,8 @@ SETUP_TIMEOUT_S = 3600
 INVOCATION_TIMEOUT_S = 3600
 # One run started by a test outside Snakemake (seconds to a minute there).
 RUN_TIMEOUT_S = 600
+# The priority of the tests' processes beside the background smoke run.
+TESTS_NICENESS = 10
 
 
 @pytest.fixture(autouse=True)
@@ -142,7 +145,7 @@ class BuiltWorkflow(object):
         self.config = yaml.safe_load((path / SMOKE_CONFIG).read_text())
         self.background = None
         self.process = None
-        self.outcomes = {}  # stage -> (exit status, seconds)
+        self.outcomes = {}  # stage -> (exit status, seconds, CPU seconds)
         self.setup_done = threading.Event()
         self.smoke_done = threading.Event()
 
@@ -155,9 +158,12 @@ class BuiltWorkflow(object):
         ]
 
     def start(self):
-        """Set-up, then the smoke run, in the background."""
+        """Set-up, then the smoke run, in the background. The tests' own
+        processes then run at a lower priority: the smoke run is the
+        session's longest chain, and they fill the time its runs leave."""
         self.background = threading.Thread(target=self._build_everything, daemon=True)
         self.background.start()
+        os.nice(TESTS_NICENESS)  # this thread only (Linux), and what it starts
 
     def _build_everything(self):
         try:
@@ -183,19 +189,32 @@ class BuiltWorkflow(object):
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-            try:
-                status = self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.stop()
-                status = "killed after {} s".format(timeout)
-        self.outcomes[stage] = (status, time.monotonic() - started)
+            watchdog = threading.Timer(timeout, self._kill)
+            watchdog.start()
+            # wait4: the CPU time of Snakemake and everything it ran
+            _, status, usage = os.wait4(self.process.pid, 0)
+            watchdog.cancel()
+        self.process.returncode = os.waitstatus_to_exitcode(status)
+        cpu = usage.ru_utime + usage.ru_stime
+        BACKGROUND_CPU.append(cpu)
+        if os.WIFSIGNALED(status):
+            status = "killed by signal {} (time-out {} s?)".format(os.WTERMSIG(status), timeout)
+        else:
+            status = self.process.returncode
+        self.outcomes[stage] = (status, time.monotonic() - started, cpu)
+
+    def _kill(self):
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # it has ended
 
     def log(self, stage):
         return self.path.parent / "{}.log".format(stage)
 
     def _check(self, stage, done):
         done.wait()
-        status, seconds = self.outcomes.get(stage, ("not started", 0))
+        status, seconds, _ = self.outcomes.get(stage, ("not started", 0, 0))
         if status != 0:
             raise AssertionError(
                 "the built workflow's {} failed ({}) after {:.0f} s:\n{}".format(
@@ -228,14 +247,14 @@ class BuiltWorkflow(object):
         elif "smoke" not in self.outcomes:
             started = time.monotonic()
             run_snakemake(self.path, "--configfile", SMOKE_CONFIG, "-j2", timeout=SMOKE_TIMEOUT_S)
-            self.outcomes["smoke"] = (0, time.monotonic() - started)
+            self.outcomes["smoke"] = (0, time.monotonic() - started, None)
         return self.path
 
     def stop(self):
         """Ends a background Snakemake still running (an interrupted session)."""
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+        if self.process is not None and self.process.returncode is None:
+            self._kill()
+            self.background.join()
 
 
 SMOKE_NEEDED = pytest.StashKey[bool]()
@@ -282,28 +301,45 @@ FAULT_TALLY = {"tried": 0, "survived": 0, "lost": 0}
 
 
 # Wall time of each test module's tests (set-up, call and tear-down; a
-# wait for the built workflow counts to the test that waited).
+# wait for the built workflow counts to the test that waited) and the CPU
+# time of the processes they ran (the built workflow's stages apart).
 MODULE_SECONDS = collections.Counter()
+MODULE_CPU = collections.Counter()
+BACKGROUND_CPU = []  # CPU seconds of each background stage, as it ends
+_CPU_SEEN = [0.0]
+
+
+def _children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def pytest_runtest_logreport(report):
-    MODULE_SECONDS[report.nodeid.split("::")[0]] += report.duration
+    module = report.nodeid.split("::")[0]
+    MODULE_SECONDS[module] += report.duration
+    now = _children_cpu()
+    background = sum(BACKGROUND_CPU)
+    MODULE_CPU[module] += now - _CPU_SEEN[0] - background
+    BACKGROUND_CPU.clear()
+    _CPU_SEEN[0] = now
 
 
 def pytest_terminal_summary(terminalreporter):
     if MODULE_SECONDS:
         terminalreporter.write_line(
-            "time by module: "
+            "time by module (wall / CPU of its processes): "
             + ", ".join(
-                "{} {:.0f} s".format(Path(name).name, seconds)
+                "{} {:.0f} / {:.0f} s".format(Path(name).name, seconds, MODULE_CPU[name])
                 for name, seconds in sorted(MODULE_SECONDS.items(), key=lambda item: -item[1])
             )
         )
     for built in BUILT:
-        for stage, (status, seconds) in built.outcomes.items():
+        for stage, (status, seconds, cpu) in built.outcomes.items():
             outcome = "done" if status == 0 else "FAILED ({})".format(status)
             terminalreporter.write_line(
-                "built workflow: {} {} in {:.0f} s ({})".format(stage, outcome, seconds, built.path)
+                "built workflow: {} {} in {:.0f} s, CPU {} ({})".format(
+                    stage, outcome, seconds, "{:.0f} s".format(cpu) if cpu else "-", built.path
+                )
             )
     if FAULT_TALLY["tried"]:
         terminalreporter.write_line(
