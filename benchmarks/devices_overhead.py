@@ -51,7 +51,9 @@ def main():
         divergence = []
         for pair in range(args.pairs):
             for devices in (1, 2) if pair % 2 == 0 else (2, 1):
-                spec = matrix.spec(config, matrix.Run(dataset, model, backend, devices, 1))
+                spec = matrix.spec(
+                    config, matrix.Run(dataset, model, backend, devices=devices, repeat=1)
+                )
                 record = measure(spec, python, data)
                 steady[devices].append(record["steady_epoch_seconds"])
                 if devices == 2:

@@ -8,7 +8,10 @@ each dry run alternates with one of a minimal workflow of as many trivial
 jobs (Snakemake's own floor), and the median ratio is printed beside the
 medians.
 
-    .venv/bin/python benchmarks/dryrun_time.py [--runs 1000] [--times 5]
+    .venv/bin/python benchmarks/dryrun_time.py [--runs 1000] [--times 5] [--threads 1,2,all]
+
+``--threads`` makes CPU threads a dimension of that many values (every
+cell once per value), to see what a dimension costs to plan.
 """
 
 import argparse
@@ -38,7 +41,7 @@ rule make:
 """
 
 
-def generated_config(target_runs=1000):
+def generated_config(target_runs=1000, threads=None):
     with open(REPO / "config" / "config.yaml") as handle:
         full = yaml.safe_load(handle)
     template = {entry["model"]: entry for entry in full["workloads"]}
@@ -48,7 +51,9 @@ def generated_config(target_runs=1000):
         if catalog.model_fits_dataset(model, dataset)
     ]
     config = dict(full, workloads=workloads, backends={b: None for b in catalog.BACKENDS})
-    cells = len(matrix.runs(config))
+    if threads:
+        config["threads"] = threads
+    cells = len(matrix.runs(matrix.normalise(config)))
     repeats = math.ceil(target_runs / cells)
     config["workloads"] = [dict(w, repeats=repeats) for w in workloads]
     return config, cells, repeats
@@ -69,8 +74,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000, help="at least this many runs")
     parser.add_argument("--times", type=int, default=5, help="dry runs of each workflow")
+    parser.add_argument(
+        "--threads",
+        type=lambda text: [int(t) if t.isdigit() else t for t in text.split(",")],
+        help="CPU threads as a dimension: comma-separated values (1,2,all)",
+    )
     args = parser.parse_args()
-    config, cells, repeats = generated_config(args.runs)
+    config, cells, repeats = generated_config(args.runs, args.threads)
     runs = len(matrix.runs(config))
     with tempfile.TemporaryDirectory() as scratch:
         for part in ("Snakefile", "workflow", "envs", "config", "profiles", "src"):

@@ -33,7 +33,7 @@ def main():
     if args.accelerator:
         config["accelerator"] = args.accelerator
     dataset, model, backend, devices = args.run.split("/")
-    spec = matrix.spec(config, matrix.Run(dataset, model, backend, int(devices), 1))
+    spec = matrix.spec(config, matrix.Run(dataset, model, backend, devices=int(devices), repeat=1))
     data = str(ROOT / "results" / "data" / "{}.npz".format(dataset))
     python = runs.venv_python(spec["environment"])
     reasons = collections.Counter()

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 import system_requirements
-from dlbench import backends, catalog
+from dlbench import backends, catalog, matrix, runtime
 
 REPO = Path(__file__).resolve().parents[1]
 # keras-torch's env asks PyTorch's CPU wheel index for every package; where
@@ -32,7 +32,7 @@ SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 # machine of this kind (a 2-core AMD EPYC, 1.6x slower than the Xeons in the
 # whole smoke) needed, and they exist only so that a hung invocation fails
 # its test with its output instead of stalling CI. The smoke from nothing
-# (13 venvs, every run) took {smoke} there; a small config's invocation (a
+# (13 venvs, every run) took 36 minutes there; a small config's invocation (a
 # handful of runs, a venv or two) well under 5 minutes.
 SMOKE_TIMEOUT_S = 3 * 3600
 SETUP_TIMEOUT_S = 3600
@@ -288,6 +288,18 @@ def smoke_workflow(built_workflow):
     return built_workflow.smoke()
 
 
+# This machine's name as the workflow derives it (machine: auto).
+MACHINE = matrix.machine_name({})
+
+
+def run_json(dataset, model, backend, devices=0, repeat=1, machine=MACHINE, **dimensions):
+    """A run record's path in a workflow folder."""
+    run = matrix.Run(
+        dataset, model, backend, devices=devices, repeat=repeat, machine=machine, **dimensions
+    )
+    return matrix.run_dir(run) + "/run.json"
+
+
 def write_config(path, config):
     with open(path, "w") as handle:
         yaml.safe_dump(copy.deepcopy(config), handle, sort_keys=False)
@@ -325,6 +337,9 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(
+        "machine: {}, {} cores".format(runtime.cpu_model(), len(os.sched_getaffinity(0)))
+    )
     if MODULE_SECONDS:
         terminalreporter.write_line(
             "time by module (wall / CPU of its processes): "

@@ -46,7 +46,7 @@ def test_every_benchmark_script_has_a_test():
 
 
 def test_dryrun_time():
-    out = benchmark(REPO, "dryrun_time.py", "--runs", "10", "--times", "1")
+    out = benchmark(REPO, "dryrun_time.py", "--runs", "10", "--times", "1", "--threads", "1,all")
     assert out.startswith("snakemake -n: ") and "median ratio" in out
 
 

@@ -111,7 +111,9 @@ def test_not_applicable_cells_are_shown_not_failed(records):
         "dataset": "digits",
         "model": "mlp",
         "backend": "keras-openvino",
+        "machine": "test-machine",
         "devices": 0,
+        "threads": 1,
         "task": "train",
         "reason": "n/a (inference only)",
     }
@@ -125,7 +127,8 @@ def test_not_applicable_cells_are_shown_not_failed(records):
 
 def parity_frame(accuracies, task="train"):
     rows = [
-        {"dataset": "d", "model": "m", "backend": b, "devices": 0, "task": task, "test_accuracy": a}
+        {"machine": "m1", "dataset": "d", "model": "m", "backend": b, "devices": 0}
+        | {"threads": "all", "task": task, "test_accuracy": a}
         for b, a in accuracies.items()
     ]
     return collect.pd.DataFrame(rows)

@@ -38,7 +38,8 @@ def test_more_spread_between_repeats_widens_the_interval():
 
 
 def _frames():
-    run = {"dataset": "digits", "devices": 0, "accelerator": "cpu", "repeat": 1}
+    run = {"machine": "m1", "dataset": "digits", "devices": 0, "threads": "all"}
+    run |= {"accelerator": "cpu", "repeat": 1}
     metrics = pd.DataFrame(
         [
             dict(run, model="mlp", backend="keras-torch", task="train", status="ok"),

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, copy_workflow, run_snakemake, write_config
+from conftest import REPO, copy_workflow, run_json, run_snakemake, write_config
 from dlbench import catalog
 
 pytestmark = pytest.mark.e2e
@@ -55,9 +55,7 @@ def test_emulated_devices_train_data_parallel_like_one_device(workdir):
     assert {"keras-jax", "keras-tensorflow", "keras-torch", "keras-mxnet"} <= set(parallel)
     for backend in parallel:
         one, two = (
-            json.loads(
-                (workdir / f"results/runs/digits/mlp/{backend}/{n}/rep1/run.json").read_text()
-            )
+            json.loads((workdir / run_json("digits", "mlp", backend, devices=n)).read_text())
             for n in (1, 2)
         )
         assert one["status"] == two["status"] == "ok", (backend, two.get("error"))

@@ -27,6 +27,7 @@ from conftest import (
     REPO,
     SNAKEMAKE,
     copy_workflow,
+    run_json,
     run_snakemake,
     write_config,
 )
@@ -112,10 +113,6 @@ def start_snakemake(workdir, *targets, **popen):
         preexec_fn=on_one_core,
         **popen,
     )
-
-
-def run_json(dataset, model, backend):
-    return "results/runs/{}/{}/{}/0/rep1/run.json".format(dataset, model, backend)
 
 
 def record(workdir, dataset, model, backend):
@@ -272,7 +269,13 @@ def test_a_second_invocation_is_refused_by_the_lock(workdir):
     while not (locks.exists() and any(locks.iterdir())):
         assert time.monotonic() < deadline and first.poll() is None
         time.sleep(0.2)
-    second = snakemake(workdir, "-j1", check=False)
+    # Frozen, the first keeps its lock however long the second takes to start
+    # (its run goes on); otherwise the first may end first on a slow machine.
+    os.kill(first.pid, signal.SIGSTOP)
+    try:
+        second = snakemake(workdir, "-j1", check=False)
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
     assert second.returncode != 0
     assert "cannot be locked" in second.stderr or "LockException" in second.stderr
     assert first.wait(timeout=INVOCATION_TIMEOUT_S) == 0, first.stderr.read()[-3000:]

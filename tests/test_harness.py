@@ -41,14 +41,16 @@ RECORD_KEYS = {
 
 def spec_for(backend, epochs=3):
     return {
+        "machine": "test-machine",
         "dataset": "digits",
         "model": "mlp",
         "backend": backend,
         "devices": 0,
+        "threads": 1,
+        "dimensions": ["devices", "threads"],
         "repeat": 1,
         "task": "train",
         "seed": 7,
-        "threads": 1,
         "validate_every_epoch": True,
         "hyper": {
             "batch_size": 64,

@@ -29,7 +29,7 @@ def test_smoke_matrix_is_workloads_by_backends_by_devices_by_repeats(smoke_confi
     assert {run.repeat for run in runs if run.model == "mlp"} == {1, 2, 3}
     assert {run.repeat for run in runs if run.model != "mlp"} == {1}
     # how often a cell runs is not a hyper-parameter: it changes no run
-    third = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-jax", 0, 3))
+    third = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-jax", devices=0, repeat=3))
     assert "repeats" not in third["hyper"] and third["seed"] == smoke_config["seed"] + 2
     assert len(set(runs)) == len(runs)
     assert {run.backend for run in runs if run.model == "mlp"} == KERAS3 | LEGACY | NATIVE
@@ -87,13 +87,15 @@ def test_workload_may_restrict_backends(smoke_config):
 
 
 def test_run_dir_layout():
-    run = matrix.Run("mnist", "mlp", "keras-jax", 0, 2)
-    assert matrix.run_dir(run) == "results/runs/mnist/mlp/keras-jax/0/rep2"
+    run = matrix.Run("mnist", "mlp", "keras-jax", devices=0, threads=4, repeat=2, machine="lab-a")
+    assert matrix.run_dir(run) == "results/runs/lab-a/mnist/mlp/keras-jax/devices=0/threads=4/rep2"
 
 
 def test_spec_carries_the_hyper_parameters_and_a_seed_per_repeat(smoke_config):
-    first = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-jax", 0, 1))
-    second = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-torch", 0, 2))
+    first = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-jax", devices=0, repeat=1))
+    second = matrix.spec(
+        smoke_config, matrix.Run("digits", "mlp", "keras-torch", devices=0, repeat=2)
+    )
     assert first["hyper"] == {
         "batch_size": 128,
         "epochs": 4,
@@ -112,7 +114,7 @@ def test_spec_carries_the_hyper_parameters_and_a_seed_per_repeat(smoke_config):
 
 
 def test_spec_of_one_workload_ignores_the_others(smoke_config):
-    run = matrix.Run("digits", "mlp", "keras-jax", 0, 1)
+    run = matrix.Run("digits", "mlp", "keras-jax", devices=0, repeat=1)
     before = matrix.spec(smoke_config, run)
     smoke_config["workloads"][1]["epochs"] = 99
     assert matrix.spec(smoke_config, run) == before

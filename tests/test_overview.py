@@ -23,7 +23,9 @@ def summary_cell(dataset, model, backend, value, figure="steady_epoch_seconds", 
         "dataset": dataset,
         "model": model,
         "backend": backend,
+        "machine": "m1",
         "devices": devices,
+        "threads": "all",
         "accelerator": "cpu",
         "status": "ok",
         figure: value,
@@ -39,7 +41,9 @@ def ours():
             summary_cell("imdb_tiny", "imdb_gru", "keras-jax", 0.5),  # no counterpart
         ]
     ).assign(seconds_per_1000_samples=float("nan"))
-    metrics = summary[["dataset", "model", "devices"]].assign(cpu_model="Test CPU", gpu_model=None)
+    metrics = summary[["machine", "dataset", "model", "devices", "threads"]].assign(
+        cpu_model="Test CPU", gpu_model=None
+    )
     return summary, metrics
 
 
@@ -75,6 +79,7 @@ def test_environment_table_joins_what_runs_of_a_backend_recorded():
     metrics = pd.DataFrame(
         [
             {
+                "machine": "m1",
                 "backend": "b",
                 "environment": "b",
                 "accelerator": "cpu",
@@ -83,7 +88,7 @@ def test_environment_table_joins_what_runs_of_a_backend_recorded():
                 "framework": "jax",
                 "framework_version": "0.10.2",
                 "cpu_model": "X",
-                "threads": 2,
+                "threads_used": 2,
                 "matmul_probe_gflops": g,
                 "hostname": host,
             }
@@ -119,7 +124,9 @@ def test_relative_speed_heat_map_is_written(tmp_path):
             {
                 "dataset": "d",
                 "model": "m",
+                "machine": "m1",
                 "devices": 0,
+                "threads": "all",
                 "accelerator": "cpu",
                 "backend": b,
                 "status": s,
@@ -148,7 +155,9 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
                 "dataset": "digits",
                 "model": "mlp",
                 "backend": "b",
+                "machine": "m1",
                 "devices": 0,
+                "threads": "all",
                 "accelerator": "cpu",
                 "task": "train",
                 "status": "ok",
@@ -159,7 +168,9 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
                 "dataset": "digits",
                 "model": "mlp",
                 "backend": "b",
+                "machine": "m1",
                 "devices": 2,
+                "threads": "all",
                 "accelerator": "gpu",
                 "task": "train",
                 "status": "ok",
@@ -170,7 +181,9 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
                 "dataset": "digits",
                 "model": "lenet",
                 "backend": "b",
+                "machine": "m1",
                 "devices": 0,
+                "threads": "all",
                 "accelerator": "cpu",
                 "task": "infer",
                 "status": "ok",
@@ -181,7 +194,9 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
                 "dataset": "digits",
                 "model": "lenet",
                 "backend": "c",
+                "machine": "m1",
                 "devices": 0,
+                "threads": "all",
                 "accelerator": "cpu",
                 "task": "infer",
                 "status": "failed",
@@ -190,9 +205,9 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
             },
         ]
     )
-    metrics = summary[["dataset", "model", "backend", "devices"]].assign(
+    metrics = summary[["machine", "dataset", "model", "backend", "devices", "threads"]].assign(
         status="ok",
-        threads=2,
+        threads_used=2,
         matmul_probe_gflops=[50.0, None, 40.0, None],
         gpu_model=[None, "NVIDIA A100-SXM4-80GB", None, None],
         hostname="h",

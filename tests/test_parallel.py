@@ -64,8 +64,8 @@ def test_batch_rule_is_applied_and_recorded(smoke_config, scaling):
     smoke_config["batch_scaling"] = scaling
     entry = matrix.workload(smoke_config, "digits", "mlp")
     lr = entry["optimizer"]["learning_rate"]
-    cpu = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-jax", 0, 1))
-    four = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-jax", 4, 1))
+    cpu = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-jax", devices=0, repeat=1))
+    four = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-jax", devices=4, repeat=1))
     assert cpu["hyper"]["batch_size"] == 128 and cpu["parallel"]["replicas"] == 1
     block = four["parallel"]
     assert block["batch_scaling"] == scaling and block["batch_rule"] == matrix.BATCH_RULES[scaling]
@@ -77,7 +77,9 @@ def test_batch_rule_is_applied_and_recorded(smoke_config, scaling):
         assert (block["global_batch"], block["per_device_batch"]) == (512, 128)
         assert four["hyper"]["optimizer"]["learning_rate"] == pytest.approx(4 * lr)
     assert block["learning_rate"] == four["hyper"]["optimizer"]["learning_rate"]
-    torch = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-torch", 4, 1))
+    torch = matrix.spec(
+        smoke_config, matrix.Run("digits", "mlp", "keras-torch", devices=4, repeat=1)
+    )
     assert torch["parallel"]["launch"] == "process_per_device"
 
 
@@ -147,7 +149,9 @@ def test_scaling_efficiency_against_the_fewest_devices():
             "dataset": "d",
             "model": "m",
             "backend": b,
+            "machine": "m1",
             "devices": n,
+            "threads": "all",
             "task": "train",
             "samples_per_second": sps,
         }
@@ -174,7 +178,7 @@ def test_a_gpu_run_without_gpus_fails_with_the_reason(tmp_path, monkeypatch, smo
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     smoke_config["devices"] = [2]
-    spec = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-jax", 2, 1))
+    spec = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-jax", devices=2, repeat=1))
     record_path = tmp_path / "run.json"
     supervise.supervise(spec, "unused.npz", str(record_path), str(tmp_path / "epochs.csv"))
     record = json.loads(record_path.read_text())
@@ -208,14 +212,14 @@ def plan(workdir, *config):
 
 
 def test_gpu_runs_declare_gpus_and_take_the_cuda_environment(tmp_path):
-    from conftest import copy_workflow
+    from conftest import copy_workflow, run_json
 
     workdir = copy_workflow(tmp_path)
     jobs = plan(workdir, "devices=[0,2]")
-    on_gpus = jobs["results/runs/digits/mlp/keras-torch/2/rep1"]
+    on_gpus = jobs[run_json("digits", "mlp", "keras-torch", devices=2).rsplit("/", 1)[0]]
     assert "gpu=2" in on_gpus["resources"] and "cpu_exclusive=0" in on_gpus["resources"]
     assert ".venvs/keras-torch.cuda/ready.json" in on_gpus["input"]
-    on_cpu = jobs["results/runs/digits/mlp/keras-torch/0/rep1"]
+    on_cpu = jobs[run_json("digits", "mlp", "keras-torch", devices=0).rsplit("/", 1)[0]]
     # all of the CPU: the whole cpu_exclusive amount of profiles/default
     assert "gpu=0" in on_cpu["resources"] and "cpu_exclusive=2" in on_cpu["resources"]
     assert ".venvs/keras-torch/ready.json" in on_cpu["input"]

@@ -1,14 +1,20 @@
 """The workflow through a real single-node SLURM (profiles/slurm): a run
-goes end to end as SLURM jobs, and a failing job is reported as failed."""
+goes end to end as SLURM jobs under the profile's machine name, its results
+merge with a local run's in one report, and a failing job is reported as
+failed."""
 
 import json
+import socket
 
+import pandas as pd
 import pytest
 import yaml
 
 import slurm_cluster
-from conftest import REPO, copy_workflow, run_snakemake, write_config
+from conftest import MACHINE, REPO, copy_workflow, run_json, run_snakemake, write_config
 
+PROFILE = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
+SLURM_MACHINE = dict(item.split("=", 1) for item in PROFILE["config"])["machine"]
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(slurm_cluster.missing() is not None, reason=str(slurm_cluster.missing())),
@@ -55,16 +61,31 @@ def workdir(tmp_path, built_workflow):
     return copy_workflow(tmp_path / "workflow", built_workflow.path, ["keras-jax"])
 
 
-def test_a_run_goes_through_slurm(cluster, workdir):
+def test_a_run_goes_through_slurm_and_merges_with_a_local_one(cluster, workdir):
     done = through_slurm(cluster, workdir, one_run_config(workdir))
     assert done.returncode == 0, done.stderr[-5000:] + cluster.logs()
-    record = json.loads((workdir / "results/runs/digits/mlp/keras-jax/0/rep1/run.json").read_text())
+    on_cluster = workdir / run_json("digits", "mlp", "keras-jax", machine=SLURM_MACHINE)
+    record = json.loads(on_cluster.read_text())
     assert record["status"] == "ok", record["error"]
     assert record["environment"]["slurm_job_id"]  # it ran inside a SLURM job
+    assert record["machine"] == SLURM_MACHINE and record["node"] == socket.gethostname()
     assert (workdir / "results/summary.csv").exists()
     assert "| keras-jax" in (workdir / "results/tables/digits_mlp.md").read_text()
     submitted = [line for line in done.stderr.splitlines() if "SLURM jobid" in line]
     assert len(submitted) >= 5  # prepare, code digest, bench, collect, table
+    # The same config run here imports the cluster's results folder: both
+    # machines' cells in the summary and the comparison, the cluster's files
+    # untouched.
+    cluster_results = workdir / "results" / "runs" / SLURM_MACHINE
+    before = {p: p.read_bytes() for p in cluster_results.rglob("*") if p.is_file()}
+    merged = one_run_config(workdir, import_results=[str(cluster_results)])
+    run_snakemake(workdir, "--configfile", str(merged), "-j2", "results/tables/machines.md")
+    summary = pd.read_csv(workdir / "results" / "summary.csv")
+    assert sorted(summary["machine"]) == sorted([SLURM_MACHINE, MACHINE])
+    comparison = pd.read_csv(workdir / "results" / "tables" / "machines.csv")
+    assert set(comparison["machine"]) == {SLURM_MACHINE, MACHINE}
+    assert comparison["ratio_to_reference"].notna().all()
+    assert {p: p.read_bytes() for p in cluster_results.rglob("*") if p.is_file()} == before
 
 
 def test_a_failing_job_is_reported_as_failed(cluster, workdir, tmp_path):

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, RUN_TIMEOUT_S, needs_browser, run_snakemake, write_config
+from conftest import REPO, RUN_TIMEOUT_S, needs_browser, run_json, run_snakemake, write_config
 from dlbench import abstraction, catalog, flops, launch, matrix
 from report_browser import check_report
 
@@ -68,7 +68,7 @@ def pending_runs(workdir, *args):
     summary = snakemake(workdir, "--summary", *args).stdout
     lines = [line.split("\t") for line in summary.splitlines() if line.startswith("results/runs/")]
     return sorted(
-        (Path(cells[0]).parts[3], Path(cells[0]).parts[4])
+        (Path(cells[0]).parts[4], Path(cells[0]).parts[5])
         for cells in lines
         if cells[0].endswith("run.json") and cells[-1] != "no update"
     )
@@ -88,7 +88,7 @@ def setup_workflow(built_workflow):
 
 
 def load_record(workdir, model, backend, dataset="digits"):
-    path = workdir / "results/runs/{}/{}/{}/0/rep1/run.json".format(dataset, model, backend)
+    path = workdir / run_json(dataset, model, backend)
     return json.loads(path.read_text())
 
 
@@ -491,7 +491,7 @@ def test_added_device_counts_rerun_no_cpu_run(workdir):
         if "output: results/runs/" in line
     }
     assert records == {
-        f"results/runs/digits/mlp/{backend}/{n}/rep{repeat}/run.json"
+        run_json("digits", "mlp", backend, devices=n, repeat=repeat)
         for backend in parallel
         for n in (1, 2)
         for repeat in range(1, config["workloads"][0]["repeats"] + 1)
@@ -504,7 +504,7 @@ def test_gpu_request_on_a_cpu_build_fails_honestly(setup_workflow, tmp_path):
     workdir = setup_workflow.path
     config = snakemake_config(workdir)
     config["devices"] = [1]
-    spec = matrix.spec(config, matrix.Run("digits", "mlp", "keras-jax", 1, 1))
+    spec = matrix.spec(config, matrix.Run("digits", "mlp", "keras-jax", devices=1, repeat=1))
     record = tmp_path / "run.json"
     done = subprocess.run(
         [str(setup_workflow.venv("keras-jax") / "bin/python"), "-m", "dlbench.supervise"]
@@ -533,7 +533,7 @@ def test_torchrun_ranks_free_their_process_group_before_shutdown(setup_workflow,
     exception", SIGABRT or SIGSEGV) and failed the whole run."""
     workdir = setup_workflow.path
     config = dict(snakemake_config(workdir), accelerator="emulated-cpu")
-    spec = matrix.spec(config, matrix.Run("digits", "mlp", "keras-torch", 2, 1))
+    spec = matrix.spec(config, matrix.Run("digits", "mlp", "keras-torch", devices=2, repeat=1))
     spec["hyper"]["epochs"] = 2
     hooks = tmp_path / "hooks"
     hooks.mkdir()

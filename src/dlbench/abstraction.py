@@ -12,9 +12,9 @@ both the variation between runs and within a run widen it.
 import numpy as np
 import pandas as pd
 
-from dlbench import catalog
+from dlbench import catalog, matrix
 
-PAIR = ["dataset", "model", "devices"]
+PAIR = matrix.cell_columns("backend")
 MEASURES = {
     "train": ("steady epoch seconds", "epochs"),
     "infer": ("p50 latency ms", "latencies"),
@@ -61,12 +61,7 @@ def latency_calls(latencies_frame):
 
 def _groups(frame, backend, cell):
     """The values of one cell's runs that finished, one array per repeat."""
-    chosen = frame[
-        (frame["backend"] == backend)
-        & (frame["dataset"] == cell[0])
-        & (frame["model"] == cell[1])
-        & (frame["devices"] == cell[2])
-    ]
+    chosen = frame[(frame["backend"] == backend) & (frame[PAIR] == list(cell)).all(axis=1)]
     return [group["value"].to_numpy(float) for _, group in chosen.groupby("repeat", sort=True)]
 
 
@@ -108,7 +103,7 @@ def abstraction_cost(metrics_frame, epochs_frame, latencies_frame, level=0.95, d
             task = runs["task"].iloc[0]
             measure, source = MEASURES[task]
             frame = values[source]
-            frame = frame.merge(ok[["backend", "dataset", "model", "devices", "repeat"]])
+            frame = frame.merge(ok[["backend"] + PAIR + ["repeat"]])
             keras_groups = _groups(frame, keras, cell)
             native_groups = _groups(frame, native, cell)
             if not keras_groups or not native_groups:
@@ -143,6 +138,8 @@ def table(cost):
     framework, 'ratio [CI]'."""
     if cost.empty:
         return pd.DataFrame(columns=["workload", "devices", "measure"])
+    setting = [c for c in PAIR if c not in ("dataset", "model")]
+    setting = [c for c in setting if c == "devices" or cost[c].nunique() > 1]
     cost = cost.assign(
         workload=cost["dataset"] + " / " + cost["model"],
         value=[
@@ -151,7 +148,7 @@ def table(cost):
         ],
         column=cost["keras_backend"] + " / " + cost["native_backend"],
     )
-    shown = cost.pivot(index=["workload", "devices", "measure"], columns="column", values="value")
+    shown = cost.pivot(index=["workload"] + setting + ["measure"], columns="column", values="value")
     shown = shown.astype(object).where(shown.notna(), None)  # missing shows as "–", not "nan"
     return shown.reset_index().rename_axis(columns=None)
 

@@ -13,9 +13,11 @@ from math import comb
 
 import pandas as pd
 
-from dlbench import harness, stats
+from dlbench import harness, matrix, stats
 
-CELL = ["dataset", "model", "backend", "devices"]
+CELL = list(matrix.CELL)
+# Cell columns that are names, not numbers ("all" threads): read back as text.
+TEXT_COLUMNS = ["machine"] + [d.name for d in matrix.DIMENSIONS if d.parse is not int]
 # A cell the matrix leaves out (not "n/a": pandas reads that back as missing).
 NOT_APPLICABLE = "not_applicable"
 RUN = CELL + ["repeat"]
@@ -27,6 +29,40 @@ def load_records(paths):
         with open(path) as handle:
             records.append(json.load(handle))
     return records
+
+
+def read_table(path):
+    """A table written by this module, its cell columns as they were written."""
+    return pd.read_csv(path, dtype={column: str for column in TEXT_COLUMNS})
+
+
+def _cell_of(record):
+    """The record's cell and repeat, text columns as text."""
+    return {key: str(record[key]) if key in TEXT_COLUMNS else record[key] for key in RUN}
+
+
+def setting_labels(frame):
+    """Each row's setting as tables and plots name it: its devices always,
+    the machine and every other dimension only where the frame holds more
+    than one value of it (so that one machine and one thread count label
+    cells as they always did)."""
+    parts = [frame["machine"].astype(str)] if frame["machine"].nunique() > 1 else []
+    parts.append(
+        pd.Series(
+            [device_label(d, a) for d, a in zip(frame["devices"], frame["accelerator"])],
+            index=frame.index,
+            dtype=object,
+        )
+    )
+    for dimension in matrix.DIMENSIONS:
+        if dimension.label and frame[dimension.name].nunique() > 1:
+            parts.append(frame[dimension.name].map(dimension.label.format))
+    if not len(frame):
+        return pd.Series([], index=frame.index, dtype=object)
+    labels = parts[0]
+    for part in parts[1:]:
+        labels = labels + ", " + part
+    return labels
 
 
 def _error_line(text):
@@ -41,8 +77,9 @@ def metrics(records):
         settings = record.get("settings") or {}
         rows.append(
             {
-                **{key: record[key] for key in RUN},
+                **_cell_of(record),
                 "task": record["task"],
+                "node": record.get("node"),
                 "environment": record.get("environment_name"),
                 "accelerator": _accelerator(record),
                 "status": record["status"],
@@ -66,7 +103,7 @@ def metrics(records):
                 "replica_max_abs_weight_diff": record.get("replica_max_abs_weight_diff"),
                 "samples_dropped_per_epoch": record.get("samples_dropped_per_epoch"),
                 "seed": record.get("seed"),
-                "threads": environment.get("threads"),
+                "threads_used": environment.get("threads"),
                 "jit_compile": settings.get("jit_compile"),
                 "framework": environment.get("framework"),
                 "framework_version": environment.get("framework_version"),
@@ -102,9 +139,7 @@ def epochs(records):
     rows = []
     for record in records:
         for epoch in record.get("epochs") or []:
-            rows.append(
-                {**{key: record[key] for key in RUN}, "accelerator": _accelerator(record), **epoch}
-            )
+            rows.append({**_cell_of(record), "accelerator": _accelerator(record), **epoch})
     columns = RUN + ["accelerator"] + list(harness.EPOCH_COLUMNS)
     return pd.DataFrame(rows, columns=columns)
 
@@ -116,7 +151,7 @@ def latencies(records):
         for call, milliseconds in enumerate(record.get("latencies_ms") or []):
             rows.append(
                 {
-                    **{key: record[key] for key in RUN},
+                    **_cell_of(record),
                     "accelerator": _accelerator(record),
                     "call": call,
                     "ms": milliseconds,
@@ -177,7 +212,7 @@ def summary(
             status = failures["status"].iloc[0]
 
         def median(column, ok=ok):
-            return ok[column].median() if len(ok) else None
+            return ok[column].median() if len(ok) and column in ok else None
 
         rows.append(
             {
@@ -204,12 +239,14 @@ def summary(
                 "latency_p99_ms": median("latency_p99_ms"),
                 "seconds_per_1000_samples": median("seconds_per_1000_samples"),
                 "jit_compile": ok["jit_compile"].iloc[0] if len(ok) else None,
+                "threads_used": median("threads_used"),
+                "node": ", ".join(sorted(set(runs.get("node", pd.Series()).dropna()))) or None,
             }
         )
     for cell in not_applicable:
         rows.append(
             {
-                **{key: cell[key] for key in CELL},
+                **_cell_of(dict(cell, repeat=None)),
                 "task": cell["task"],
                 "accelerator": cell.get("accelerator"),
                 "status": NOT_APPLICABLE,
@@ -234,7 +271,7 @@ def scaling(frame):
     measured = frame[
         (frame["task"] == "train") & (frame["devices"] > 0) & frame["samples_per_second"].notna()
     ]
-    for _, cells in measured.groupby(["dataset", "model", "backend"]):
+    for _, cells in measured.groupby(matrix.cell_columns("devices")):
         if len(cells) < 2:
             continue
         base = cells.loc[cells["devices"].idxmin()]
@@ -269,6 +306,8 @@ SUMMARY_COLUMNS = CELL + [
     "latency_p99_ms",
     "seconds_per_1000_samples",
     "jit_compile",
+    "threads_used",
+    "node",
 ]
 
 
@@ -284,7 +323,8 @@ def accuracy_parity(frame, tolerances):
         accuracy_parity=None,
     )
     trained = frame[(frame["task"] == "train") & frame["test_accuracy"].notna()]
-    for (dataset, model, _), cells in trained.groupby(["dataset", "model", "devices"]):
+    for _, cells in trained.groupby(matrix.cell_columns("backend")):
+        dataset, model = cells["dataset"].iloc[0], cells["model"].iloc[0]
         if len(cells) < 2 or (dataset, model) not in tolerances:
             continue
         reference = float(cells["test_accuracy"].median())
@@ -342,7 +382,7 @@ def workload_table(summary_frame, dataset, model):
     Returns the table and the workload's task."""
     cells = summary_frame[(summary_frame["dataset"] == dataset) & (summary_frame["model"] == model)]
     cells = cells.assign(
-        hardware=[device_label(d, a) for d, a in zip(cells["devices"], cells["accelerator"])],
+        hardware=setting_labels(cells),
         value=cells.apply(_headline_cell, axis=1),
         versus=cells.apply(_versus_fastest_cell, axis=1),
     )

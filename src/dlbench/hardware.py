@@ -15,7 +15,7 @@ ENVIRONMENT_COLUMNS = {
     "cudnn": "cuDNN",
     "cpu_model": "CPU",
     "cpu_count": "CPUs",
-    "threads": "threads",
+    "threads_used": "threads",
     "gpu_model": "GPU",
     "gpu_driver": "driver",
     "hostname": "host",
@@ -32,11 +32,11 @@ def environment_table(metrics_frame):
     machines its runs recorded (distinct values joined where runs differ),
     and the median of the runs' CPU matrix-multiply probe."""
     rows = []
-    keys = ["backend", "environment", "accelerator"]
-    for (backend, environment, accelerator), runs in metrics_frame.groupby(keys, dropna=False):
+    keys = ["machine", "backend", "environment", "accelerator"]
+    for key, runs in metrics_frame.groupby(keys, dropna=False):
         ok = runs[runs["status"] == "ok"]
         shown = ok if len(ok) else runs
-        row = {"backend": backend, "environment": environment, "accelerator": accelerator}
+        row = dict(zip(keys, key))
         row.update(
             {
                 label: _distinct(shown[column]) if column in shown else None
@@ -47,7 +47,10 @@ def environment_table(metrics_frame):
         row["runs"] = len(runs)
         row["runs ok"] = len(ok)
         rows.append(row)
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if len(table) and table["machine"].nunique() == 1:
+        return table.drop(columns=["machine"])  # one machine: as it always looked
+    return table
 
 
 def gpu_peak(gpu_model, peaks):
@@ -62,8 +65,9 @@ def gpu_peak(gpu_model, peaks):
 
 
 ENVIRONMENT_CAPTION = (
-    "Hardware and software of every backend's runs, as the run records give them: Python, the "
-    "framework and its version, Keras, NumPy, CUDA and cuDNN as the framework reports them "
+    "Hardware and software of every backend's runs on every machine, as the run records give "
+    "them: Python, the framework and its version, Keras, NumPy, CUDA and cuDNN as the "
+    "framework reports them "
     "(– on CPU builds), the CPU model and count, the threads the framework was pinned to, the "
     "GPUs and driver from nvidia-smi, and the median of a float32 matrix-multiply probe "
     "(1024 x 1024, numpy's BLAS on the run's threads) recorded with each run."

@@ -14,6 +14,7 @@ import csv
 import json
 import math
 import os
+import socket
 import statistics
 import sys
 import time
@@ -358,23 +359,37 @@ def inject_fault(spec):
         raise ValueError("unknown fault {!r} in {}".format(kind, FAULTS_VARIABLE))
 
 
+# The run-record format (dlbench.matrix.RECORD_VERSION; the harness runs in
+# every backend's environment and imports nothing of the workflow's).
+RECORD_VERSION = 2
+
+
 def base_record(spec):
-    return {
+    record = {
+        "record_version": RECORD_VERSION,
+        "machine": spec.get("machine"),
         "dataset": spec["dataset"],
         "model": spec["model"],
         "backend": spec["backend"],
-        "devices": spec["devices"],
-        "repeat": spec["repeat"],
-        "task": spec["task"],
-        "seed": spec["seed"],
-        "hyper": spec["hyper"],
-        "parallel": launch.parallel_of(spec),
-        "environment_name": spec.get("environment", spec["backend"]),
-        "status": "running",
-        "error": None,
-        "reason": None,
-        "started": runtime.utc_now(),
     }
+    for dimension in spec.get("dimensions", ["devices"]):
+        record[dimension] = spec[dimension]
+    record.update(
+        {
+            "repeat": spec["repeat"],
+            "node": socket.gethostname(),
+            "task": spec["task"],
+            "seed": spec["seed"],
+            "hyper": spec["hyper"],
+            "parallel": launch.parallel_of(spec),
+            "environment_name": spec.get("environment", spec["backend"]),
+            "status": "running",
+            "error": None,
+            "reason": None,
+            "started": runtime.utc_now(),
+        }
+    )
+    return record
 
 
 def run(spec, data_path, record_path, epochs_path):

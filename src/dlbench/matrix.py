@@ -1,18 +1,54 @@
 """The benchmark matrix: config checks beyond the schema, and the runs.
 
-A cell is (dataset, model, backend, devices); a run is a cell and a repeat.
-The workflow expands the matrix from here; the tests check it directly.
+Experiments are a product of variables: a workload (dataset, model) and a
+backend, crossed with every value of each dimension (``DIMENSIONS``: device
+count, CPU threads), repeated. A cell is all of that but the repeat, on a
+machine: the machine the workflow runs on (``machine_name``), or one whose
+results were imported. The workflow expands the matrix from here; the tests
+check it directly.
 """
 
 import itertools
+import platform
+import re
 from collections import namedtuple
 from pathlib import PurePosixPath
 
 from dlbench import catalog
 
-Run = namedtuple("Run", "dataset model backend devices repeat")
+# A dimension of the matrix: its name is its config key (a value or a list of
+# values, each a cell of its own), its wildcard, its record field and its
+# table column. ``parse`` reads a value back from a path or the command line.
+Dimension = namedtuple("Dimension", "name pattern parse default label")
 
-RUN_DIR = "results/runs/{dataset}/{model}/{backend}/{devices}/rep{repeat}"
+
+def _threads_value(text):
+    return "all" if str(text) == "all" else int(text)
+
+
+DIMENSIONS = (
+    Dimension("devices", r"\d+", int, 0, None),
+    Dimension("threads", r"\d+|all", _threads_value, "all", "threads={}"),
+)
+DIMENSION_NAMES = tuple(dimension.name for dimension in DIMENSIONS)
+MACHINE_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+CELL = ("machine", "dataset", "model", "backend") + DIMENSION_NAMES
+Run = namedtuple(
+    "Run",
+    ("dataset", "model", "backend") + DIMENSION_NAMES + ("repeat", "machine"),
+    defaults=tuple(d.default for d in DIMENSIONS) + (1, "local"),
+)
+
+
+def cell_columns(*without):
+    """The cell's columns but ``without``: the groups in which the omitted
+    ones are compared (without "backend": the backends on one workload and
+    setting)."""
+    return [column for column in CELL if column not in without]
+
+
+RUN_DIR = "results/runs/{machine}/{dataset}/{model}/{backend}/"
+RUN_DIR += "/".join("%s={%s}" % (name, name) for name in DIMENSION_NAMES) + "/rep{repeat}"
 WORKLOAD_KEYS = ("dataset", "model", "task")
 # Everything else in a workload entry is a hyper-parameter of that workload.
 NOT_HYPER = WORKLOAD_KEYS + ("backends", "backend_settings", "accuracy_tolerance", "repeats")
@@ -47,9 +83,39 @@ def normalise(config):
         for key in INTEGER_KEYS:
             if key in entry:
                 entry[key] = _as_int(entry[key])
-    if isinstance(config.get("devices"), list):
-        config["devices"] = [_as_int(devices) for devices in config["devices"]]
+    for dimension in DIMENSIONS:
+        values = config.get(dimension.name, [dimension.default])
+        values = values if isinstance(values, list) else [values]
+        config[dimension.name] = [dimension.parse(_as_int(value)) for value in values]
     return config
+
+
+def dimension_values(config, name):
+    """The values of one dimension, a list whether the config gave a list or one value."""
+    values = config.get(name, [DIMENSIONS[DIMENSION_NAMES.index(name)].default])
+    return values if isinstance(values, list) else [values]
+
+
+def sanitised(text):
+    """A machine name fit for a path: letters, digits, '.', '_' and '-'."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._")
+    return name[:80] or "machine"
+
+
+def machine_name(config, host=None, processor=None):
+    """The config's machine name or, for "auto", one derived from the host:
+    its short name and its GPU model (where it has one) or CPU model."""
+    if config.get("machine", "auto") != "auto":
+        return config["machine"]
+    if processor is None:
+        from dlbench import runtime
+
+        found = runtime.gpus()
+        processor = found[0]["name"] if found else runtime.cpu_model()
+    host = (host or platform.node() or "host").split(".")[0]
+    processor = re.sub(r"\((R|TM)\)|\bCPU\b|\bProcessor\b|@.*$", " ", processor)
+    processor = re.sub(r"\b\d+-Core\b", " ", processor)
+    return sanitised("{}-{}".format(host, "-".join(processor.split()))).lower()
 
 
 def check(config):
@@ -162,21 +228,26 @@ def not_applicable_cells(config):
     on that many devices: shown in the tables with the reason, never run and
     never counted as failures."""
     found = []
+    machine = machine_name(config)
     for entry in config["workloads"]:
         task = entry.get("task", "train")
-        for backend, devices in itertools.product(
-            workload_backends(config, entry), config["devices"]
+        for backend, *values in itertools.product(
+            workload_backends(config, entry),
+            *(dimension_values(config, name) for name in DIMENSION_NAMES),
         ):
+            setting = dict(zip(DIMENSION_NAMES, values))
+            devices = setting["devices"]
             reason = catalog.not_applicable(
                 backend, task, devices, option(config, "accelerator"), entry["model"]
             )
             if reason:
                 found.append(
                     {
+                        "machine": machine,
                         "dataset": entry["dataset"],
                         "model": entry["model"],
                         "backend": backend,
-                        "devices": devices,
+                        **setting,
                         "task": task,
                         "accelerator": option(config, "accelerator") if devices else "cpu",
                         "reason": reason,
@@ -199,14 +270,26 @@ def timeout_minutes(config, entry):
 
 def runs(config):
     """Every run of the matrix, in a stable order."""
+    machine = machine_name(config)
     found = []
     for entry in config["workloads"]:
-        for devices in config["devices"]:
+        for values in itertools.product(*(dimension_values(config, n) for n in DIMENSION_NAMES)):
+            setting = dict(zip(DIMENSION_NAMES, values))
             cells = itertools.product(
-                runnable_backends(config, entry, devices), range(1, repeats(config, entry) + 1)
+                runnable_backends(config, entry, setting["devices"]),
+                range(1, repeats(config, entry) + 1),
             )
             for backend, repeat in cells:
-                found.append(Run(entry["dataset"], entry["model"], backend, devices, repeat))
+                found.append(
+                    Run(
+                        entry["dataset"],
+                        entry["model"],
+                        backend,
+                        repeat=repeat,
+                        machine=machine,
+                        **setting,
+                    )
+                )
     return found
 
 
@@ -262,16 +345,17 @@ def spec(config, run):
     entry = workload(config, run.dataset, run.model)
     hyper, parallel = data_parallel(config, entry, int(run.devices), run.backend)
     return {
+        "machine": run.machine,
         "dataset": run.dataset,
         "model": run.model,
         "backend": run.backend,
-        "devices": int(run.devices),
+        **{d.name: d.parse(getattr(run, d.name)) for d in DIMENSIONS},
+        "dimensions": list(DIMENSION_NAMES),
         "repeat": int(run.repeat),
         "task": entry["task"],
         # Repeats differ in seed; backends of the same repeat share it, and
         # with it the initial data order.
         "seed": config["seed"] + int(run.repeat) - 1,
-        "threads": config["threads"],
         "validate_every_epoch": config["validate_every_epoch"],
         "hyper": hyper,
         "parallel": parallel,

@@ -8,17 +8,49 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dlbench.collect import NOT_APPLICABLE, device_label  # noqa: E402
+from dlbench import catalog  # noqa: E402
+from dlbench.collect import NOT_APPLICABLE, setting_labels  # noqa: E402
+
+# One colour per framework in every figure; Keras solid, native dashed.
+FRAMEWORK_COLOURS = {
+    "jax": "tab:blue",
+    "tensorflow": "tab:orange",
+    "cntk": "tab:green",
+    "torch": "tab:red",
+    "openvino": "tab:purple",
+    "theano": "tab:brown",
+    "chainer": "tab:pink",
+    "pytensor": "tab:olive",
+    "mxnet": "tab:cyan",
+}
+SETTING_ORDER = ["machine", "devices", "threads", "backend"]
+
+
+def backend_style(backend):
+    """The colour, line style and marker of a backend's lines."""
+    entry = catalog.BACKENDS.get(backend, {})
+    keras = entry.get("family") == "keras"
+    return {
+        "color": FRAMEWORK_COLOURS.get(entry.get("framework"), "tab:gray"),
+        "linestyle": "-" if keras else "--",
+        "marker": "o" if keras else "s",
+    }
+
+
+def _legend_outside(axis, **options):
+    """The legend right of the axes, never over the data."""
+    axis.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", **options)
 
 
 def _workload(frame, dataset, model):
-    return frame[(frame["dataset"] == dataset) & (frame["model"] == model)]
+    rows = frame[(frame["dataset"] == dataset) & (frame["model"] == model)]
+    return rows.assign(setting=setting_labels(rows))
 
 
 def _cell_bars(summary, dataset, model):
     """A workload's cells in a stable order, their bar positions, and a
     figure wide enough for them."""
-    cells = _workload(summary, dataset, model).sort_values(["devices", "backend"])
+    cells = _workload(summary, dataset, model).sort_values(SETTING_ORDER)
     figure, axis = plt.subplots(figsize=(max(5, 1.6 * len(cells) + 2), 4))
     return cells, np.arange(len(cells)), figure, axis
 
@@ -32,10 +64,8 @@ def _finish_bars(figure, axis, cells, positions, ylabel, title, output):
             axis.text(position, 0, status, ha="center", va="bottom", color="tab:red", rotation=90)
     axis.set_xticks(positions)
     axis.set_xticklabels(
-        [
-            "{}\n{}".format(b, device_label(d, a))
-            for b, d, a in zip(cells["backend"], cells["devices"], cells["accelerator"])
-        ]
+        ["{}\n{}".format(b, setting) for b, setting in zip(cells["backend"], cells["setting"])],
+        rotation=90 if len(cells) > 12 else 0,
     )
     axis.set_ylabel(ylabel)
     axis.set_title(title)
@@ -64,45 +94,45 @@ def epoch_time(summary, dataset, model, output):
         color="tab:blue",
     )
     axis.bar(positions + width / 2, first, width, label="first epoch", color="tab:gray", alpha=0.6)
-    axis.legend(fontsize="small")
+    _legend_outside(axis)
     title = "{} / {}: training time per epoch".format(dataset, model)
     _finish_bars(figure, axis, cells, positions, "seconds per epoch", title, output)
 
 
 def convergence(epochs, dataset, model, output):
     """Training loss and validation accuracy after every epoch per backend:
-    median over repeats, the range of the repeats shaded."""
+    median over repeats, the range of the repeats shaded. One row of panels
+    per setting (machine, devices, threads) where there are several."""
     rows = _workload(epochs, dataset, model)
-    figure, axes = plt.subplots(1, 2, figsize=(10, 4))
+    settings = sorted(rows["setting"].unique()) or ["-"]
+    figure, axes = plt.subplots(
+        len(settings), 2, figsize=(12, 3.6 * len(settings) + 0.6), squeeze=False
+    )
     panels = (("loss", "training loss"), ("val_accuracy", "validation accuracy"))
-    for axis, (column, label) in zip(axes, panels):
-        values = rows.dropna(subset=[column])
-        for (backend, devices, accelerator), runs in values.groupby(
-            ["backend", "devices", "accelerator"]
-        ):
-            by_epoch = runs.groupby("epoch")[column]
-            median = by_epoch.median()
-            (line,) = axis.plot(
-                median.index,
-                median.to_numpy(),
-                marker="o",
-                label="{} ({})".format(backend, device_label(devices, accelerator)),
-            )
-            axis.fill_between(
-                median.index,
-                by_epoch.min().to_numpy(),
-                by_epoch.max().to_numpy(),
-                color=line.get_color(),
-                alpha=0.15,
-            )
-        axis.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
-        axis.set_xlabel("epoch")
-        axis.set_ylabel(label)
-        if len(values):
-            axis.legend(fontsize="small")
-        else:
-            axis.text(0.5, 0.5, "no successful run", ha="center", transform=axis.transAxes)
-    figure.suptitle("{} / {}: convergence".format(dataset, model))
+    for setting, pair in zip(settings, axes):
+        for axis, (column, label) in zip(pair, panels):
+            values = rows[rows["setting"] == setting].dropna(subset=[column])
+            for backend, runs in values.groupby("backend"):
+                by_epoch = runs.groupby("epoch")[column]
+                median = by_epoch.median()
+                style = backend_style(backend)
+                axis.plot(median.index, median.to_numpy(), label=backend, **style)
+                axis.fill_between(
+                    median.index,
+                    by_epoch.min().to_numpy(),
+                    by_epoch.max().to_numpy(),
+                    color=style["color"],
+                    alpha=0.12,
+                )
+            axis.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+            axis.set_xlabel("epoch")
+            axis.set_ylabel(label)
+            axis.set_title(setting, fontsize="small")
+            if not len(values):
+                axis.text(0.5, 0.5, "no successful run", ha="center", transform=axis.transAxes)
+        if len(rows[rows["setting"] == setting]):
+            _legend_outside(pair[1])
+    figure.suptitle("{} / {}: convergence (Keras solid, native dashed)".format(dataset, model))
     figure.tight_layout()
     figure.savefig(output, dpi=120)
     plt.close(figure)
@@ -124,13 +154,13 @@ def latency(latencies, dataset, model, output):
     rows = _workload(latencies, dataset, model)
     groups = [
         (key, runs["ms"].to_numpy())
-        for key, runs in rows.groupby(["backend", "devices", "accelerator"])
+        for key, runs in rows.sort_values(SETTING_ORDER).groupby(["setting", "backend"], sort=False)
     ]
     figure, axis = plt.subplots(figsize=(max(5, 1.6 * len(groups) + 2), 4))
     if groups:
         axis.boxplot(
             [values for _, values in groups],
-            tick_labels=["{}\n{}".format(b, device_label(d, a)) for (b, d, a), _ in groups],
+            tick_labels=["{}\n{}".format(b, setting) for (setting, b), _ in groups],
             showfliers=True,
         )
         axis.set_yscale("log")
@@ -149,21 +179,22 @@ def scaling(summary, dataset, model, output):
     device ratio) and the scaling efficiency written at every point."""
     cells = _workload(summary, dataset, model)
     cells = cells[(cells["devices"] > 0) & cells["samples_per_second"].notna()]
-    figure, axis = plt.subplots(figsize=(7, 4.5))
-    for backend, runs in cells.sort_values("devices").groupby("backend"):
+    figure, axis = plt.subplots(figsize=(8.5, 4.5))
+    for label, runs in _lines(cells, "devices"):
         devices = runs["devices"].to_numpy()
         throughput = runs["samples_per_second"].to_numpy(dtype=float)
-        (line,) = axis.plot(devices, throughput, marker="o", label=backend)
+        style = backend_style(runs["backend"].iloc[0])
+        axis.plot(devices, throughput, label=label, **style)
         ideal = throughput[0] * devices / devices[0]
-        axis.plot(devices, ideal, linestyle="--", color=line.get_color(), alpha=0.6)
+        axis.plot(devices, ideal, linestyle=":", color=style["color"], alpha=0.6)
         for x, y, efficiency in zip(devices, throughput, runs["scaling_efficiency"]):
             if efficiency == efficiency:  # not NaN
                 axis.annotate(
                     "{:.0%}".format(efficiency), (x, y), textcoords="offset points", xytext=(4, 4)
                 )
     if len(cells):
-        axis.plot([], [], linestyle="--", color="gray", label="ideal (linear) scaling")
-        axis.legend(fontsize="small")
+        axis.plot([], [], linestyle=":", color="gray", label="ideal (linear) scaling")
+        _legend_outside(axis)
         axis.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         kinds = set(cells["accelerator"])
         unit = "emulated CPU devices" if kinds == {"emulated-cpu"} else "GPUs"
@@ -180,16 +211,78 @@ def scaling(summary, dataset, model, output):
     plt.close(figure)
 
 
-def _label(dataset, model, devices=None, accelerator=None):
+def _lines(cells, along):
+    """The cells as lines along one dimension: one per backend and value of
+    every other dimension (the machine too), labelled by the backend and
+    those values that vary."""
+    others = [c for c in cells.columns if c in SETTING_ORDER and c != along]
+    varying = [c for c in others if c != "backend" and cells[c].nunique() > 1]
+    for key, runs in cells.sort_values(along).groupby(others, sort=True):
+        values = dict(zip(others, key))
+        label = ", ".join([values["backend"]] + [str(values[c]) for c in varying])
+        yield label, runs
+
+
+THREADS_FIGURE = {
+    "train": ("steady_epoch_seconds", "seconds per epoch (steady state)"),
+    "infer": ("seconds_per_1000_samples", "seconds per 1,000 samples (batched)"),
+}
+
+
+def threads_scaling(summary, dataset, model, output):
+    """Time against CPU threads per backend (the vCPU comparison), with each
+    backend's ideal line (its time on the fewest threads, divided by the
+    thread ratio); one panel per machine."""
+    cells = _workload(summary, dataset, model)
+    task = cells["task"].iloc[0] if len(cells) else "train"
+    column, ylabel = THREADS_FIGURE[task]
+    cells = cells[cells[column].notna() & cells["threads_used"].notna()]
+    machines = sorted(cells["machine"].unique()) or ["-"]
+    figure, axes = plt.subplots(
+        1, len(machines), figsize=(5.5 * len(machines) + 2.5, 4.5), squeeze=False
+    )
+    for machine, axis in zip(machines, axes[0]):
+        on_machine = cells[cells["machine"] == machine].drop(columns=["threads"])
+        on_machine = on_machine.rename(columns={"threads_used": "threads"})
+        for label, runs in _lines(on_machine.drop(columns=["machine"]), "threads"):
+            threads = runs["threads"].to_numpy(dtype=float)
+            seconds = runs[column].to_numpy(dtype=float)
+            style = backend_style(runs["backend"].iloc[0])
+            axis.plot(threads, seconds, label=label, **style)
+            axis.plot(
+                threads, seconds[0] * threads[0] / threads, linestyle=":", color=style["color"]
+            )
+        if len(on_machine):
+            axis.plot([], [], linestyle=":", color="gray", label="ideal (time / threads)")
+            axis.set_xscale("log", base=2)
+            axis.set_yscale("log")
+            axis.set_xticks(sorted(set(on_machine["threads"].astype(float))))
+            axis.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%d"))
+            axis.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        else:
+            axis.text(0.5, 0.5, "no successful run", ha="center", transform=axis.transAxes)
+        axis.set_xlabel("CPU threads")
+        axis.set_ylabel(ylabel + ", log")
+        axis.set_title(machine, fontsize="small")
+    if len(cells):
+        _legend_outside(axes[0][-1])
+    figure.suptitle("{} / {}: time against CPU threads".format(dataset, model))
+    figure.tight_layout()
+    figure.savefig(output, dpi=120)
+    plt.close(figure)
+
+
+def _label(dataset, model, setting=None):
     text = "{} / {}".format(dataset, model)
-    return text if devices is None else "{}\n{}".format(text, device_label(devices, accelerator))
+    return text if setting is None else "{}\n{}".format(text, setting)
 
 
 def abstraction_cost(cost, output):
     """Keras / native per workload and framework: the ratio with its
     interval as an error bar, 1 (no cost) as a line; log scale, so 2x
     slower and 2x faster are the same distance from it."""
-    workloads = cost[["dataset", "model", "devices", "accelerator"]].drop_duplicates()
+    cost = cost.assign(setting=setting_labels(cost))
+    workloads = cost[["dataset", "model", "setting"]].drop_duplicates()
     frameworks = sorted(set(cost["framework"]))
     figure, axis = plt.subplots(figsize=(8, max(3, 0.9 * len(workloads) + 1.5)))
     step = 0.8 / max(1, len(frameworks))
@@ -200,7 +293,7 @@ def abstraction_cost(cost, output):
             match = rows[
                 (rows["dataset"] == workload["dataset"])
                 & (rows["model"] == workload["model"])
-                & (rows["devices"] == workload["devices"])
+                & (rows["setting"] == workload["setting"])
             ]
             if match.empty:
                 continue
@@ -212,7 +305,7 @@ def abstraction_cost(cost, output):
                 xerr=[[row["ratio"] - row["ratio_ci_low"]], [row["ratio_ci_high"] - row["ratio"]]],
                 fmt="o",
                 capsize=3,
-                color="C{}".format(i),
+                color=FRAMEWORK_COLOURS.get(framework, "C{}".format(i)),
                 label=label,
             )
             label = None  # one legend entry per framework
@@ -226,15 +319,12 @@ def abstraction_cost(cost, output):
     if len(cost):
         axis.axvline(1.0, color="gray", linestyle="--", linewidth=1)
         axis.set_xscale("log")
-        axis.legend(title="framework", fontsize="small")
+        _legend_outside(axis, title="framework")
     else:
         axis.text(0.5, 0.5, "no Keras / native pair ran", ha="center", transform=axis.transAxes)
     axis.set_yticks(range(len(workloads)))
     axis.set_yticklabels(
-        [
-            _label(w["dataset"], w["model"], w["devices"], w["accelerator"])
-            for _, w in workloads.iterrows()
-        ]
+        [_label(w["dataset"], w["model"], w["setting"]) for _, w in workloads.iterrows()]
     )
     axis.invert_yaxis()
     axis.set_xlabel("Keras time / native time (log scale; > 1: Keras slower)")
@@ -293,24 +383,25 @@ def lines_of_code(table, output):
 def _workload_columns(frame):
     """The (dataset, model, devices, accelerator) columns of a backend x
     workload grid, in a stable order, and the backends as its rows."""
-    columns = frame[["dataset", "model", "devices", "accelerator"]].drop_duplicates()
-    columns = columns.sort_values(["dataset", "model", "devices"]).to_records(index=False)
-    return list(columns), sorted(frame["backend"].unique())
+    columns = frame.sort_values(["dataset", "model"] + SETTING_ORDER[:-1])
+    columns = columns[["dataset", "model", "setting"]].drop_duplicates()
+    return list(columns.to_records(index=False)), sorted(frame["backend"].unique())
 
 
 def _grid(frame, value_and_text, colour_norm, colour_label, title, output, cmap="RdYlGn_r"):
     """A backend x workload heat-map: ``value_and_text(cell)`` gives each
     cell's colour value (NaN: none) and its annotation."""
+    frame = frame.assign(setting=setting_labels(frame))
     columns, backends = _workload_columns(frame)
     values = np.full((len(backends), len(columns)), np.nan)
     figure, axis = plt.subplots(
         figsize=(max(6, 1.25 * len(columns) + 3), max(3, 0.45 * len(backends) + 2))
     )
-    for column, (dataset, model, devices, _) in enumerate(columns):
+    for column, (dataset, model, setting) in enumerate(columns):
         cells = frame[
             (frame["dataset"] == dataset)
             & (frame["model"] == model)
-            & (frame["devices"] == devices)
+            & (frame["setting"] == setting)
         ]
         for _, cell in cells.iterrows():
             row = backends.index(cell["backend"])
@@ -320,7 +411,7 @@ def _grid(frame, value_and_text, colour_norm, colour_label, title, output, cmap=
     figure.colorbar(image, ax=axis, label=colour_label)
     axis.set_xticks(np.arange(len(columns)))
     axis.set_xticklabels(
-        ["{} / {}\n{}".format(d, m, device_label(n, a)) for d, m, n, a in columns],
+        ["{} / {}\n{}".format(d, m, setting) for d, m, setting in columns],
         rotation=30,
         ha="right",
         fontsize=8,

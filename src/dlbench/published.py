@@ -15,7 +15,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from dlbench.collect import device_label  # noqa: E402
+from dlbench import matrix  # noqa: E402
+from dlbench.collect import setting_labels  # noqa: E402
 
 # Published workload -> our model, and which of our figures its metric is.
 WORKLOADS = {
@@ -80,21 +81,24 @@ def _relative(values):
 def our_cells(summary, metrics):
     """Our measured cells of the published workloads with a published
     counterpart, each with its hardware named."""
-    cpus = metrics.groupby(["dataset", "model", "devices"])["cpu_model"].first()
-    gpus = metrics.groupby(["dataset", "model", "devices"])["gpu_model"].first()
+    setting = matrix.cell_columns("backend")
+    cpus = metrics.groupby(setting)["cpu_model"].first()
+    gpus = metrics.groupby(setting)["gpu_model"].first()
+    summary = summary.assign(setting=setting_labels(summary))
     ours = summary[
         summary["model"].isin(WORKLOADS.values())
         & summary["backend"].isin(BACKENDS.values())
         & summary["status"].isin(["ok", "partial"])
     ].copy()
     rows = []
-    for (dataset, model, devices), cells in ours.groupby(["dataset", "model", "devices"]):
-        accelerator = cells["accelerator"].iloc[0]
-        if int(devices) == 0 or accelerator != "gpu":
-            machine = cpus.get((dataset, model, devices))
+    for key, cells in ours.groupby(setting):
+        first = cells.iloc[0]
+        dataset, model = first["dataset"], first["model"]
+        if int(first["devices"]) == 0 or first["accelerator"] != "gpu":
+            processor = cpus.get(key)
         else:
-            machine = gpus.get((dataset, model, devices))
-        hardware = "{} ({})".format(device_label(devices, accelerator), machine or "unrecorded")
+            processor = gpus.get(key)
+        hardware = "{} ({})".format(first["setting"], processor or "unrecorded")
         for figure in sorted(set(OUR_FIGURE.values())):
             measured = cells[cells[figure].notna()]
             if not len(measured):

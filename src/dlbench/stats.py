@@ -20,7 +20,10 @@ import statistics
 
 import pandas as pd
 
-GROUP = ["dataset", "model", "devices"]
+from dlbench import matrix
+
+# The backends compared: those on one workload and setting (machine, devices, ...).
+GROUP = matrix.cell_columns("backend")
 NOT_TESTED = "not tested: needs 2 repeats or more of each backend"
 NO_VARIATION = "not tested: the repeats do not vary"
 TEST = "Welch t-test on log values, Holm-corrected over {} pair(s)"
@@ -143,9 +146,7 @@ def against_fastest(pairs, summary_frame):
                 frame.loc[index, "vs_fastest"] = "fastest"
                 continue
             found = pairs[
-                (pairs["dataset"] == cell["dataset"])
-                & (pairs["model"] == cell["model"])
-                & (pairs["devices"] == cell["devices"])
+                (pairs[GROUP] == cell[GROUP].tolist()).all(axis=1)
                 & (pairs[["faster", "slower"]] == [fastest["backend"], cell["backend"]]).all(axis=1)
             ]
             if not len(found) or pd.isna(found["p_holm"].iloc[0]):
@@ -159,6 +160,8 @@ def against_fastest(pairs, summary_frame):
 
 def shown(pairs):
     """The pairs as people read them: ratio [interval], Holm p with a star."""
+    setting = [c for c in GROUP if c not in ("dataset", "model")]
+    setting = [c for c in setting if c == "devices" or pairs[c].nunique() > 1]
     return pairs.assign(
         workload=pairs["dataset"] + " / " + pairs["model"],
         ratio=[_ratio_text(row) for _, row in pairs.iterrows()],
@@ -166,11 +169,12 @@ def shown(pairs):
             "–" if pd.isna(p) else "{:.3g}{}".format(p, " *" if s else "")
             for p, s in zip(pairs["p_holm"], pairs["significant"])
         ],
-    )[SHOWN]
+    )[["workload"] + setting + SHOWN]
 
 
-SHOWN = ["workload", "devices", "faster", "slower", "faster_repeats", "slower_repeats"]
-SHOWN += ["ratio", "p_holm", "test"]
+# After the workload and its setting (the devices, and the machine and other
+# dimensions where they vary).
+SHOWN = ["faster", "slower", "faster_repeats", "slower_repeats", "ratio", "p_holm", "test"]
 
 
 def _ratio_text(row):
@@ -181,9 +185,10 @@ def _ratio_text(row):
 
 
 CAPTION = (
-    "Every pair of backends on the same workload and device count: ratio = slower / faster "
-    "headline (geometric means over repeats, 95 % Welch interval), Welch's t-test on the log "
+    "Every pair of backends on the same workload and setting (machine, devices, threads): "
+    "ratio = slower / faster headline (geometric means over repeats, 95 % Welch interval), "
+    "Welch's t-test on the log "
     "values with the repeat as the unit, p-values Holm-corrected over the pairs of the workload "
-    "and device count; * significant at family-wise level {alpha}. Pairs with fewer than two "
+    "and setting; * significant at family-wise level {alpha}. Pairs with fewer than two "
     "repeats on a side are not tested (the ratio is then of the single runs' figures)."
 )

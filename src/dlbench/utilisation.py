@@ -12,13 +12,9 @@ same machine and threads.
 
 import pandas as pd
 
-from dlbench import hardware
+from dlbench import hardware, matrix
 
-COLUMNS = [
-    "dataset",
-    "model",
-    "backend",
-    "devices",
+COLUMNS = list(matrix.CELL) + [
     "accelerator",
     "task",
     "forward_gflops_per_sample",
@@ -49,14 +45,14 @@ def _peak(cell, runs, every_run, peaks):
                 devices, row["gpu"], row["fp32_tflops"], row["source"]
             ),
         )
-    machine = runs[["hostname", "cpu_model", "threads"]].dropna().drop_duplicates()
+    machine = runs[["hostname", "cpu_model", "threads_used"]].dropna().drop_duplicates()
     if not len(machine):
         return None, "no matmul probe recorded"
     host, cpu, threads = machine.iloc[0]
     probes = every_run[
         (every_run["hostname"] == host)
         & (every_run["cpu_model"] == cpu)
-        & (every_run["threads"] == threads)
+        & (every_run["threads_used"] == threads)
     ]["matmul_probe_gflops"].dropna()
     if not len(probes):
         return None, "no matmul probe recorded"
@@ -76,12 +72,8 @@ def table(summary, metrics, per_sample, peaks):
         flops = per_sample.get((cell["dataset"], cell["model"]))
         if flops is None:
             continue
-        runs = ok[
-            (ok["dataset"] == cell["dataset"])
-            & (ok["model"] == cell["model"])
-            & (ok["backend"] == cell["backend"])
-            & (ok["devices"] == cell["devices"])
-        ]
+        cell_columns = list(matrix.CELL)
+        runs = ok[(ok[cell_columns] == cell[cell_columns].tolist()).all(axis=1)]
         if cell["task"] == "train":
             rate = cell["samples_per_second"]
             achieved = flops["training"] * rate / 1e9
@@ -91,7 +83,7 @@ def table(summary, metrics, per_sample, peaks):
         peak, source = _peak(cell, runs, ok, peaks)
         rows.append(
             {
-                **{key: cell[key] for key in COLUMNS[:6]},
+                **{key: cell[key] for key in COLUMNS[: len(matrix.CELL) + 2]},
                 "forward_gflops_per_sample": flops["forward"] / 1e9,
                 "training_gflops_per_sample": flops["training"] / 1e9,
                 "samples_per_second": rate,

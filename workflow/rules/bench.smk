@@ -21,7 +21,7 @@ rule bench:
         f"{RUN_DIR}/bench.log",
     conda:
         run_env_file
-    threads: BENCH_THREADS
+    threads: bench_threads
     resources:
         cpu_exclusive=cpu_exclusive,
         gpu=gpus_of_run,

@@ -1,6 +1,7 @@
 rule collect:
     input:
-        run_records(),
+        local=run_records(),
+        imported="results/imported/records.json",
     output:
         metrics=report(
             "results/metrics.csv",

@@ -1,3 +1,4 @@
+import hashlib
 import json
 import math
 import os
@@ -24,15 +25,24 @@ if workflow.config_settings.configfiles:
     config.update(workflow.config_settings.overwrite_config)
 
 # --config 'devices=[0,1,2]' arrives as strings (Snakemake reads lists with
-# YAML's BaseLoader): whole numbers are device counts.
-if isinstance(config.get("devices"), list):
-    config["devices"] = [int(d) if str(d).isdigit() else d for d in config["devices"]]
+# YAML's BaseLoader): whole numbers are counts.
+for name in matrix.DIMENSION_NAMES:
+    if isinstance(config.get(name), (list, str)):
+        config[name] = [
+            int(value) if str(value).isdigit() else value
+            for value in (
+                config[name] if isinstance(config[name], list) else [config[name]]
+            )
+        ]
 
 validate(config, workflow.source_path("../schemas/config.schema.yaml"))
 try:
     matrix.check(config)
 except matrix.ConfigError as error:
     raise ValueError(f"invalid config: {error}") from None
+# This machine's name, once ("auto": from the host), in every run's path and record.
+config["machine"] = matrix.machine_name(config)
+MACHINE = config["machine"]
 
 
 def data_files():
@@ -56,18 +66,20 @@ PLOTS = {"train": ["epoch_time", "convergence"], "infer": ["latency", "throughpu
 # Scaling needs two device counts of the accelerator (the CPU is other hardware).
 if len([devices for devices in config["devices"] if devices > 0]) >= 2:
     PLOTS["train"].append("scaling")
+if len(config["threads"]) >= 2:
+    PLOTS["train"].append("threads_scaling")
+    PLOTS["infer"].append("threads_scaling")
 RUN_DIR = matrix.RUN_DIR.replace("{repeat}", "{rep}")
 DOWNLOADED = "|".join(d for d in catalog.DATASETS if catalog.downloaded(d))
 GENERATED = "|".join(d for d in catalog.DATASETS if catalog.generated(d))
-# Snakemake caps a job's threads at --cores when it runs locally.
-BENCH_THREADS = os.cpu_count() if config["threads"] == "all" else config["threads"]
 
 
 wildcard_constraints:
+    **{dimension.name: dimension.pattern for dimension in matrix.DIMENSIONS},
     dataset="|".join(catalog.DATASETS),
     model="|".join(catalog.MODELS),
     backend="|".join(catalog.BACKENDS),
-    devices=r"\d+",
+    machine=matrix.MACHINE_PATTERN,
     rep=r"\d+",
     filename=r"[^/]+",
     family="|".join({entry["family"] for entry in catalog.BACKENDS.values()}),
@@ -106,13 +118,44 @@ def run_of(wildcards):
         wildcards.dataset,
         wildcards.model,
         wildcards.backend,
-        int(wildcards.devices),
-        int(wildcards.rep),
+        **{d.name: d.parse(wildcards[d.name]) for d in matrix.DIMENSIONS},
+        repeat=int(wildcards.rep),
+        machine=wildcards.machine,
     )
+
+
+def bench_threads(wildcards):
+    """The run's CPU threads (Snakemake caps a job's threads at --cores when
+    it runs locally)."""
+    threads = wildcards.threads
+    return os.cpu_count() if threads == "all" else int(threads)
 
 
 def run_records():
     return [f"{matrix.run_dir(run)}/run.json" for run in RUNS]
+
+
+def import_sources():
+    """The imported results folders and archives, as given."""
+    return list(config["import_results"])
+
+
+def import_fingerprint():
+    """What the imported folders hold (each record's path, size and time):
+    a record added or changed inside a folder, whose own time may not change,
+    imports again."""
+    found = []
+    for source in map(Path, config["import_results"]):
+        if source.is_dir():
+            for path in sorted(source.rglob("run.json")):
+                status = path.stat()
+                found.append(f"{path}:{status.st_size}:{status.st_mtime_ns}")
+    return hashlib.sha256("\n".join(found).encode()).hexdigest()
+
+
+def machine_order():
+    """This machine first; imported machines follow as their records come."""
+    return [MACHINE]
 
 
 def accuracy_tolerances():
@@ -134,6 +177,8 @@ def all_outputs():
         ]
     outputs += ["results/tables/lines_of_code.md", "results/plots/lines_of_code.png"]
     outputs += [
+        "results/tables/machines.md",
+        "results/tables/machine_interaction.md",
         "results/tables/significance.md",
         "results/tables/environment.md",
         "results/plots/relative_speed.png",

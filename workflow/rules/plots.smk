@@ -86,3 +86,21 @@ rule plot_scaling:
         MAIN_ENV
     script:
         "../scripts/plot.py"
+
+
+rule plot_threads_scaling:
+    input:
+        "results/summary.csv",
+    output:
+        report(
+            "results/plots/{dataset}_{model}_threads_scaling.png",
+            caption="../report/threads_scaling.rst",
+            category="{dataset} / {model}",
+            labels={"figure": "time against CPU threads"},
+        ),
+    log:
+        "logs/plots/{dataset}_{model}_threads_scaling.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/plot.py"

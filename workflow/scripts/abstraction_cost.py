@@ -2,15 +2,13 @@
 
 import sys
 
-import pandas as pd
-
-from dlbench import abstraction, tables
+from dlbench import abstraction, collect, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 cost = abstraction.abstraction_cost(
-    pd.read_csv(snakemake.input.metrics),
-    pd.read_csv(snakemake.input.epochs),
-    pd.read_csv(snakemake.input.latencies),
+    collect.read_table(snakemake.input.metrics),
+    collect.read_table(snakemake.input.epochs),
+    collect.read_table(snakemake.input.latencies),
 )
 shown = abstraction.table(cost)
 title = "Cost of abstraction (Keras / native)"

@@ -1,11 +1,14 @@
 """Run records -> metrics.csv, epochs.csv, summary.csv (rule collect)."""
 
+import json
 import sys
 
 from dlbench import collect
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
-records = collect.load_records(snakemake.input)
+records = collect.load_records(snakemake.input.local)
+with open(snakemake.input.imported) as handle:
+    records += json.load(handle)  # checked by rule import_results
 metrics = collect.metrics(records)
 metrics.to_csv(snakemake.output.metrics, index=False)
 collect.epochs(records).to_csv(snakemake.output.epochs, index=False)

@@ -1,11 +1,9 @@
 """One figure per workload (rules plot_epoch_time, plot_convergence, plot_latency,
-plot_throughput, plot_scaling)."""
+plot_throughput, plot_scaling, plot_threads_scaling)."""
 
 import sys
 
-import pandas as pd
-
-from dlbench import plots
+from dlbench import collect, plots
 
 PLOTTERS = {
     "plot_epoch_time": plots.epoch_time,
@@ -13,11 +11,12 @@ PLOTTERS = {
     "plot_latency": plots.latency,
     "plot_throughput": plots.throughput,
     "plot_scaling": plots.scaling,
+    "plot_threads_scaling": plots.threads_scaling,
 }
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 PLOTTERS[snakemake.rule](
-    pd.read_csv(snakemake.input[0]),
+    collect.read_table(snakemake.input[0]),
     snakemake.wildcards.dataset,
     snakemake.wildcards.model,
     snakemake.output[0],

@@ -2,13 +2,11 @@
 
 import sys
 
-import pandas as pd
-
-from dlbench import plots
+from dlbench import collect, plots
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 PLOTTERS = {
     "plot_abstraction_cost": plots.abstraction_cost,
     "plot_lines_of_code": plots.lines_of_code,
 }
-PLOTTERS[snakemake.rule](pd.read_csv(snakemake.input[0]), snakemake.output[0])
+PLOTTERS[snakemake.rule](collect.read_table(snakemake.input[0]), snakemake.output[0])

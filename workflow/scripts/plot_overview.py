@@ -2,9 +2,7 @@
 
 import sys
 
-import pandas as pd
-
-from dlbench import plots, published
+from dlbench import collect, plots, published
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 PLOTTERS = {
@@ -12,4 +10,4 @@ PLOTTERS = {
     "plot_published": published.plot,
     "plot_utilisation": plots.utilisation,
 }
-PLOTTERS[snakemake.rule](pd.read_csv(snakemake.input[0]), snakemake.output[0])
+PLOTTERS[snakemake.rule](collect.read_table(snakemake.input[0]), snakemake.output[0])

@@ -4,13 +4,13 @@ import sys
 
 import pandas as pd
 
-from dlbench import published, tables
+from dlbench import collect, published, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 table = published.side_by_side(
     pd.read_csv(snakemake.input.published),
-    pd.read_csv(snakemake.input.summary),
-    pd.read_csv(snakemake.input.metrics),
+    collect.read_table(snakemake.input.summary),
+    collect.read_table(snakemake.input.metrics),
 )
 tables.write(snakemake.output, table, "Published figures and ours", published.CAPTION)
 print(

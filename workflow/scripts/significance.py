@@ -3,13 +3,11 @@
 
 import sys
 
-import pandas as pd
-
 from dlbench import collect, stats, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 alpha = snakemake.params.significance_level
-pairs = stats.pairwise(pd.read_csv(snakemake.input[0]), collect.HEADLINE, alpha)
+pairs = stats.pairwise(collect.read_table(snakemake.input[0]), collect.HEADLINE, alpha)
 tables.write(
     snakemake.output,
     pairs,

@@ -4,7 +4,7 @@ import sys
 
 import pandas as pd
 
-from dlbench import flops, tables, utilisation
+from dlbench import collect, flops, tables, utilisation
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 per_sample = {
@@ -12,8 +12,8 @@ per_sample = {
     for (dataset, model), path in zip(snakemake.params.workloads, snakemake.input.data)
 }
 table = utilisation.table(
-    pd.read_csv(snakemake.input.summary),
-    pd.read_csv(snakemake.input.metrics),
+    collect.read_table(snakemake.input.summary),
+    collect.read_table(snakemake.input.metrics),
     per_sample,
     pd.read_csv(snakemake.input.peaks),
 )

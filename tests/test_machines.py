@@ -1,0 +1,254 @@
+"""Machines and threads as dimensions of the matrix: names, cells, imported
+records and the comparison across machines (library level; the workflow
+end to end is in test_machines_e2e.py)."""
+
+import hashlib
+import json
+import tarfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dlbench import collect, harness, imports, machines, matrix
+
+
+def test_threads_list_expands_into_cells_of_their_own(smoke_config):
+    smoke_config["threads"] = [1, 2]
+    runs = matrix.runs(matrix.normalise(smoke_config))
+    assert {run.threads for run in runs} == {1, 2}
+    one = [run for run in runs if run.threads == 1]
+    assert len(one) * 2 == len(runs)
+    paths = {matrix.run_dir(run) for run in runs}
+    assert len(paths) == len(runs)  # no two runs share a folder
+    spec = matrix.spec(smoke_config, one[0])
+    assert spec["threads"] == 1 and spec["machine"] == matrix.machine_name(smoke_config)
+
+
+def test_one_threads_value_is_a_list_of_one(smoke_config):
+    smoke_config["threads"] = "all"
+    assert matrix.normalise(smoke_config)["threads"] == ["all"]
+    assert {run.threads for run in matrix.runs(smoke_config)} == {"all"}
+
+
+def test_machine_names_are_stable_readable_and_fit_for_paths():
+    name = matrix.machine_name(
+        {}, host="gpu07.cluster.example.org", processor="NVIDIA A100-SXM4-80GB"
+    )
+    assert name == "gpu07-nvidia-a100-sxm4-80gb"
+    cpu = matrix.machine_name(
+        {}, host="laptop", processor="Intel(R) Core(TM) i7-8550U CPU @ 1.80GHz"
+    )
+    assert cpu == "laptop-intel-core-i7-8550u"
+    assert matrix.machine_name({"machine": "lab-box"}) == "lab-box"
+    assert matrix.machine_name({}) == matrix.machine_name({})  # the same host, the same name
+
+
+def test_the_record_carries_machine_threads_and_node(tmp_path):
+    spec = {
+        "machine": "lab-box",
+        "dataset": "digits",
+        "model": "mlp",
+        "backend": "keras-jax",
+        "devices": 0,
+        "threads": 2,
+        "dimensions": list(matrix.DIMENSION_NAMES),
+        "repeat": 1,
+        "task": "train",
+        "seed": 1,
+        "hyper": {},
+    }
+    record = harness.base_record(spec)
+    assert record["record_version"] == harness.RECORD_VERSION
+    assert (record["machine"], record["threads"], record["devices"]) == ("lab-box", 2, 0)
+    assert record["node"]
+
+
+def record(machine="other", backend="keras-jax", repeat=1, seconds=1.0, **changes):
+    made = {
+        "record_version": harness.RECORD_VERSION,
+        "machine": machine,
+        "dataset": "digits",
+        "model": "mlp",
+        "backend": backend,
+        "devices": 0,
+        "threads": "all",
+        "repeat": repeat,
+        "task": "train",
+        "status": "ok",
+        "steady_epoch_seconds": seconds,
+        "epochs": [],
+    }
+    made.update(changes)
+    return made
+
+
+def write(folder, name, content):
+    path = folder / name / "run.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    return path
+
+
+def digests(folder):
+    return {
+        path: hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in folder.rglob("*")
+        if path.is_file()
+    }
+
+
+def test_an_import_refuses_bad_records_by_name_and_changes_nothing(tmp_path):
+    folder = tmp_path / "other"
+    good = write(folder, "good", record())
+    write(folder, "second", record(backend="native-jax"))
+    truncated = write(folder, "truncated", json.dumps(record(repeat=2))[:40])
+    future = write(folder, "future", record(repeat=3, record_version=99))
+    colliding = write(folder, "colliding", record(machine="here", repeat=4))
+    missing = write(folder, "missing", {k: v for k, v in record(repeat=5).items() if k != "task"})
+    twice = write(folder, "twice", record())
+    before = digests(folder)
+    accepted, verdicts = imports.import_records([folder], local_machine="here")
+    assert digests(folder) == before
+    assert [(r["backend"], r["repeat"]) for r in accepted] == [
+        ("keras-jax", 1),
+        ("native-jax", 1),
+    ]
+    reasons = {v["record"]: v["reason"] for v in verdicts if not v["accepted"]}
+    assert "does not parse" in reasons[str(truncated)]
+    assert "record_version 99" in reasons[str(future)]
+    assert "this machine's name" in reasons[str(colliding)]
+    assert "missing task" in reasons[str(missing)]
+    assert "same run" in reasons[str(twice)] and str(good) in reasons[str(twice)]
+    assert len(verdicts) == 7
+
+
+def test_an_archive_imports_like_its_folder(tmp_path):
+    folder = tmp_path / "runs" / "other"
+    write(folder, "a", record())
+    write(folder, "b", record(repeat=2))
+    archive = tmp_path / "other.tar.gz"
+    with tarfile.open(archive, "w:gz") as packed:
+        packed.add(folder, arcname="other")
+    from_archive, _ = imports.import_records([archive], "here")
+    from_folder, _ = imports.import_records([folder], "here")
+    assert from_archive == from_folder and len(from_archive) == 2
+    with pytest.raises(FileNotFoundError, match="no such results folder"):
+        imports.import_records([tmp_path / "absent"], "here")
+
+
+def test_settings_are_labelled_only_by_what_varies():
+    frame = pd.DataFrame(
+        {
+            "machine": ["a", "a"],
+            "devices": [0, 0],
+            "threads": ["all", "all"],
+            "accelerator": ["cpu", "cpu"],
+        }
+    )
+    assert list(collect.setting_labels(frame)) == ["CPU", "CPU"]
+    frame["machine"] = ["a", "b"]
+    frame["threads"] = ["1", "2"]
+    assert list(collect.setting_labels(frame)) == ["a, CPU, threads=1", "b, CPU, threads=2"]
+
+
+def anova_frame(seconds):
+    """Runs of backends x environments from {(backend, environment): [s, ...]}."""
+    rows = []
+    for (backend, machine), values in seconds.items():
+        for repeat, value in enumerate(values, 1):
+            rows.append(
+                {
+                    "machine": machine,
+                    "dataset": "digits",
+                    "model": "mlp",
+                    "backend": backend,
+                    "devices": 0,
+                    "threads": "all",
+                    "repeat": repeat,
+                    "task": "train",
+                    "status": "ok",
+                    "steady_epoch_seconds": value,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_the_interaction_f_test_matches_the_balanced_anova_formula():
+    rng = np.random.default_rng(3)
+    cells = {
+        (b, m): list(np.exp(rng.normal(mu, 0.05, 3)))
+        for (b, m), mu in {
+            ("x", "a"): 0.0,
+            ("x", "b"): 1.0,
+            ("y", "a"): 0.5,
+            ("y", "b"): 0.2,
+        }.items()
+    }
+    (row,) = machines.interaction(anova_frame(cells)).to_dict("records")
+    logs = {key: np.log(values) for key, values in cells.items()}
+    grand = np.mean([v for values in logs.values() for v in values])
+    mean = {key: values.mean() for key, values in logs.items()}
+    backend = {b: np.mean([mean[(b, m)] for m in "ab"]) for b in "xy"}
+    machine = {m: np.mean([mean[(b, m)] for b in "xy"]) for m in "ab"}
+    ss_interaction = 3 * sum(
+        (mean[(b, m)] - backend[b] - machine[m] + grand) ** 2 for b in "xy" for m in "ab"
+    )
+    ss_error = sum(((values - values.mean()) ** 2).sum() for values in logs.values())
+    assert row["df_interaction"] == 1 and row["df_error"] == 8
+    assert row["f_statistic"] == pytest.approx(ss_interaction / (ss_error / 8))
+    assert row["ranking_changes"] == "yes" and row["p_value"] < 0.001
+
+
+def test_a_ranking_that_holds_shows_no_interaction():
+    # every backend twice as slow on machine b: the ranking holds
+    cells = {
+        (b, m): [base * scale * f for f in (0.98, 1.0, 1.03)]
+        for b, base in (("x", 1.0), ("y", 3.0))
+        for m, scale in (("a", 1.0), ("b", 2.0))
+    }
+    (row,) = machines.interaction(anova_frame(cells)).to_dict("records")
+    assert row["p_value"] > 0.5 and row["ranking_changes"] == "not shown"
+    single = {key: values[:1] for key, values in cells.items()}
+    (row,) = machines.interaction(anova_frame(single)).to_dict("records")
+    assert row["test"] == machines.NOT_TESTABLE
+
+
+def test_the_comparison_keeps_a_machine_whose_runs_all_failed():
+    summary = pd.DataFrame(
+        [
+            {
+                "machine": machine,
+                "dataset": "digits",
+                "model": "mlp",
+                "backend": backend,
+                "devices": 0,
+                "threads": "all",
+                "accelerator": "cpu",
+                "task": "train",
+                "status": status,
+                "error": None if status == "ok" else "out of memory",
+                "headline": "steady_epoch_seconds",
+                "headline_median": seconds,
+                "headline_ci_low": None,
+                "headline_ci_high": None,
+            }
+            for machine, backend, status, seconds in (
+                ("here", "x", "ok", 1.0),
+                ("here", "y", "ok", 2.0),
+                ("there", "x", "failed", None),
+                ("there", "y", "failed", None),
+                ("third", "x", "ok", 4.0),
+                ("third", "y", "ok", 3.0),
+            )
+        ]
+    )
+    table = machines.comparison(summary, ["here"])
+    there = table[table["machine"] == "there"]
+    assert list(there["value"]) == ["failed: out of memory"] * 2
+    third = table[table["machine"] == "third"].set_index("backend")
+    assert third.loc["x", "ratio_to_reference"] == 4.0 and third.loc["y", "rank"] == 1
+    assert set(table["reference"]) == {"here"}
+    assert machines.comparison(summary, ["here"], "third")["reference"].iloc[0] == "third"
+    shown = machines.shown(table)
+    assert "there: median [CI]" in shown.columns

@@ -1,0 +1,158 @@
+"""Two machines emulated on this one, compared in one report: the digits
+workloads (a training and an inference workload, a Keras and a native
+backend) on `machine: one-core` with `threads: 1`, packed with `snakemake
+pack` and carried as an archive to `machine: two-cores` with `threads: 2`,
+whose workflow imports it beside a folder of bad records; then its report
+in the browser."""
+
+import hashlib
+import json
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO, copy_workflow, needs_browser, run_json, run_snakemake, write_config
+from report_browser import check_report
+
+pytestmark = pytest.mark.e2e
+
+BACKENDS = ["keras-torch", "native-torch"]
+
+
+def machine_config(workdir, machine, threads, **changes):
+    smoke = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    by_model = {entry["model"]: entry for entry in smoke["workloads"]}
+    workloads = [
+        dict(by_model["mlp"], epochs=2, repeats=2, backends=BACKENDS),
+        dict(by_model["lenet"], latency_samples=20, throughput_batches=3, backends=BACKENDS),
+    ]
+    config = dict(
+        smoke,
+        machine=machine,
+        threads=threads,
+        backends={backend: smoke["backends"][backend] for backend in BACKENDS},
+        workloads=workloads,
+        **changes,
+    )
+    return str(write_config(workdir / "config" / "machine.yaml", config))
+
+
+def digests(paths):
+    return {str(path): hashlib.sha256(path.read_bytes()).hexdigest() for path in paths}
+
+
+def bad_records(folder, good):
+    """A folder of records that must be refused: truncated, of a record
+    format this code does not read, and carrying the importing machine's
+    name (its cell would collide with that machine's own)."""
+    record = json.loads(good.read_text())
+    made = {}
+    for name, text in (
+        ("truncated", good.read_text()[:100]),
+        ("unknown_version", json.dumps(dict(record, record_version=99))),
+        ("colliding", json.dumps(dict(record, machine="two-cores"))),
+    ):
+        path = folder / name / "run.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+        made[name] = path
+    return made
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory, built_workflow):
+    """The two machines' workflows after one-core packed its results and
+    two-cores imported them (and the bad folder) and made everything."""
+    for backend in BACKENDS:
+        built_workflow.venv(backend)
+    base = tmp_path_factory.mktemp("machines")
+    one = copy_workflow(base / "one-core", built_workflow.path, BACKENDS)
+    run_snakemake(one, "--configfile", machine_config(one, "one-core", 1), "-j2", "pack")
+    archive = one / "results" / "pack" / "one-core.tar.gz"
+    bad = bad_records(
+        base / "bad", one / run_json("digits", "mlp", BACKENDS[0], machine="one-core", threads=1)
+    )
+    carried = digests([archive, *bad.values()])
+    two = copy_workflow(base / "two-cores", built_workflow.path, BACKENDS)
+    config = machine_config(two, "two-cores", 2, import_results=[str(archive), str(base / "bad")])
+    run_snakemake(two, "--configfile", config, "-j2")
+    return {"one": one, "two": two, "bad": bad, "carried": carried, "archive": archive}
+
+
+def test_each_run_records_its_machine_and_the_threads_it_was_pinned_to(compared):
+    for folder, machine, threads in (
+        (compared["one"], "one-core", 1),
+        (compared["two"], "two-cores", 2),
+    ):
+        for backend in BACKENDS:
+            record = json.loads(
+                (
+                    folder / run_json("digits", "mlp", backend, machine=machine, threads=threads)
+                ).read_text()
+            )
+            assert record["status"] == "ok", record["error"]
+            assert record["machine"] == machine and record["threads"] == threads
+            assert record["environment"]["threads"] == threads
+
+
+def test_the_merged_summary_holds_both_machines_cells(compared):
+    summary = pd.read_csv(compared["two"] / "results" / "summary.csv", dtype={"threads": str})
+    cells = summary.groupby("machine")["backend"].count().to_dict()
+    assert cells == {"one-core": 4, "two-cores": 4}  # 2 workloads x 2 backends each
+    assert set(summary["status"]) == {"ok"}
+
+
+def test_the_comparison_has_ratios_ranks_and_the_interaction_test(compared):
+    tables = compared["two"] / "results" / "tables"
+    comparison = pd.read_csv(tables / "machines.csv")
+    # this machine by default (an environment: the machine, and its threads as they differ)
+    assert set(comparison["reference"]) == {"two-cores, threads=2"}
+    assert comparison["ratio_to_reference"].notna().all() and comparison["rank"].notna().all()
+    tested = pd.read_csv(tables / "machine_interaction.csv").set_index("model")
+    assert 0 <= tested.loc["mlp", "p_value"] <= 1  # two repeats a cell: testable
+    assert tested.loc["lenet", "test"].startswith("not tested")  # one repeat a cell
+    table = (tables / "digits_mlp.md").read_text()
+    assert "one-core, CPU" in table and "two-cores, CPU" in table
+
+
+def test_bad_imported_records_are_refused_by_name_and_nothing_imported_changes(compared):
+    verdicts = pd.read_csv(compared["two"] / "results" / "tables" / "imports.csv")
+    refused = verdicts[~verdicts["accepted"]].set_index("record")["reason"].to_dict()
+    bad = compared["bad"]
+    assert set(refused) == {str(path) for path in bad.values()}
+    assert "does not parse" in refused[str(bad["truncated"])]
+    assert "record_version 99" in refused[str(bad["unknown_version"])]
+    assert "this machine's name" in refused[str(bad["colliding"])]
+    accepted = verdicts[verdicts["accepted"]]
+    assert len(accepted) == 6 and set(accepted["machine"]) == {"one-core"}  # 4 mlp + 2 lenet runs
+    assert all(record.startswith(str(compared["archive"])) for record in accepted["record"])
+    assert digests([compared["archive"], *bad.values()]) == compared["carried"]
+
+
+def test_a_threads_list_plans_a_run_per_thread_count(compared):
+    planned = run_snakemake(
+        compared["two"], "--configfile", "config/machine.yaml", "-n", "--config", "threads=[1,2]"
+    )
+    text = planned.stdout + planned.stderr
+    for threads in (1, 2):
+        assert (
+            run_json(
+                "digits", "mlp", "native-torch", machine="two-cores", threads=threads, repeat=2
+            )
+            in text
+        )
+    assert "results/plots/digits_mlp_threads_scaling.png" in text
+
+
+@needs_browser
+def test_the_merged_report_shows_the_comparison_in_the_browser(compared):
+    two = compared["two"]
+    run_snakemake(two, "--configfile", "config/machine.yaml", "--report", "report.html")
+    html = (two / "report.html").read_text()
+    for name in ("machines.png", "machines.html", "machine_interaction.html", "imports.csv"):
+        assert name in html
+    checked = check_report(two / "report.html", two / "results" / "report_screenshots")
+    assert checked["problems"] == []
+    assert checked["opened"] == checked["results"]
+    assert checked["table_rows"]["results/tables/machines.html"] == 4  # workload x backend

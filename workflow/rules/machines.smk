@@ -1,0 +1,95 @@
+rule import_results:
+    input:
+        import_sources(),
+    output:
+        records="results/imported/records.json",
+        verdicts=report(
+            "results/tables/imports.csv",
+            caption="../report/imports.rst",
+            category="Machines",
+            labels={"figure": "imported records"},
+        ),
+    log:
+        "logs/import_results.log",
+    conda:
+        MAIN_ENV
+    params:
+        sources=config["import_results"],
+        machine=MACHINE,
+        fingerprint=import_fingerprint(),
+    script:
+        "../scripts/import_results.py"
+
+
+rule pack:
+    input:
+        run_records(),
+    output:
+        f"results/pack/{MACHINE}.tar.gz",
+    log:
+        f"logs/pack/{MACHINE}.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/pack.py"
+
+
+rule machine_comparison:
+    input:
+        "results/summary.csv",
+    output:
+        csv=report(
+            "results/tables/machines.csv",
+            caption="../report/machines.rst",
+            category="Machines",
+            labels={"figure": "backends across machines (CSV)"},
+        ),
+        html=report(
+            "results/tables/machines.html",
+            caption="../report/machines.rst",
+            category="Machines",
+            labels={"figure": "backends across machines"},
+        ),
+        markdown="results/tables/machines.md",
+        plot=report(
+            "results/plots/machines.png",
+            caption="../report/machines.rst",
+            category="Machines",
+            labels={"figure": "backends across machines (plot)"},
+        ),
+    log:
+        "logs/tables/machines.log",
+    conda:
+        MAIN_ENV
+    params:
+        machines=machine_order(),
+        reference_machine=config["reference_machine"],
+    script:
+        "../scripts/machine_comparison.py"
+
+
+rule machine_interaction:
+    input:
+        "results/metrics.csv",
+    output:
+        csv=report(
+            "results/tables/machine_interaction.csv",
+            caption="../report/machines.rst",
+            category="Machines",
+            labels={"figure": "ranking across machines, test (CSV)"},
+        ),
+        html=report(
+            "results/tables/machine_interaction.html",
+            caption="../report/machines.rst",
+            category="Machines",
+            labels={"figure": "ranking across machines, test"},
+        ),
+        markdown="results/tables/machine_interaction.md",
+    log:
+        "logs/tables/machine_interaction.log",
+    conda:
+        MAIN_ENV
+    params:
+        significance_level=config["significance_level"],
+    script:
+        "../scripts/machine_comparison.py"
