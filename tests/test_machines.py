@@ -214,7 +214,7 @@ def test_a_ranking_that_holds_shows_no_interaction():
     assert row["test"] == machines.NOT_TESTABLE
 
 
-def test_the_comparison_keeps_a_machine_whose_runs_all_failed():
+def test_the_comparison_keeps_a_machine_whose_runs_all_failed(tmp_path):
     summary = pd.DataFrame(
         [
             {
@@ -252,3 +252,8 @@ def test_the_comparison_keeps_a_machine_whose_runs_all_failed():
     assert machines.comparison(summary, ["here"], "third")["reference"].iloc[0] == "third"
     shown = machines.shown(table)
     assert "there: median [CI]" in shown.columns
+    machines.plot(table, tmp_path / "machines.png")
+    # a panel whose every cell failed (nothing to put on a log scale) says so
+    failed_only = machines.comparison(summary[summary["machine"] == "there"], ["there"])
+    machines.plot(failed_only, tmp_path / "failed.png")
+    assert (tmp_path / "failed.png").read_bytes()[:4] == b"\x89PNG"

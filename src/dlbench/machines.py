@@ -275,7 +275,11 @@ def plot(table, output):
                     )
         axis.set_xticks(range(len(environments)))
         axis.set_xticklabels(environments, rotation=20, ha="right", fontsize="small")
-        axis.set_yscale("log")
+        if (cells["headline_median"].astype(float) > 0).any():
+            axis.set_yscale("log")
+        else:
+            axis.set_yticks([])
+            axis.text(0.5, 0.5, "no successful run", ha="center", transform=axis.transAxes)
         dataset, model, devices = key
         label = device_label(devices, cells["accelerator"].iloc[0])
         axis.set_title("{} / {}, {}".format(dataset, model, label), fontsize="small")
