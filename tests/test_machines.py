@@ -154,24 +154,13 @@ def test_settings_are_labelled_only_by_what_varies():
 
 def anova_frame(seconds):
     """Runs of backends x environments from {(backend, environment): [s, ...]}."""
-    rows = []
-    for (backend, machine), values in seconds.items():
-        for repeat, value in enumerate(values, 1):
-            rows.append(
-                {
-                    "machine": machine,
-                    "dataset": "digits",
-                    "model": "mlp",
-                    "backend": backend,
-                    "devices": 0,
-                    "threads": "all",
-                    "repeat": repeat,
-                    "task": "train",
-                    "status": "ok",
-                    "steady_epoch_seconds": value,
-                }
-            )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(
+        [
+            record(machine, backend, repeat, value)
+            for (backend, machine), values in seconds.items()
+            for repeat, value in enumerate(values, 1)
+        ]
+    )
 
 
 def test_the_interaction_f_test_matches_the_balanced_anova_formula():

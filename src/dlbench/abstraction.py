@@ -138,8 +138,7 @@ def table(cost):
     framework, 'ratio [CI]'."""
     if cost.empty:
         return pd.DataFrame(columns=["workload", "devices", "measure"])
-    setting = [c for c in PAIR if c not in ("dataset", "model")]
-    setting = [c for c in setting if c == "devices" or cost[c].nunique() > 1]
+    setting = matrix.shown_settings(cost)
     cost = cost.assign(
         workload=cost["dataset"] + " / " + cost["model"],
         value=[

@@ -41,28 +41,28 @@ def _cell_of(record):
     return {key: str(record[key]) if key in TEXT_COLUMNS else record[key] for key in RUN}
 
 
-def setting_labels(frame):
-    """Each row's setting as tables and plots name it: its devices always,
-    the machine and every other dimension only where the frame holds more
-    than one value of it (so that one machine and one thread count label
-    cells as they always did)."""
-    parts = [frame["machine"].astype(str)] if frame["machine"].nunique() > 1 else []
-    parts.append(
-        pd.Series(
-            [device_label(d, a) for d, a in zip(frame["devices"], frame["accelerator"])],
-            index=frame.index,
-            dtype=object,
-        )
-    )
-    for dimension in matrix.DIMENSIONS:
-        if dimension.label and frame[dimension.name].nunique() > 1:
-            parts.append(frame[dimension.name].map(dimension.label.format))
+def labels(frame, columns):
+    """Each row's values of ``columns`` as people read them, joined: the
+    machine's name, the devices as hardware, other dimensions by their label."""
     if not len(frame):
         return pd.Series([], index=frame.index, dtype=object)
-    labels = parts[0]
-    for part in parts[1:]:
-        labels = labels + ", " + part
-    return labels
+    by_name = {dimension.name: dimension.label for dimension in matrix.DIMENSIONS}
+    parts = []
+    for column in columns:
+        if column == "devices":
+            parts.append(
+                [device_label(d, a) for d, a in zip(frame["devices"], frame["accelerator"])]
+            )
+        elif column == "machine":
+            parts.append(frame["machine"].astype(str).tolist())
+        else:
+            parts.append(frame[column].map(by_name[column].format).tolist())
+    return pd.Series([", ".join(values) for values in zip(*parts)], index=frame.index)
+
+
+def setting_labels(frame):
+    """Each row's setting as tables and plots name it (``matrix.shown_settings``)."""
+    return labels(frame, matrix.shown_settings(frame))
 
 
 def _error_line(text):
@@ -347,6 +347,14 @@ def device_label(devices, accelerator="gpu"):
     return "{} GPU".format(devices)
 
 
+def median_interval(row):
+    """A cell's headline as "median [low, high]" (no interval with one repeat)."""
+    text = "{:.4g}".format(row["headline_median"])
+    if pd.notna(row["headline_ci_low"]):
+        text += " [{:.4g}, {:.4g}]".format(row["headline_ci_low"], row["headline_ci_high"])
+    return text
+
+
 HEADLINE_LABEL = {"steady_epoch_seconds": "s/epoch", "latency_p50_ms": "p50 latency ms"}
 
 
@@ -355,9 +363,7 @@ def _headline_cell(row):
         return row["error"]
     if row["status"] not in ("ok", "partial"):
         return "{}: {}".format(row["status"], row["error"] or "no reason recorded")
-    text = "{:.4g}".format(row["headline_median"])
-    if pd.notna(row["headline_ci_low"]):
-        text += " [{:.4g}, {:.4g}]".format(row["headline_ci_low"], row["headline_ci_high"])
+    text = median_interval(row)
     if pd.notna(row["noisy"]) and bool(row["noisy"]):
         text += " NOISY (CV {:.0%})".format(row["headline_cv"])
     return text

@@ -359,8 +359,7 @@ def inject_fault(spec):
         raise ValueError("unknown fault {!r} in {}".format(kind, FAULTS_VARIABLE))
 
 
-# The run-record format (dlbench.matrix.RECORD_VERSION; the harness runs in
-# every backend's environment and imports nothing of the workflow's).
+# The run-record format, written here and checked on import (dlbench.imports).
 RECORD_VERSION = 2
 
 

@@ -23,7 +23,13 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from dlbench import matrix  # noqa: E402
-from dlbench.collect import HEADLINE, NOT_APPLICABLE, device_label  # noqa: E402
+from dlbench.collect import (  # noqa: E402
+    HEADLINE,
+    NOT_APPLICABLE,
+    device_label,
+    labels,
+    median_interval,
+)
 from dlbench.plots import backend_style  # noqa: E402
 
 # Compared within: one workload on one device count.
@@ -34,11 +40,8 @@ ENVIRONMENT = [c for c in matrix.CELL if c not in GROUP + ["dataset", "model", "
 def environment_labels(frame):
     """Each row's environment: its machine, and the other dimensions' values
     where the frame holds more than one."""
-    labels = frame["machine"].astype(str)
-    for dimension in matrix.DIMENSIONS:
-        if dimension.name in ENVIRONMENT and frame[dimension.name].nunique() > 1:
-            labels = labels + ", " + frame[dimension.name].map(dimension.label.format)
-    return labels
+    varying = [c for c in matrix.shown_settings(frame) if c in ENVIRONMENT and c != "machine"]
+    return labels(frame, ["machine"] + varying)
 
 
 def reference_environment(environments, frame, reference_machine):
@@ -68,10 +71,7 @@ def _value(cell):
         return "n/a"
     if cell["status"] not in ("ok", "partial"):
         return "{}: {}".format(cell["status"], cell["error"] or "no reason recorded")
-    text = "{:.4g}".format(cell["headline_median"])
-    if pd.notna(cell["headline_ci_low"]):
-        text += " [{:.4g}, {:.4g}]".format(cell["headline_ci_low"], cell["headline_ci_high"])
-    return text
+    return median_interval(cell)
 
 
 def comparison(summary, machines, reference_machine=None):

@@ -47,6 +47,17 @@ def cell_columns(*without):
     return [column for column in CELL if column not in without]
 
 
+def shown_settings(frame):
+    """The setting columns that tables and labels name: the devices always,
+    the machine and every other dimension where ``frame`` holds more than
+    one value (one machine, one thread count: as tables always looked)."""
+    return [
+        column
+        for column in cell_columns("dataset", "model", "backend")
+        if column == "devices" or frame[column].nunique() > 1
+    ]
+
+
 RUN_DIR = "results/runs/{machine}/{dataset}/{model}/{backend}/"
 RUN_DIR += "/".join("%s={%s}" % (name, name) for name in DIMENSION_NAMES) + "/rep{repeat}"
 WORKLOAD_KEYS = ("dataset", "model", "task")
@@ -84,8 +95,7 @@ def normalise(config):
             if key in entry:
                 entry[key] = _as_int(entry[key])
     for dimension in DIMENSIONS:
-        values = config.get(dimension.name, [dimension.default])
-        values = values if isinstance(values, list) else [values]
+        values = dimension_values(config, dimension.name)
         config[dimension.name] = [dimension.parse(_as_int(value)) for value in values]
     return config
 

@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dlbench import catalog  # noqa: E402
+from dlbench import catalog, matrix  # noqa: E402
 from dlbench.collect import NOT_APPLICABLE, setting_labels  # noqa: E402
 
 # One colour per framework in every figure; Keras solid, native dashed.
@@ -23,7 +23,7 @@ FRAMEWORK_COLOURS = {
     "pytensor": "tab:olive",
     "mxnet": "tab:cyan",
 }
-SETTING_ORDER = ["machine", "devices", "threads", "backend"]
+SETTING_ORDER = matrix.cell_columns("dataset", "model", "backend") + ["backend"]
 
 
 def backend_style(backend):

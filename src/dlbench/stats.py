@@ -160,8 +160,7 @@ def against_fastest(pairs, summary_frame):
 
 def shown(pairs):
     """The pairs as people read them: ratio [interval], Holm p with a star."""
-    setting = [c for c in GROUP if c not in ("dataset", "model")]
-    setting = [c for c in setting if c == "devices" or pairs[c].nunique() > 1]
+    setting = matrix.shown_settings(pairs)
     return pairs.assign(
         workload=pairs["dataset"] + " / " + pairs["model"],
         ratio=[_ratio_text(row) for _, row in pairs.iterrows()],

@@ -14,7 +14,8 @@ import pandas as pd
 
 from dlbench import hardware, matrix
 
-COLUMNS = list(matrix.CELL) + [
+CELL = list(matrix.CELL)
+COLUMNS = CELL + [
     "accelerator",
     "task",
     "forward_gflops_per_sample",
@@ -72,8 +73,7 @@ def table(summary, metrics, per_sample, peaks):
         flops = per_sample.get((cell["dataset"], cell["model"]))
         if flops is None:
             continue
-        cell_columns = list(matrix.CELL)
-        runs = ok[(ok[cell_columns] == cell[cell_columns].tolist()).all(axis=1)]
+        runs = ok[(ok[CELL] == cell[CELL].tolist()).all(axis=1)]
         if cell["task"] == "train":
             rate = cell["samples_per_second"]
             achieved = flops["training"] * rate / 1e9
@@ -83,7 +83,7 @@ def table(summary, metrics, per_sample, peaks):
         peak, source = _peak(cell, runs, ok, peaks)
         rows.append(
             {
-                **{key: cell[key] for key in COLUMNS[: len(matrix.CELL) + 2]},
+                **{key: cell[key] for key in CELL + ["accelerator", "task"]},
                 "forward_gflops_per_sample": flops["forward"] / 1e9,
                 "training_gflops_per_sample": flops["training"] / 1e9,
                 "samples_per_second": rate,

@@ -27,12 +27,10 @@ if workflow.config_settings.configfiles:
 # --config 'devices=[0,1,2]' arrives as strings (Snakemake reads lists with
 # YAML's BaseLoader): whole numbers are counts.
 for name in matrix.DIMENSION_NAMES:
-    if isinstance(config.get(name), (list, str)):
+    if name in config:
         config[name] = [
             int(value) if str(value).isdigit() else value
-            for value in (
-                config[name] if isinstance(config[name], list) else [config[name]]
-            )
+            for value in matrix.dimension_values(config, name)
         ]
 
 validate(config, workflow.source_path("../schemas/config.schema.yaml"))
@@ -151,11 +149,6 @@ def import_fingerprint():
                 status = path.stat()
                 found.append(f"{path}:{status.st_size}:{status.st_mtime_ns}")
     return hashlib.sha256("\n".join(found).encode()).hexdigest()
-
-
-def machine_order():
-    """This machine first; imported machines follow as their records come."""
-    return [MACHINE]
 
 
 def accuracy_tolerances():

@@ -67,7 +67,7 @@ rule machine_comparison:
     conda:
         MAIN_ENV
     params:
-        machines=machine_order(),
+        machines=[MACHINE],  # this machine first, imported ones as they come
         reference_machine=config["reference_machine"],
     script:
         "../scripts/machine_comparison.py"
