@@ -1,4 +1,5 @@
-"""Backend env files drive the venv mode; interpreters are found or named."""
+"""Backend env files drive the venv mode and the check of existing
+interpreters; interpreters are found or named."""
 
 import json
 import subprocess
@@ -7,7 +8,8 @@ import sys
 import pytest
 
 from conftest import REPO
-from dlbench import catalog, envspec
+from dlbench import catalog, envspec, harness, supervise
+from test_harness import spec_for
 
 ENV_FILES = sorted((REPO / "envs").glob("*.yaml"))
 # CPU builds (<backend>.yaml) and CUDA builds (<backend>.cuda.yaml)
@@ -109,6 +111,7 @@ def test_backend_side_code_imports_on_python36():
         "dlbench.runtime",
         "dlbench.harness",
         "dlbench.supervise",
+        "dlbench.envcheck",
         "dlbench.backends",
         "dlbench.backends.keras_adapter",
         "dlbench.backends.keras2_adapter",
@@ -158,3 +161,140 @@ def test_every_gpu_build_has_a_cuda_env_file_and_the_cpu_files_no_cuda():
     torch_cpu = envspec.read_spec(REPO / "envs" / "keras-torch.yaml")["pip"]
     assert "torch==2.13.0+cpu" in torch_cpu
     assert "--extra-index-url https://download.pytorch.org/whl/cpu" in torch_cpu
+
+
+def write_spec(path, *pip, python="3.11", comment=""):
+    lines = ["{}name: demo".format(comment), "dependencies:", "  - python={}".format(python)]
+    lines += ["  - pip", "  - pip:"] + ["      - " + line for line in pip]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_identity_is_what_the_file_installs_not_how_it_is_written(tmp_path):
+    plain = write_spec(tmp_path / "a.yaml", "torch==2.13.0+cpu", "numpy==2.4.6")
+    annotated = write_spec(
+        tmp_path / "b.yaml", "torch==2.13.0+cpu", "numpy==2.4.6", comment="# edited\n"
+    )
+    annotated.write_text(annotated.read_text().replace("  - pip:", "  - pip:   # the pins"))
+    bumped = write_spec(tmp_path / "c.yaml", "torch==2.13.0+cpu", "numpy==2.4.7")
+    other_python = write_spec(
+        tmp_path / "d.yaml", "torch==2.13.0+cpu", "numpy==2.4.6", python="3.12"
+    )
+    assert envspec.identity(plain) == envspec.identity(annotated)
+    assert envspec.identity(plain) != envspec.identity(bumped)
+    assert envspec.identity(plain) != envspec.identity(other_python)
+    assert envspec.identity(REPO / "envs" / "keras2-cntk.yaml")["setup_step"] == "keras2-cntk"
+
+
+def held(python="3.11.7", **installed):
+    return {"python_version": python, "installed": installed}
+
+
+@pytest.mark.parametrize(
+    "installed, python, expected",
+    [
+        ({"torch": "2.13.0+cpu", "numpy": "2.4.6"}, "3.11.7", []),
+        (
+            {"torch": "2.11.0+cu130", "numpy": "2.4.6"},
+            "3.12.3",
+            ["Python 3.12 (env file: 3.11)", "torch 2.11.0+cu130 (env file: ==2.13.0+cpu)"],
+        ),
+        (
+            {"torch": "2.13.0", "numpy": None},
+            "3.11.7",
+            [
+                "torch 2.13.0 (env file: ==2.13.0+cpu)",
+                "numpy: not installed (env file: ==2.4.6)",
+            ],
+        ),
+    ],
+)
+def test_what_an_interpreter_holds_is_compared_with_the_pins(tmp_path, installed, python, expected):
+    spec = envspec.read_spec(
+        write_spec(
+            tmp_path / "e.yaml", "--extra-index-url https://x", "torch==2.13.0+cpu", "numpy==2.4.6"
+        )
+    )
+    assert envspec.compare_with_pins(spec, held(python, **installed)) == expected
+
+
+def test_a_cpu_build_does_not_pass_for_the_cuda_pin():
+    """PEP 440 lets ==2.13.0 admit 2.13.0+cpu; the CUDA env file means the
+    CUDA build, so the local label must agree."""
+    spec = envspec.read_spec(REPO / "envs" / "native-torch.cuda.yaml")
+    found = envspec.compare_with_pins(spec, held(torch="2.13.0+cpu", numpy="2.4.6"))
+    assert found == ["torch 2.13.0+cpu (env file: ==2.13.0)"]
+    assert envspec.compare_with_pins(spec, held(torch="2.13.0", numpy="2.4.6")) == []
+
+
+def test_an_interpreter_without_the_framework_is_refused_with_the_reason(tmp_path):
+    """This interpreter (the tests') has no Chainer: the check says so."""
+    marker = tmp_path / "native-chainer.json"
+    found = envspec.check_existing(
+        REPO / "envs" / "native-chainer.yaml",
+        sys.executable,
+        "native-chainer",
+        marker,
+        src=str(REPO / "src"),
+        log_path=tmp_path / "log",
+    )
+    assert json.loads(marker.read_text()) == found
+    assert found["status"] == "unavailable"
+    assert (
+        "cannot set up native-chainer: ModuleNotFoundError: No module named 'chainer'"
+        in (found["reason"])
+    )
+    assert "chainer: not installed (env file: ==7.8.1)" in found["mismatches"]
+    assert found["python_version"].startswith("{}.{}.".format(*sys.version_info[:2]))
+
+
+def test_a_missing_interpreter_is_refused(tmp_path):
+    found = envspec.check_existing(
+        REPO / "envs" / "native-torch.yaml",
+        str(tmp_path / "nope"),
+        "native-torch",
+        tmp_path / "m.json",
+        src=str(REPO / "src"),
+    )
+    assert found["status"] == "unavailable"
+    assert found["reason"] == "interpreter {} not found or not executable".format(tmp_path / "nope")
+
+
+def test_every_run_record_carries_the_check(tmp_path, digits_npz):
+    """An unavailable environment's record says why; a run in an interpreter
+    that differs from its pins carries the differences, even when it fails."""
+    marker = tmp_path / "env.json"
+    differs = ["torch 2.11.0+cu130 (env file: ==2.13.0+cpu)"]
+    for status, backend in (("unavailable", "native-torch"), ("ok", "keras-none")):
+        marker.write_text(
+            json.dumps(
+                {
+                    "status": status,
+                    "backend": backend,
+                    "reason": "no torch here",
+                    "python": "/opt/x/python",
+                    "mismatches": differs,
+                }
+            )
+        )
+        record_path = tmp_path / "{}.json".format(status)
+        supervise.supervise(
+            spec_for(backend),
+            str(digits_npz),
+            str(record_path),
+            str(tmp_path / "e.csv"),
+            timeout_s=300,
+            env_marker=str(marker),
+            env_mode="existing",
+        )
+        record = json.loads(record_path.read_text())
+        assert record["environment_check"] == {
+            "mode": "existing",
+            "python": "/opt/x/python",
+            "mismatches": differs,
+        }
+        assert record["record_version"] == harness.RECORD_VERSION
+    assert json.loads((tmp_path / "unavailable.json").read_text())["reason"] == (
+        "environment native-torch unavailable: no torch here"
+    )
+    assert json.loads((tmp_path / "ok.json").read_text())["status"] == "failed"

@@ -58,6 +58,25 @@ def test_workload_no_backend_can_run_is_refused(smoke_config):
         matrix.check(smoke_config)
 
 
+def test_existing_environments_are_named_by_backend_or_environment(smoke_config):
+    smoke_config["existing_environments"] = {"native-torch": "/x/python", "keras-jax.cuda": "/y"}
+    matrix.check(smoke_config)
+    assert matrix.existing_python(smoke_config, "native-torch.cuda") == "/x/python"
+    assert matrix.existing_python(smoke_config, "keras-jax.cuda") == "/y"
+    assert matrix.existing_python(smoke_config, "keras-jax") is None
+    smoke_config["existing_environments"] = {"native-cudnn": "/z"}
+    with pytest.raises(matrix.ConfigError, match="existing_environments.native-cudnn: not a"):
+        matrix.check(smoke_config)
+
+
+def test_existing_mode_needs_an_interpreter_for_every_environment(smoke_config):
+    smoke_config.update(env_mode="existing", existing_environments={"native-torch": "/x"})
+    with pytest.raises(matrix.ConfigError, match="env_mode: existing.*; keras-jax, keras-mxnet, .* native-tensorflow have none"):
+        matrix.check(smoke_config)
+    smoke_config["existing_environments"] = {b: "/x" for b in smoke_config["backends"]}
+    matrix.check(smoke_config)
+
+
 def test_full_matrix(full_config):
     runs = matrix.runs(full_config)
     # 7 training workloads on 6 backends, 2 inference workloads on 7 (OpenVINO);

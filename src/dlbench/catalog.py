@@ -321,6 +321,11 @@ def environment_of(backend, devices, accelerator):
     return backend
 
 
+def backend_of_environment(environment):
+    """``keras-torch.cuda`` -> ``keras-torch``."""
+    return environment[: -len(".cuda")] if environment.endswith(".cuda") else environment
+
+
 def model_fits_dataset(model, dataset):
     return DATASETS[dataset]["input"] in MODELS[model]["inputs"]
 

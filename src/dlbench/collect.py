@@ -81,6 +81,8 @@ def metrics(records):
                 "task": record["task"],
                 "node": record.get("node"),
                 "environment": record.get("environment_name"),
+                "env_mode": (record.get("environment_check") or {}).get("mode"),
+                "env_mismatches": _mismatches(record),
                 "accelerator": _accelerator(record),
                 "status": record["status"],
                 "error": record.get("reason") or _error_line(record.get("error")),
@@ -123,6 +125,14 @@ def metrics(records):
             }
         )
     return pd.DataFrame(rows).sort_values(RUN, ignore_index=True)
+
+
+def _mismatches(record):
+    """How the run's environment differs from its env file, as one text:
+    empty where it matches, None where nobody checked (env_mode current,
+    records of version 1)."""
+    found = (record.get("environment_check") or {}).get("mismatches")
+    return None if found is None else "; ".join(found)
 
 
 def _gpu_field(environment, field):
@@ -241,6 +251,12 @@ def summary(
                 "jit_compile": ok["jit_compile"].iloc[0] if len(ok) else None,
                 "threads_used": median("threads_used"),
                 "node": ", ".join(sorted(set(runs.get("node", pd.Series()).dropna()))) or None,
+                "env_mismatches": "; ".join(
+                    sorted(
+                        {text for text in runs.get("env_mismatches", pd.Series()).dropna() if text}
+                    )
+                )
+                or None,
             }
         )
     for cell in not_applicable:
@@ -308,6 +324,7 @@ SUMMARY_COLUMNS = CELL + [
     "jit_compile",
     "threads_used",
     "node",
+    "env_mismatches",
 ]
 
 
@@ -414,6 +431,8 @@ def workload_table(summary_frame, dataset, model):
         }
     cells = cells.assign(parameters=cells["parameters"].map(_count))
     extra["parameters"] = "parameters"
+    if "env_mismatches" in cells and cells["env_mismatches"].notna().any():
+        extra["NOT the pinned environment"] = "env_mismatches"
     others = cells.groupby("backend").agg(**{k: (v, "first") for k, v in extra.items()})
     return table.join(others).reset_index(), cells["task"].iloc[0]
 
@@ -448,4 +467,10 @@ TABLE_CAPTIONS = {
     "over repeats, [confidence interval for the median]); p99 latency; seconds per 1,000 "
     "samples at the workload's batch size.",
 }
-TABLE_CAPTIONS = {task: caption + VERSUS_FASTEST for task, caption in TABLE_CAPTIONS.items()}
+NOT_PINNED = (
+    " NOT the pinned environment (only where a backend ran in an existing interpreter that "
+    "differs from its env file): what differs; those numbers are not from the pinned versions."
+)
+TABLE_CAPTIONS = {
+    task: caption + VERSUS_FASTEST + NOT_PINNED for task, caption in TABLE_CAPTIONS.items()
+}

@@ -45,6 +45,26 @@ def read_spec(path):
     }
 
 
+def identity(path):
+    """What an env file installs, without its comments and layout: the
+    environment's identity. A rebuild (and a re-run of the backend's cells)
+    follows a change of this, not a change of the file's time stamp."""
+    spec = read_spec(path)
+    return {
+        "python": spec["python"],
+        "pip_version": spec["pip_version"],
+        "pip": [" ".join(line.split()) for line in spec["pip"]],
+        "setup_step": spec["name"] if spec["name"] in SETUP_STEPS else None,
+    }
+
+
+def pins(spec):
+    """The pip requirements of a spec (``read_spec``), option lines left out."""
+    from packaging.requirements import Requirement
+
+    return [Requirement(line) for line in spec["pip"] if not line.strip().startswith("-")]
+
+
 def _version_of(executable):
     try:
         out = subprocess.check_output(
@@ -238,3 +258,103 @@ def openmpi_for_cntk(destination, log):
 
 # A backend's own step after its pip packages are installed, by env name.
 SETUP_STEPS = {"keras2-cntk": openmpi_for_cntk}
+
+
+def compare_with_pins(spec, held):
+    """The differences between what an interpreter holds (``envcheck``'s
+    report) and what the env file pins, as sentences; empty when it matches."""
+    from packaging.specifiers import InvalidSpecifier
+    from packaging.version import InvalidVersion, Version
+
+    mismatches = []
+    python = ".".join(held["python_version"].split(".")[:2])
+    if python != spec["python"]:
+        mismatches.append("Python {} (env file: {})".format(python, spec["python"]))
+    for requirement in pins(spec):
+        installed = held["installed"].get(requirement.name)
+        if installed is None:
+            mismatches.append(
+                "{}: not installed (env file: {})".format(requirement.name, requirement.specifier)
+            )
+            continue
+        try:
+            # PEP 440 ignores a local label the pin does not name: ==2.13.0
+            # admits 2.13.0+cpu, which is not the CUDA build the pin means.
+            exact = [s for s in requirement.specifier if s.operator in ("==", "===")]
+            pinned_local = {s.version.partition("+")[2] for s in exact}
+            same_build = not exact or (Version(installed).local or "") in pinned_local
+            satisfied = requirement.specifier.contains(installed, prereleases=True)
+        except (InvalidSpecifier, InvalidVersion):
+            same_build, satisfied = True, installed in str(requirement.specifier)
+        if not (satisfied and same_build):
+            mismatches.append(
+                "{} {} (env file: {})".format(requirement.name, installed, requirement.specifier)
+            )
+    return mismatches
+
+
+def _interpreter_report(python, backend, distributions, src, log):
+    """Run ``dlbench.envcheck`` under ``python``; its report, or the reason
+    there is none."""
+    from dlbench import envcheck
+
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))
+    )
+    env.update(runtime.thread_environment(1))
+    env.update(runtime.environment_additions(runtime.prefix_of(python), env))
+    command = [python, "-m", "dlbench.envcheck", "--backend", backend, "--distributions"]
+    command += distributions
+    print("$ " + " ".join(command), file=log, flush=True)
+    try:
+        done = subprocess.run(
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900
+        )
+    except OSError as error:
+        return None, "interpreter {} cannot run: {}".format(python, error)
+    except subprocess.TimeoutExpired:
+        return None, "interpreter {} did not answer within 900 s".format(python)
+    output = done.stdout.decode("utf-8", "replace")
+    log.write(output)
+    for line in reversed(output.splitlines()):
+        if line.startswith(envcheck.MARK):
+            return json.loads(line[len(envcheck.MARK) :]), None
+    tail = " | ".join(line for line in output.splitlines()[-3:] if line.strip())
+    return None, "interpreter {} exited with status {}: {}".format(python, done.returncode, tail)
+
+
+def check_existing(spec_path, python, backend, marker, src, log_path=None):
+    """Check an existing interpreter for a backend and write ``marker``: what
+    it holds (framework, Keras, CUDA, cuDNN, the pinned distributions), how
+    that differs from the env file's pins, and ``unavailable`` with the
+    reason when the backend cannot be set up with it."""
+    spec = read_spec(spec_path)
+    record = {
+        "mode": "existing",
+        "backend": backend,
+        "environment": spec["name"],
+        "spec": str(spec_path),
+        "python": python,
+        "checked": runtime.utc_now(),
+    }
+    with open(log_path, "w") if log_path else open(os.devnull, "w") as log:
+        held, reason = None, None
+        if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+            reason = "interpreter {} not found or not executable".format(python)
+        else:
+            names = [requirement.name for requirement in pins(spec)]
+            held, reason = _interpreter_report(python, backend, names, src, log)
+        if held is not None:
+            record.update(
+                python_version=held["python_version"],
+                versions=held.get("versions"),
+                installed=held["installed"],
+                mismatches=compare_with_pins(spec, held),
+            )
+            if held.get("error"):
+                reason = "{} cannot set up {}: {}".format(python, backend, held["error"])
+        record["status"] = "unavailable" if reason else "ok"
+        record["reason"] = reason
+        print(json.dumps(record, indent=2), file=log)
+    runtime.write_json_atomic(str(marker), record)
+    return record

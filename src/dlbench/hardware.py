@@ -19,6 +19,8 @@ ENVIRONMENT_COLUMNS = {
     "gpu_model": "GPU",
     "gpu_driver": "driver",
     "hostname": "host",
+    "env_mode": "environment from",
+    "env_mismatches": "differs from the env file",
 }
 
 
@@ -70,5 +72,9 @@ ENVIRONMENT_CAPTION = (
     "framework reports them "
     "(– on CPU builds), the CPU model and count, the threads the framework was pinned to, the "
     "GPUs and driver from nvidia-smi, and the median of a float32 matrix-multiply probe "
-    "(1024 x 1024, numpy's BLAS on the run's threads) recorded with each run."
+    "(1024 x 1024, numpy's BLAS on the run's threads) recorded with each run. Environment from: "
+    "conda or venv (built from the backend's env file), existing (an interpreter named in "
+    "existing_environments, checked before the runs) or current (the workflow's own, not "
+    "checked); differs from the env file: what an existing interpreter holds that its env "
+    "file does not pin (those numbers are not from the pinned versions)."
 )

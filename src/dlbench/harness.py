@@ -382,6 +382,7 @@ def base_record(spec):
             "hyper": spec["hyper"],
             "parallel": launch.parallel_of(spec),
             "environment_name": spec.get("environment", spec["backend"]),
+            "environment_check": spec.get("environment_check"),
             "status": "running",
             "error": None,
             "reason": None,

@@ -176,6 +176,7 @@ def check(config):
                     key, backends, task, config["devices"], "; ".join(reasons)
                 )
             )
+    _check_existing_environments(config)
     for index, devices in enumerate(config["devices"]):
         for entry in config["workloads"] if devices else []:
             if entry.get("task", "train") == "train" and entry["batch_size"] % devices:
@@ -191,6 +192,43 @@ def check(config):
                         option(config, "batch_scaling"),
                     )
                 )
+
+
+def existing_python(config, environment):
+    """The interpreter the config names for an environment (``keras-torch``,
+    ``keras-torch.cuda``) or for its backend, or None."""
+    named = config.get("existing_environments") or {}
+    return named.get(environment) or named.get(catalog.backend_of_environment(environment))
+
+
+def _check_existing_environments(config):
+    named = config.get("existing_environments") or {}
+    known = {catalog.environment_of(b, d, "gpu") for b in catalog.BACKENDS for d in (0, 1)}
+    for name in sorted(named):
+        if name not in known:
+            raise ConfigError(
+                "existing_environments.{}: not a backend or environment (one of {})".format(
+                    name, ", ".join(sorted(known))
+                )
+            )
+    if config.get("env_mode") == "existing":
+        accelerator = option(config, "accelerator")
+        unnamed = sorted(
+            {
+                catalog.environment_of(backend, devices, accelerator)
+                for backend in config["backends"]
+                for devices in config["devices"]
+            }
+            - {name for name in known if existing_python(config, name)}
+        )
+        if unnamed:
+            raise ConfigError(
+                "env_mode: existing runs every backend in an interpreter named in "
+                "existing_environments; {} have none (name one, e.g. existing_environments: "
+                '{{"{}": /path/to/python}}, or leave them to env_mode auto)'.format(
+                    ", ".join(unnamed), unnamed[0]
+                )
+            )
 
 
 def workload(config, dataset, model):

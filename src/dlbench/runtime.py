@@ -8,6 +8,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import socket
 import subprocess
 import sys
@@ -143,6 +144,14 @@ def write_json_atomic(path, payload):
 # Written into an environment by its build step when the environment needs
 # variables set before its process starts (CNTK's OpenMPI libraries).
 ENVIRONMENT_ADDITIONS = "dlbench-env.json"
+
+
+def prefix_of(python):
+    """The environment an interpreter belongs to."""
+    if python == sys.executable:
+        return sys.prefix
+    found = shutil.which(python) or python
+    return os.path.dirname(os.path.dirname(os.path.abspath(found)))
 
 
 def environment_additions(prefix, env):

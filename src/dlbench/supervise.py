@@ -12,7 +12,6 @@ import collections
 import json
 import os
 import resource
-import shutil
 import signal
 import subprocess
 import sys
@@ -51,15 +50,21 @@ def _failed_without_child(spec, record_path, epochs_path, reason, status="failed
     return 0
 
 
-def _unavailable_environment(marker):
-    """Why the run's environment could not be built, or None."""
+def environment_check(mode, marker):
+    """How the run's environment came to be and how it differs from its env
+    file (``envspec``'s marker: a built venv or a checked existing
+    interpreter), and the reason it cannot run, or None."""
+    check = {"mode": mode, "mismatches": None if mode == "current" else []}
     if not marker:
-        return None
+        return check, None
     with open(marker) as handle:
-        built = json.load(handle)
-    if built.get("status", "ok") == "ok":
-        return None
-    return "environment {} unavailable: {}".format(built.get("backend"), built.get("reason"))
+        found = json.load(handle)
+    check["python"] = found.get("python")
+    check["mismatches"] = found.get("mismatches", [])
+    if found.get("status", "ok") == "ok":
+        return check, None
+    reason = "environment {} unavailable: {}".format(found.get("backend"), found.get("reason"))
+    return check, reason
 
 
 def _child_setup(limit_mb):
@@ -82,14 +87,6 @@ def _child_setup(limit_mb):
     return apply
 
 
-def _prefix_of(python):
-    """The environment an interpreter belongs to."""
-    if python == sys.executable:
-        return sys.prefix
-    found = shutil.which(python) or python
-    return os.path.dirname(os.path.dirname(os.path.abspath(found)))
-
-
 def supervise(
     spec,
     data,
@@ -101,12 +98,14 @@ def supervise(
     python=None,
     env_marker=None,
     memory_limit_mb=None,
+    env_mode="current",
 ):
     """Run ``spec`` with the harness under ``python`` (the backend's
     environment; this one by default) and leave a record in every case."""
     if os.path.exists(record_path):
         os.remove(record_path)  # never mistake an old record for this run's
-    unavailable = _unavailable_environment(env_marker)
+    check, unavailable = environment_check(env_mode, env_marker)
+    spec = dict(spec, environment_check=check)
     if unavailable:
         return _failed_without_child(
             spec, record_path, epochs_path, unavailable, status="unavailable"
@@ -126,7 +125,7 @@ def supervise(
     threads = launch.threads_per_process(runtime.resolve_threads(spec.get("threads")), parallel)
     env = dict(os.environ)
     env.update(runtime.thread_environment(threads))
-    env.update(runtime.environment_additions(_prefix_of(python), env))
+    env.update(runtime.environment_additions(runtime.prefix_of(python), env))
     env.update(launch.environment(parallel, allocation.ids if allocation else None))
     env["PYTHONUNBUFFERED"] = "1"
     harness_args = ["--spec", json.dumps(spec), "--data", data, "--record", record_path]
@@ -193,7 +192,12 @@ def main(argv=None):
     parser.add_argument("--gpu-lock-dir", default=None, help="folder of the per-GPU locks")
     parser.add_argument("--gpu-wait-minutes", type=float, default=None)
     parser.add_argument("--python", default=None, help="the backend environment's interpreter")
-    parser.add_argument("--env-marker", default=None, help="the venv's ready.json")
+    parser.add_argument(
+        "--env-marker", default=None, help="the built venv's or checked interpreter's marker"
+    )
+    parser.add_argument(
+        "--env-mode", default="current", choices=["conda", "venv", "existing", "current"]
+    )
     parser.add_argument("--memory-limit-mb", type=float, default=None)
     args = parser.parse_args(argv)
     timeout_s = args.timeout_minutes * 60 if args.timeout_minutes else None
@@ -209,6 +213,7 @@ def main(argv=None):
         python=args.python,
         env_marker=args.env_marker,
         memory_limit_mb=args.memory_limit_mb,
+        env_mode=args.env_mode,
     )
 
 

@@ -1,9 +1,11 @@
+import functools
 import hashlib
 import json
 import math
 import os
 import re
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +17,7 @@ SRC = str(Path(workflow.basedir) / "src")
 # its sys.path to them), in whichever environment the script runs.
 sys.path.insert(0, SRC)
 
-from dlbench import abstraction, catalog, integrity, lines, matrix
+from dlbench import abstraction, catalog, envspec, integrity, lines, matrix
 
 # A config file given with --configfile is the whole matrix. Snakemake would
 # merge it into config/config.yaml, adding that file's backends and keys to a
@@ -109,6 +111,60 @@ ENV_MODE = env_mode()
 
 def env_file(environment):
     return str(Path(workflow.basedir) / "envs" / f"{environment}.yaml")
+
+
+def environment_mode(environment):
+    """existing where the config names an interpreter for the environment or
+    its backend, else the workflow's mode."""
+    if matrix.existing_python(config, environment):
+        return "existing"
+    return ENV_MODE
+
+
+def env_spec_path(wildcards):
+    """The env file, relative: a moved workflow rebuilds nothing."""
+    return os.path.relpath(env_file(wildcards.environment))
+
+
+def env_identity(wildcards):
+    """What the env file installs (comments and layout left out): a build or
+    check follows a change of this, not the file's time stamp."""
+    return envspec.identity(env_file(wildcards.environment))
+
+
+def existing_interpreter(wildcards):
+    return matrix.existing_python(config, wildcards.environment)
+
+
+@functools.cache
+def interpreter_fingerprint(python):
+    """The interpreter and the times of its package folders: installing or
+    removing a package there checks the environment again."""
+    found = [os.path.realpath(python)]
+    listed = subprocess.run(
+        [python, "-c", "import json, sys; print(json.dumps(sys.path))"],
+        capture_output=True,
+        text=True,
+    )
+    for folder in json.loads(listed.stdout) if listed.returncode == 0 else []:
+        if os.path.isdir(folder):
+            found.append(f"{folder}:{os.stat(folder).st_mtime_ns}")
+    return hashlib.sha256("\n".join(found).encode()).hexdigest()
+
+
+def existing_fingerprint(wildcards):
+    return interpreter_fingerprint(existing_interpreter(wildcards))
+
+
+def environment_marker(environment):
+    """The file a run of this environment waits for: the built venv's
+    marker, or the existing interpreter's check; none under conda."""
+    mode = environment_mode(environment)
+    if mode == "venv":
+        return f".venvs/{environment}/ready.json"
+    if mode == "existing":
+        return f"results/environments/{environment}.json"
+    return None
 
 
 def run_of(wildcards):
@@ -254,7 +310,11 @@ def run_environment(wildcards):
 
 
 def run_env_file(wildcards):
-    return env_file(run_environment(wildcards))
+    """The conda env of a run; none where it runs in an existing interpreter."""
+    environment = run_environment(wildcards)
+    if environment_mode(environment) == "existing":
+        return None
+    return env_file(environment)
 
 
 def bench_inputs(wildcards):
@@ -265,17 +325,20 @@ def bench_inputs(wildcards):
         "data": f"results/data/{wildcards.dataset}.npz",
         "code": f"results/code/{family}.sha256",
     }
-    if ENV_MODE == "venv":
-        inputs["env"] = f".venvs/{run_environment(wildcards)}/ready.json"
+    marker = environment_marker(run_environment(wildcards))
+    if marker:
+        inputs["env"] = marker
     return inputs
 
 
 def backend_python(wildcards):
+    environment = run_environment(wildcards)
     return {
-        "venv": f".venvs/{run_environment(wildcards)}/bin/python",
+        "venv": f".venvs/{environment}/bin/python",
         "conda": "python",
+        "existing": matrix.existing_python(config, environment),
         "current": sys.executable,
-    }[ENV_MODE]
+    }[environment_mode(environment)]
 
 
 def family_sources(wildcards):
@@ -331,7 +394,8 @@ def supervisor_python(wildcards):
     """The supervisor needs only the library: in venv mode it runs in this
     environment, so that a backend whose venv could not be built still gets
     a record saying why."""
-    return "python" if ENV_MODE == "conda" else sys.executable
+    in_conda_env = environment_mode(run_environment(wildcards)) == "conda"
+    return "python" if in_conda_env else sys.executable
 
 
 def run_timeout_minutes(wildcards):
@@ -349,7 +413,8 @@ def supervisor_options(wildcards, input):
     options = f"--timeout-minutes {run_timeout_minutes(wildcards)} "
     if config["memory_limit_mb"]:
         options += f"--memory-limit-mb {config['memory_limit_mb']} "
-    if ENV_MODE == "venv":
+    options += f"--env-mode {environment_mode(run_environment(wildcards))} "
+    if "env" in input.keys():
         options += f"--env-marker {shlex.quote(input.env)} "
     if timed_on_gpus(wildcards):
         options += f"--gpu-wait-minutes {config['gpu_wait_minutes']} "

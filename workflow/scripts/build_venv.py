@@ -6,7 +6,7 @@ from pathlib import Path
 from dlbench.envspec import build_or_report
 
 build_or_report(
-    snakemake.input[0],
+    snakemake.params.spec,
     Path(snakemake.output[0]).parent,
     snakemake.output[0],
     configured=snakemake.params.interpreters,

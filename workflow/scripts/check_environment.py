@@ -1,0 +1,13 @@
+"""Check an existing interpreter for a backend (rule check_existing_environment):
+what it holds against the env file's pins, or why the backend cannot run there."""
+
+from dlbench.envspec import check_existing
+
+check_existing(
+    snakemake.params.spec,
+    snakemake.params.python,
+    snakemake.params.backend,
+    snakemake.output[0],
+    src=snakemake.params.src,
+    log_path=snakemake.log[0],
+)
