@@ -298,3 +298,15 @@ def test_every_run_record_carries_the_check(tmp_path, digits_npz):
         "environment native-torch unavailable: no torch here"
     )
     assert json.loads((tmp_path / "ok.json").read_text())["status"] == "failed"
+
+
+def test_installing_into_an_existing_interpreter_changes_its_fingerprint(tmp_path):
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "env")], check=True
+    )
+    python = str(tmp_path / "env" / "bin" / "python")
+    before = envspec.interpreter_fingerprint.__wrapped__(python)
+    assert envspec.interpreter_fingerprint.__wrapped__(python) == before
+    (site_packages,) = (tmp_path / "env" / "lib").glob("python*/site-packages")
+    (site_packages / "newly_installed-1.0.dist-info").mkdir()
+    assert envspec.interpreter_fingerprint.__wrapped__(python) != before

@@ -71,7 +71,10 @@ def test_existing_environments_are_named_by_backend_or_environment(smoke_config)
 
 def test_existing_mode_needs_an_interpreter_for_every_environment(smoke_config):
     smoke_config.update(env_mode="existing", existing_environments={"native-torch": "/x"})
-    with pytest.raises(matrix.ConfigError, match="env_mode: existing.*; keras-jax, keras-mxnet, .* native-tensorflow have none"):
+    with pytest.raises(
+        matrix.ConfigError,
+        match="env_mode: existing.*; keras-jax, keras-mxnet, .* native-tensorflow have none",
+    ):
         matrix.check(smoke_config)
     smoke_config["existing_environments"] = {b: "/x" for b in smoke_config["backends"]}
     matrix.check(smoke_config)

@@ -427,8 +427,16 @@ def test_hyper_parameter_edit_reruns_exactly_that_model(workdir):
 
 
 def test_env_file_edit_reruns_exactly_that_backend(workdir):
+    """A comment is not what an environment installs: nothing is rebuilt or
+    re-run. A pin added (of a package the venv holds already) rebuilds that
+    venv and re-runs exactly that backend's cells."""
     env_file = workdir / "envs/keras-openvino.yaml"
-    env_file.write_text(env_file.read_text() + "# edited\n")
+    original = env_file.read_text()
+    env_file.write_text("# edited: a comment only\n" + original)
+    assert pending_runs(workdir) == []
+    held = json.loads((workdir / ".venvs/keras-openvino/ready.json").read_text())["pip_freeze"]
+    (pin,) = [line for line in held if line.startswith("namex==")]
+    env_file.write_text(original.replace("  - pip:\n", "  - pip:\n      - {}\n".format(pin)))
     openvino = [(m, "keras-openvino") for m in ("lenet", "resnet50")]
     assert pending_runs(workdir) == openvino
     runs = [(d, m, b) for d, m, b, _ in smoke_runs()]
@@ -437,6 +445,9 @@ def test_env_file_edit_reruns_exactly_that_backend(workdir):
     after = {run: load_record(workdir, run[1], run[2], run[0])["started"] for run in runs}
     changed = sorted((m, b) for (d, m, b) in before if before[(d, m, b)] != after[(d, m, b)])
     assert changed == openvino
+    assert (
+        pin in json.loads((workdir / ".venvs/keras-openvino/ready.json").read_text())["pip_freeze"]
+    )
     assert pending_runs(workdir) == []
 
 

@@ -4,7 +4,9 @@ The conda spec is the single source of truth: its ``python=X.Y`` pin picks the
 interpreter and its ``pip:`` list is installed into ``.venvs/<backend>``.
 """
 
+import functools
 import glob
+import hashlib
 import json
 import os
 import re
@@ -321,6 +323,28 @@ def _interpreter_report(python, backend, distributions, src, log):
             return json.loads(line[len(envcheck.MARK) :]), None
     tail = " | ".join(line for line in output.splitlines()[-3:] if line.strip())
     return None, "interpreter {} exited with status {}: {}".format(python, done.returncode, tail)
+
+
+@functools.lru_cache(maxsize=None)
+def interpreter_fingerprint(python):
+    """The interpreter and the times of the folders on its path: installing or
+    removing a package changes its folder's time. Cheap (nothing is imported),
+    so the workflow can ask at every start."""
+    found = [os.path.realpath(python)]
+    try:
+        listed = subprocess.run(
+            [python, "-c", "import json, sys; print(json.dumps(sys.path))"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        folders = json.loads(listed.stdout) if listed.returncode == 0 else []
+    except (OSError, subprocess.SubprocessError, ValueError):
+        folders = []
+    for folder in folders:
+        if os.path.isdir(folder):
+            found.append("{}:{}".format(folder, os.stat(folder).st_mtime_ns))
+    return hashlib.sha256("\n".join(found).encode()).hexdigest()
 
 
 def check_existing(spec_path, python, backend, marker, src, log_path=None):

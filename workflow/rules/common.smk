@@ -1,11 +1,9 @@
-import functools
 import hashlib
 import json
 import math
 import os
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
@@ -136,24 +134,9 @@ def existing_interpreter(wildcards):
     return matrix.existing_python(config, wildcards.environment)
 
 
-@functools.cache
-def interpreter_fingerprint(python):
-    """The interpreter and the times of its package folders: installing or
-    removing a package there checks the environment again."""
-    found = [os.path.realpath(python)]
-    listed = subprocess.run(
-        [python, "-c", "import json, sys; print(json.dumps(sys.path))"],
-        capture_output=True,
-        text=True,
-    )
-    for folder in json.loads(listed.stdout) if listed.returncode == 0 else []:
-        if os.path.isdir(folder):
-            found.append(f"{folder}:{os.stat(folder).st_mtime_ns}")
-    return hashlib.sha256("\n".join(found).encode()).hexdigest()
-
-
 def existing_fingerprint(wildcards):
-    return interpreter_fingerprint(existing_interpreter(wildcards))
+    """Installing or removing a package in an existing interpreter checks it again."""
+    return envspec.interpreter_fingerprint(existing_interpreter(wildcards))
 
 
 def environment_marker(environment):
