@@ -300,6 +300,19 @@ def run_json(dataset, model, backend, devices=0, repeat=1, machine=MACHINE, **di
     return matrix.run_dir(run) + "/run.json"
 
 
+# Real run records (a Keras training run, a native inference run, and the
+# failed, timed-out and unavailable records of the fault suite), kept so that
+# the code that reads records is tested on what the harness really writes.
+FIXTURE_RECORDS = REPO / "tests" / "fixtures" / "records"
+
+
+def fixture_record(name, **changes):
+    """A real run record (``tests/fixtures/records/<name>.json``), changed."""
+    record = json.loads((FIXTURE_RECORDS / "{}.json".format(name)).read_text())
+    record.update(changes)
+    return record
+
+
 def write_config(path, config):
     with open(path, "w") as handle:
         yaml.safe_dump(copy.deepcopy(config), handle, sort_keys=False)

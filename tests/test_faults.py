@@ -31,7 +31,7 @@ from conftest import (
     run_snakemake,
     write_config,
 )
-from dlbench import catalog, fixtures, integrity
+from dlbench import catalog, fixtures, integrity, record_schema
 
 pytestmark = pytest.mark.e2e
 
@@ -120,11 +120,16 @@ def record(workdir, dataset, model, backend):
 
 
 def all_records(workdir):
-    """Every run record: each must parse (no half-written file, ever)."""
-    return {
+    """Every run record: each must parse (no half-written file, ever) and
+    conform to the run record's schema, whoever wrote it."""
+    found = {
         path.relative_to(workdir): json.loads(path.read_text())
         for path in (workdir / "results/runs").rglob("run.json")
     }
+    assert {path: record_schema.problems(r) for path, r in found.items()} == {
+        path: [] for path in found
+    }
+    return found
 
 
 def lost_results(workdir):

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import fixture_record
 from dlbench import collect, harness, imports, machines, matrix
 
 
@@ -65,20 +66,9 @@ def test_the_record_carries_machine_threads_and_node(tmp_path):
 
 
 def record(machine="other", backend="keras-jax", repeat=1, seconds=1.0, **changes):
-    made = {
-        "record_version": harness.RECORD_VERSION,
-        "machine": machine,
-        "dataset": "digits",
-        "model": "mlp",
-        "backend": backend,
-        "devices": 0,
-        "threads": "all",
-        "repeat": repeat,
-        "task": "train",
-        "status": "ok",
-        "steady_epoch_seconds": seconds,
-        "epochs": [],
-    }
+    made = fixture_record(
+        "train_ok", machine=machine, backend=backend, repeat=repeat, steady_epoch_seconds=seconds
+    )
     made.update(changes)
     return made
 
@@ -118,7 +108,7 @@ def test_an_import_refuses_bad_records_by_name_and_changes_nothing(tmp_path):
     assert "does not parse" in reasons[str(truncated)]
     assert "record_version 99" in reasons[str(future)]
     assert "this machine's name" in reasons[str(colliding)]
-    assert "missing task" in reasons[str(missing)]
+    assert "'task' is a required property" in reasons[str(missing)]
     assert "same run" in reasons[str(twice)] and str(good) in reasons[str(twice)]
     assert len(verdicts) == 7
 

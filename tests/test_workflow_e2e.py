@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from conftest import REPO, RUN_TIMEOUT_S, needs_browser, run_json, run_snakemake, write_config
-from dlbench import abstraction, catalog, flops, launch, matrix
+from dlbench import abstraction, catalog, flops, launch, matrix, record_schema
 from report_browser import check_report
 
 pytestmark = pytest.mark.e2e
@@ -103,6 +103,8 @@ def test_smoke_run_writes_a_complete_record_per_run(workdir):
     for dataset, model, backend, task in smoke_runs():
         record = load_record(workdir, model, backend, dataset)
         assert record["status"] == "ok", (dataset, model, backend, record.get("error"))
+        assert record_schema.problems(record) == [], (dataset, model, backend)
+        assert record["environment_check"] == {"mode": "venv", "mismatches": []}
         expected = catalog.parameter_count(model, prepared_meta(workdir, dataset))
         assert record["parameters"] == expected, (model, backend)
         framework = catalog.BACKENDS[backend]["framework"]

@@ -13,7 +13,7 @@ from math import comb
 
 import pandas as pd
 
-from dlbench import harness, matrix, stats
+from dlbench import catalog, harness, matrix, record_schema, stats
 
 CELL = list(matrix.CELL)
 # Cell columns that are names, not numbers ("all" threads): read back as text.
@@ -24,11 +24,40 @@ RUN = CELL + ["repeat"]
 
 
 def load_records(paths):
-    records = []
+    """The records at ``paths``, each checked against the run record's
+    schema; one that does not parse or conform stands in the tables as an
+    ``invalid`` run of the cell its path names, the reason naming the path
+    and the fields."""
+    loaded = []
     for path in paths:
-        with open(path) as handle:
-            records.append(json.load(handle))
-    return records
+        try:
+            with open(path) as handle:
+                record = json.load(handle)
+            found = record_schema.problems(record)
+        except (OSError, ValueError) as error:
+            record, found = None, ["(file): {}".format(error)]
+        loaded.append(invalid_record(path, record, found) if found else record)
+    return loaded
+
+
+def invalid_record(path, record, problems):
+    """The stand-in for a record that breaks the schema."""
+    cell = matrix.run_of_path(path)
+    if cell is None:
+        raise ValueError("{}: not a run record's path ({})".format(path, matrix.RUN_DIR))
+    task = record.get("task") if isinstance(record, dict) else None
+    reason = "invalid run record {}: {}".format(path, "; ".join(problems[:5]))
+    if len(problems) > 5:
+        reason += "; and {} more".format(len(problems) - 5)
+    print(reason)
+    return dict(
+        cell,
+        record_version=harness.RECORD_VERSION,
+        task=task if task in catalog.TASKS else "train",
+        status=record_schema.INVALID,
+        error=reason,
+        reason=reason,
+    )
 
 
 def read_table(path):

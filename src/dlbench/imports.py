@@ -6,12 +6,9 @@ import json
 import tarfile
 from pathlib import Path
 
-from dlbench import harness, matrix
+from dlbench import harness, matrix, record_schema
 
 READABLE_RECORD_VERSIONS = (harness.RECORD_VERSION,)
-# What the tables need of a record, beyond its cell and repeat.
-REQUIRED = ("record_version",) + matrix.CELL + ("repeat", "task", "status")
-STATUSES = ("ok", "failed", "timeout")
 
 
 def _folder_records(folder):
@@ -49,11 +46,9 @@ def problem(record, local_machine):
         return "record_version {} is not one this code reads ({})".format(
             version, ", ".join(map(str, READABLE_RECORD_VERSIONS))
         )
-    missing = [key for key in REQUIRED if record.get(key) is None]
-    if missing:
-        return "missing {}".format(", ".join(missing))
-    if record["status"] not in STATUSES:
-        return "status {!r} is not a finished run's".format(record["status"])
+    found = record_schema.problems(record)
+    if found:
+        return "not a valid run record: {}".format("; ".join(found[:3]))
     if record["machine"] == local_machine:
         return (
             "its machine {!r} is this machine's name: its cells would collide with this "

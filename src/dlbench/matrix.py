@@ -382,6 +382,23 @@ def data_parallel(config, entry, devices, backend):
     return hyper, block
 
 
+def run_of_path(path):
+    """The cell and repeat a run record's path names (``RUN_DIR``), or None."""
+    pattern = re.escape(RUN_DIR).replace(r"\{", "{").replace(r"\}", "}")
+    pattern = re.sub(r"{(\w+)}", r"(?P<\1>[^/]+)", pattern)
+    found = re.search(pattern + r"/run\.json$", str(path))
+    if found is None:
+        return None
+    fields = found.groupdict()
+    try:
+        for dimension in DIMENSIONS:
+            fields[dimension.name] = dimension.parse(fields[dimension.name])
+        fields["repeat"] = int(fields["repeat"])
+    except ValueError:
+        return None
+    return fields
+
+
 def run_dir(run):
     return str(PurePosixPath(RUN_DIR.format(**run._asdict())))
 

@@ -59,7 +59,8 @@ def environment_check(mode, marker):
         return check, None
     with open(marker) as handle:
         found = json.load(handle)
-    check["python"] = found.get("python")
+    if mode == "existing":
+        check["python"] = found.get("python")
     check["mismatches"] = found.get("mismatches", [])
     if found.get("status", "ok") == "ok":
         return check, None

@@ -1,0 +1,119 @@
+"""The run record's schema: what the harness and the supervisor write
+conforms to it, and a record that breaks it is named, never read blank."""
+
+import json
+import shutil
+import sys
+
+import pytest
+
+from conftest import FIXTURE_RECORDS, REPO
+from dlbench import collect, harness, matrix, record_schema, supervise
+from test_harness import infer_spec, spec_for
+
+RUN = "results/runs/lab/digits/mlp/numpy-test/devices=0/threads=1/rep{}/run.json"
+
+
+def written(path):
+    record = json.loads(path.read_text())
+    assert record_schema.problems(record) == []
+    return record
+
+
+def test_the_schema_is_valid_and_describes_this_record_version():
+    schema = json.loads(record_schema.SCHEMA_PATH.read_text())
+    record_schema.validator()  # checks the schema against its meta-schema
+    assert schema["properties"]["record_version"] == {"const": harness.RECORD_VERSION}
+    assert schema["$id"].endswith("/{}".format(harness.RECORD_VERSION))
+
+
+def test_every_record_the_harness_writes_conforms(tmp_path, numpy_backend, digits_npz):
+    for name, spec, data in (
+        ("train", spec_for(numpy_backend), digits_npz),
+        ("infer", infer_spec(numpy_backend), digits_npz),
+        ("failed", spec_for(numpy_backend), tmp_path / "absent.npz"),
+    ):
+        path = tmp_path / "{}.json".format(name)
+        harness.run(spec, str(data), str(path), str(tmp_path / "e.csv"))
+        assert written(path)["status"] == ("failed" if name == "failed" else "ok")
+
+
+def test_every_record_the_supervisor_writes_conforms(tmp_path, digits_npz):
+    """A run that dies before it writes a record, one that hangs past its
+    time-out, one whose environment is unavailable: each record the
+    supervisor writes itself."""
+    marker = tmp_path / "env.json"
+    marker.write_text(json.dumps({"status": "unavailable", "backend": "keras-jax", "reason": "x"}))
+    hang = "import time; time.sleep(600)"
+    for name, python, options in (
+        ("died", shutil.which("false"), {}),
+        ("hung", str(tmp_path / "hang.sh"), {"timeout_s": 2}),
+        ("unavailable", sys.executable, {"env_marker": str(marker), "env_mode": "venv"}),
+    ):
+        (tmp_path / "hang.sh").write_text(
+            "#!/bin/sh\nexec {} -c '{}'\n".format(sys.executable, hang)
+        )
+        (tmp_path / "hang.sh").chmod(0o755)
+        path = tmp_path / "{}.json".format(name)
+        spec = spec_for("keras-none")  # no such backend: the child fails
+        supervise.supervise(
+            spec, str(digits_npz), str(path), str(tmp_path / "e.csv"), python=python, **options
+        )
+        assert written(path)["status"] == {"died": "failed", "hung": "timeout"}.get(
+            name, "unavailable"
+        )
+
+
+@pytest.fixture
+def run_folder(tmp_path, numpy_backend, digits_npz):
+    """Two real runs of one cell under their RUN_DIR paths."""
+    paths = []
+    for repeat in (1, 2):
+        path = tmp_path / RUN.format(repeat)
+        spec = dict(spec_for(numpy_backend), machine="lab", repeat=repeat)
+        harness.run(spec, str(digits_npz), str(path), str(tmp_path / "e.csv"))
+        paths.append(path)
+    return paths
+
+
+def test_a_renamed_field_is_named_and_the_run_shown_invalid(run_folder):
+    good, renamed = run_folder
+    record = json.loads(renamed.read_text())
+    record["steady_seconds"] = record.pop("steady_epoch_seconds")
+    renamed.write_text(json.dumps(record))
+    loaded = collect.load_records(run_folder)
+    assert loaded[0] == json.loads(good.read_text())
+    assert loaded[1]["status"] == record_schema.INVALID
+    reason = loaded[1]["reason"]
+    assert str(renamed) in reason
+    assert "'steady_seconds' was unexpected" in reason
+    assert "'steady_epoch_seconds' is a required property" in reason
+    summary = collect.summary(collect.metrics(loaded))
+    assert summary.loc[0, "status"] == "partial" and summary.loc[0, "runs_ok"] == 1
+    metrics = collect.metrics(loaded).set_index("repeat")
+    assert metrics.loc[2, "status"] == "invalid" and metrics.loc[2, "machine"] == "lab"
+
+
+def test_a_record_that_does_not_parse_is_shown_invalid(run_folder):
+    run_folder[1].write_text(run_folder[1].read_text()[:80])
+    (invalid,) = [r for r in collect.load_records(run_folder) if r["status"] == "invalid"]
+    assert invalid["repeat"] == 2 and invalid["backend"] == "numpy-test"
+    assert "(file): " in invalid["reason"] and str(run_folder[1]) in invalid["reason"]
+
+
+def test_the_run_path_names_the_cell():
+    run = matrix.Run("digits", "mlp", "keras-jax", devices=2, threads=4, repeat=3, machine="m")
+    found = matrix.run_of_path(REPO / matrix.run_dir(run) / "run.json")
+    assert matrix.Run(**found) == run
+    assert matrix.run_of_path("elsewhere/run.json") is None
+
+
+def test_the_real_records_kept_as_fixtures_conform_and_read():
+    kept = {path.stem: json.loads(path.read_text()) for path in FIXTURE_RECORDS.glob("*.json")}
+    assert {name: record_schema.problems(record) for name, record in kept.items()} == {
+        name: [] for name in kept
+    }
+    metrics = collect.metrics(list(kept.values())).set_index(["model", "backend"])
+    assert set(metrics["status"]) == {"ok", "failed", "timeout", "unavailable"}
+    assert metrics.loc[("mlp", "keras-jax"), "steady_epoch_seconds"] > 0
+    assert metrics.loc[("lenet", "native-torch"), "latency_p50_ms"] > 0
