@@ -112,6 +112,7 @@ def test_backend_side_code_imports_on_python36():
         "dlbench.harness",
         "dlbench.supervise",
         "dlbench.envcheck",
+        "dlbench.parity",
         "dlbench.backends",
         "dlbench.backends.keras_adapter",
         "dlbench.backends.keras2_adapter",

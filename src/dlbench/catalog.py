@@ -104,10 +104,16 @@ MODELS = {
     "lenet": {"inputs": ["image28"], "parameters": 431080},
     "cifar_cnn": {"inputs": ["image32"], "parameters": 1250858},
     "vgg_cifar": {"inputs": ["image32"], "parameters": 3441592},
-    "resnet50": {"inputs": ["image224"], "parameters": 23587712},
+    # Without its classifier: 2,048 pooled features per image (no softmax).
+    "resnet50": {"inputs": ["image224"], "parameters": 23587712, "outputs": 2048},
     "imdb_gru": {"inputs": ["words150"], "parameters": 3818302},
     "babi_rnn": {"inputs": ["story_question"], "parameters": None},
 }
+
+
+def ends_in_features(model):
+    """A model that outputs features (no classifier, no softmax)."""
+    return "outputs" in MODELS[model]
 
 
 def parameter_count(model, meta):

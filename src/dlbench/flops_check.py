@@ -84,7 +84,7 @@ def count(model, dims):
         net.train()
         with FlopCounterMode(display=False) as training:
             outputs = net(inputs)
-            if model in torch_models.FEATURES:
+            if catalog.ends_in_features(model):
                 loss = outputs.sum()  # no classifier; any scalar gives the same backward
             else:
                 loss = torch.nn.functional.cross_entropy(outputs, labels)

@@ -12,6 +12,7 @@ Python 3.6.
 
 import time
 
+from dlbench import catalog
 from dlbench.backends import frameworks, native
 from dlbench.models import jax_models
 
@@ -89,7 +90,7 @@ class Adapter(native.NativeAdapter):
         if self.replicated is not None:
             params = jax.device_put(params, self.replicated)
         model = {"params": params, "forward": forward, "dropout_key": dropout_key, "step": 0}
-        output = (lambda y: y) if model_name in jax_models.FEATURES else jax.nn.softmax
+        output = (lambda y: y) if catalog.ends_in_features(model_name) else jax.nn.softmax
         model["predict"] = jax.jit(lambda params, x: output(forward(params, x)))
         model["evaluate"] = jax.jit(self._sums(forward))
         if "optimizer" in hyper:

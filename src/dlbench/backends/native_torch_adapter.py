@@ -9,6 +9,7 @@ Importable on Python 3.6.
 
 import time
 
+from dlbench import catalog
 from dlbench.backends import frameworks, native
 from dlbench.models import torch_models
 
@@ -118,7 +119,7 @@ class Adapter(native.NativeAdapter):
         model = {
             "net": net,
             "forward": torch.compile(forward) if compiled else forward,
-            "softmax": model_name not in torch_models.FEATURES,
+            "softmax": not catalog.ends_in_features(model_name),
         }
         if "optimizer" in hyper:
             trained = [p for p in net.parameters() if p.requires_grad]

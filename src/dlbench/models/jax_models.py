@@ -358,7 +358,7 @@ def resnet50(jax, spec, key):
 
 # The last layer gives logits: the loss is optax's softmax cross-entropy on
 # them (one fused, stable op) and predict applies the softmax, as Keras'
-# output layer. FEATURES: models that end in features, not classes.
+# output layer (catalog.ends_in_features: none for models that end in features).
 BUILDERS = {
     "mlp": mlp,
     "cnn": cnn,
@@ -370,7 +370,6 @@ BUILDERS = {
     "resnet50": resnet50,
     "lenet": lenet,
 }
-FEATURES = ("resnet50",)
 
 
 # Keras' optimizer settings -> optax (names: native.optimizer_arguments).

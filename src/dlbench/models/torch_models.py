@@ -323,6 +323,3 @@ BUILDERS = {
     "resnet50": resnet50,
     "lenet": lenet,
 }
-
-# Models without a classifier: their output is features, not logits.
-FEATURES = ("resnet50",)
