@@ -61,12 +61,12 @@ def test_epochs_long_table(records):
 
 def test_workload_table_and_plots(records, tmp_path):
     summary = collect.summary(collect.metrics(records))
-    table, task = collect.workload_table(summary, "digits", "mlp")
+    table, task = tables.workload_table(summary, "digits", "mlp")
     assert task == "train"
     assert list(table["backend"]) == ["numpy-test"]
     cell = table.loc[0, "CPU: s/epoch"]
     assert "[" in cell and float(cell.split()[0]) > 0
-    failed = collect.workload_table(summary, "digits", "cnn")[0].loc[0, "CPU: s/epoch"]
+    failed = tables.workload_table(summary, "digits", "cnn")[0].loc[0, "CPU: s/epoch"]
     assert failed.startswith("failed: ") and "absent.npz" in failed
     text = tables.markdown(table, "digits / mlp", "caption")
     assert "| numpy-test" in text and text.rstrip().endswith("caption")
@@ -95,7 +95,7 @@ def test_inference_cells(tmp_path, numpy_backend, digits_npz):
     assert summary.loc[0, "headline_median"] == pytest.approx(
         sorted(r["latency_ms"]["p50"] for r in records)[1]
     )
-    table, _ = collect.workload_table(summary, "digits", "lenet")
+    table, _ = tables.workload_table(summary, "digits", "lenet")
     assert list(table.columns[:2]) == ["backend", "CPU: p50 latency ms"]
     assert "s_per_1000" in table.columns
     latencies = collect.latencies(records)
@@ -120,7 +120,7 @@ def test_not_applicable_cells_are_shown_not_failed(records):
     summary = collect.summary(collect.metrics(records), not_applicable=[cell])
     row = summary[summary["backend"] == "keras-openvino"].iloc[0]
     assert row["status"] == "not_applicable" and row["runs"] == 0
-    table, _ = collect.workload_table(summary, "digits", "mlp")
+    table, _ = tables.workload_table(summary, "digits", "mlp")
     shown = table.set_index("backend").loc["keras-openvino", "CPU: s/epoch"]
     assert shown == "n/a (inference only)"
 
@@ -142,7 +142,7 @@ def test_accuracy_parity_flags_the_backend_off_the_median():
     assert list(frame["accuracy_parity"]) == ["ok", "ok", "outside"]
     assert frame.loc["c", "accuracy_gap"] == pytest.approx(-0.10)
     row = frame.reset_index().assign(parity=None).iloc[2]
-    assert collect._parity_cell(row) == "OUTSIDE ±0.02 (-0.100 vs median)"
+    assert tables._parity_cell(row) == "OUTSIDE ±0.02 (-0.100 vs median)"
 
 
 def test_accuracy_parity_needs_two_trained_backends():

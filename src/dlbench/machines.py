@@ -28,9 +28,9 @@ from dlbench.collect import (  # noqa: E402
     NOT_APPLICABLE,
     device_label,
     labels,
-    median_interval,
 )
 from dlbench.plots import backend_style  # noqa: E402
+from dlbench.tables import median_interval  # noqa: E402
 
 # Compared within: one workload on one device count.
 GROUP = ["dataset", "model", "devices"]

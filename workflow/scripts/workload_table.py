@@ -6,6 +6,6 @@ from dlbench import collect, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 dataset, model = snakemake.wildcards.dataset, snakemake.wildcards.model
-table, task = collect.workload_table(collect.read_table(snakemake.input[0]), dataset, model)
+table, task = tables.workload_table(collect.read_table(snakemake.input[0]), dataset, model)
 title = "{} / {}".format(dataset, model)
-tables.write(snakemake.output, table, title, collect.TABLE_CAPTIONS[task])
+tables.write(snakemake.output, table, title, tables.TABLE_CAPTIONS[task])
