@@ -116,7 +116,10 @@ def test_backend_side_code_imports_on_python36():
         "dlbench.backends",
         "dlbench.backends.keras_adapter",
         "dlbench.backends.keras2_adapter",
-        "dlbench.models.keras_models",
+        "dlbench.workloads",
+        "dlbench.workloads.mlp",
+        "dlbench.workloads.mlp.in_keras",
+        "dlbench.layers.keras_layers",
     ]
     done = subprocess.run(
         [python36, "-c", "import " + ", ".join(modules)],

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO
-from dlbench import catalog, data, fixtures, flops
+from dlbench import catalog, data, fixtures, flops, workloads
 
 BABI_DIMS = {"story_length": 171, "query_length": 5, "vocabulary": 36, "classes": 36}
 
@@ -79,7 +79,7 @@ def test_training_is_forward_plus_up_to_twice_forward(model):
 
 
 def test_resnet50_has_its_53_convolutions_and_ends_at_7x7():
-    layers = flops.resnet50(flops.spec_of("resnet50", {}))
+    layers = workloads.facts("resnet50").flop_layers(flops.spec_of("resnet50", {}))
     assert len(layers) == 1 + 16 * 3 + 4  # stem, 16 bottlenecks, 4 projection shortcuts
     last = 7 * 7 * 512 * 2048  # the last 1x1 convolution: 512 -> 2048 on 7x7
     assert layers[-1].multiply_adds == last

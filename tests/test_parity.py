@@ -27,7 +27,7 @@ IMPLEMENTATIONS = [
 
 
 def implemented(backend):
-    return list(catalog.BACKENDS[backend].get("models", catalog.MODELS))
+    return catalog.models_of(backend)
 
 
 def test_every_framework_is_covered():

@@ -7,6 +7,8 @@ workflow, the harness inside a backend environment and the tests share one list.
 import os.path
 from urllib.parse import urlparse
 
+from dlbench import workloads
+
 # Where a dataset's raw files come from. ``sha256`` (or ``md5:...``) is checked
 # before anything reads the file. ``base_url`` is the canonical location that
 # Keras' own loaders use; ``data_mirror`` in the config replaces it. ``input``
@@ -93,21 +95,20 @@ DATASETS = {
     "digits": {"base_url": None, "files": {}, "input": "image28"},
 }
 
-# The input kinds models take, and the parameter count each model has on its
-# own dataset (WORKLOADS.md; the tests build every model and check it).
-# babi_rnn's count depends on the vocabulary V of its data: 301 V + 120,800
-# (two embeddings of 50, two LSTMs of 100, a softmax over V).
+# The workloads, from their folders (dlbench/workloads/<model>/): the input
+# kinds each takes, its parameter count on its own dataset (None where the
+# data decides: parameter_count), and its outputs where it ends in features.
 MODELS = {
-    "mlp": {"inputs": ["image28"], "parameters": 669706},
-    "cnn": {"inputs": ["image28"], "parameters": 1199882},
-    "hrnn": {"inputs": ["image28"], "parameters": 199434},
-    "lenet": {"inputs": ["image28"], "parameters": 431080},
-    "cifar_cnn": {"inputs": ["image32"], "parameters": 1250858},
-    "vgg_cifar": {"inputs": ["image32"], "parameters": 3441592},
-    # Without its classifier: 2,048 pooled features per image (no softmax).
-    "resnet50": {"inputs": ["image224"], "parameters": 23587712, "outputs": 2048},
-    "imdb_gru": {"inputs": ["words150"], "parameters": 3818302},
-    "babi_rnn": {"inputs": ["story_question"], "parameters": None},
+    name: {
+        "inputs": list(workloads.facts(name).INPUTS),
+        "parameters": workloads.facts(name).PARAMETERS,
+        **(
+            {"outputs": workloads.facts(name).OUTPUTS}
+            if hasattr(workloads.facts(name), "OUTPUTS")
+            else {}
+        ),
+    }
+    for name in workloads.names()
 }
 
 
@@ -118,9 +119,10 @@ def ends_in_features(model):
 
 def parameter_count(model, meta):
     """The parameter count a model must have on data described by ``meta``."""
-    if model == "babi_rnn":
-        return 301 * meta["vocabulary"] + 120800
-    return MODELS[model]["parameters"]
+    facts = workloads.facts(model)
+    if facts.PARAMETERS is None:
+        return facts.parameters(meta)
+    return facts.PARAMETERS
 
 
 INPUT_SHAPES = {
@@ -210,9 +212,9 @@ BACKENDS = {
         },
         "gpu_build": True,
     },
-    # Native implementations: the framework's own API, no Keras. ``models``
-    # lists the workloads implemented so far; the others show as n/a.
-    # ``keras`` names the Keras backend on the same framework (the
+    # Native implementations: the framework's own API, no Keras; the workloads
+    # a family implements are its modules in dlbench/workloads/<model>/ (the
+    # others show as n/a). ``keras`` names the Keras backend on the same framework (the
     # abstraction cost compares the two).
     "native-torch": {
         "family": "torch",
@@ -220,7 +222,6 @@ BACKENDS = {
         "framework": "torch",
         "keras": "keras-torch",
         "tasks": TASKS,
-        "models": tuple(MODELS),
         "data_parallel": {
             "launch": "process_per_device",
             "method": "torch DistributedDataParallel (torchrun)",
@@ -233,7 +234,6 @@ BACKENDS = {
         "framework": "tensorflow",
         "keras": "keras-tensorflow",
         "tasks": TASKS,
-        "models": tuple(MODELS),
         "data_parallel": {"launch": "one_process", "method": "tf.distribute.MirroredStrategy"},
         "gpu_build": True,
     },
@@ -243,7 +243,6 @@ BACKENDS = {
         "framework": "jax",
         "keras": "keras-jax",
         "tasks": TASKS,
-        "models": tuple(MODELS),
         "data_parallel": {
             "launch": "one_process",
             "method": "jax.jit with NamedSharding over a device mesh "
@@ -257,7 +256,6 @@ BACKENDS = {
         "framework": "mxnet",
         "keras": "keras-mxnet",
         "tasks": TASKS,
-        "models": ("mlp", "cnn", "lenet"),
         "data_parallel": {
             "unsupported": "CPU only: Gluon's multi-device Trainer (kvstore) is not wired up"
         },
@@ -270,7 +268,6 @@ BACKENDS = {
         "framework": "pytensor",
         "keras": "keras2-theano",
         "tasks": TASKS,
-        "models": ("mlp", "cnn", "lenet"),
         "data_parallel": {"unsupported": "PyTensor compiles for one device"},
         "gpu_build": False,
     },
@@ -281,7 +278,6 @@ BACKENDS = {
         "framework": "chainer",
         "keras": None,
         "tasks": TASKS,
-        "models": ("mlp", "cnn", "lenet"),
         "data_parallel": {
             "unsupported": "CPU only: Chainer's data parallelism needs ChainerMN (MPI), not set up"
         },
@@ -296,13 +292,19 @@ def adapter_of(backend):
     return entry.get("adapter", entry["family"])
 
 
+def models_of(backend):
+    """The workloads a backend's family implements, sorted."""
+    family = BACKENDS[backend]["family"]
+    return [model for model in sorted(MODELS) if workloads.implemented(model, family)]
+
+
 def not_applicable(backend, task, devices=0, accelerator="gpu", model=None):
     """Why ``backend`` has no cell for ``task`` (of ``model``) on
     ``devices``, or None when it has one. Devices >= 1 are GPUs, or CPU
     devices emulating them."""
     entry = BACKENDS[backend]
-    if model is not None and model not in entry.get("models", (model,)):
-        return "n/a (not implemented in {} yet)".format(backend)
+    if model is not None and not workloads.implemented(model, entry["family"]):
+        return "n/a ({})".format(workloads.missing(model, entry["family"]))
     if task not in entry["tasks"]:
         return "n/a ({} only)".format(" and ".join(TASK_WORDS[t] for t in entry["tasks"]))
     if not devices:

@@ -1,4 +1,5 @@
-"""FLOPs per sample of every workload (catalog.MODELS), from its layer shapes.
+"""FLOPs per sample of every workload, from its layer shapes (each workload's
+``flop_layers`` in dlbench/workloads/<model>/, written with the helpers here).
 
 The convention is the usual one for model FLOPs utilisation: FLOPs = 2 x the
 multiply-adds of the matrix products, that is of the dense layers, the
@@ -18,7 +19,7 @@ and its input gradient, each as many FLOPs as its forward matmul, except
 ``dims`` holds what depends on the data, as the harness hands it to the
 model builders (a prepared dataset's ``meta`` plus ``input_shape``):
 ``input_shape`` and ``classes`` (defaults: the input kind's shape in
-catalog.INPUT_SHAPES, the workload's classes in WORKLOADS.md), imdb_gru's
+catalog.INPUT_SHAPES, the workload's classes in its definition), imdb_gru's
 ``vocabulary``, and babi_rnn's ``story_length``, ``query_length``,
 ``vocabulary`` and ``classes`` (no defaults: they come from the data; see
 ``dims_of``). dlbench.flops_check counts the same with PyTorch's own counter.
@@ -29,7 +30,7 @@ import collections
 import json
 import zipfile
 
-from dlbench import catalog
+from dlbench import catalog, workloads
 
 # One layer's matrix products, in multiply-adds: its forward pass, and its
 # input gradient in the backward pass (its weight gradient equals the forward).
@@ -90,7 +91,7 @@ def _output_size(size, kernel, stride=1, padding=0):
     return (size + 2 * padding - kernel) // stride + 1
 
 
-class _Activations(object):
+class Activations(object):
     """The (height, width, channels) of a feed-forward stack's activations
     as its layers go by, and the records of its layers with weights."""
 
@@ -127,83 +128,6 @@ class _Activations(object):
         return self
 
 
-def mlp(spec):
-    return _Activations(spec["input_shape"]).dense(512).dense(512).dense(spec["classes"]).layers
-
-
-def cnn(spec):
-    stack = _Activations(spec["input_shape"]).conv(32, 3).conv(64, 3).pool(2)
-    return stack.dense(128).dense(spec["classes"]).layers
-
-
-def hrnn(spec):
-    """An LSTM over each row of pixels, an LSTM over the row encodings."""
-    height, width, channels = spec["input_shape"]
-    return [
-        recurrent("lstm", width, channels, 128, sequences=height, on_data=True),
-        recurrent("lstm", height, 128, 128),
-        dense(128, spec["classes"]),
-    ]
-
-
-def cifar_cnn(spec):
-    stack = _Activations(spec["input_shape"])
-    stack.conv(32, 3, padding=1).conv(32, 3).pool(2).conv(64, 3, padding=1).conv(64, 3).pool(2)
-    return stack.dense(512).dense(spec["classes"]).layers
-
-
-def vgg_cifar(spec):
-    stack = _Activations(spec["input_shape"])
-    stack.conv(50, 3, padding=1).conv(50, 3, padding=1).pool(2)
-    stack.conv(100, 3, padding=1).conv(100, 3, padding=1).pool(2)
-    return stack.dense(512).dense(spec["classes"]).layers
-
-
-def imdb_gru(spec):
-    (length,) = spec["input_shape"]
-    return [recurrent("gru", length, 125, 100), dense(100, spec["classes"])]
-
-
-def babi_rnn(spec):
-    return [
-        recurrent("lstm", spec["story_length"], 50, 100),
-        recurrent("lstm", spec["query_length"], 50, 100),
-        dense(2 * 100, spec["classes"]),
-    ]
-
-
-def resnet50(spec):
-    """Keras' ResNet50 v1 (stride on each stack's first 1x1 convolution)
-    without its classifier."""
-    stack = _Activations(spec["input_shape"]).conv(64, 7, stride=2, padding=3)
-    stack.pool(3, stride=2, padding=1)
-    for filters, blocks, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
-        for block in range(blocks):
-            step = stride if block == 0 else 1
-            if block == 0:
-                stack.shortcut(4 * filters, step)
-            stack.conv(filters, 1, step).conv(filters, 3, padding=1).conv(4 * filters, 1)
-    return stack.layers
-
-
-def lenet(spec):
-    stack = _Activations(spec["input_shape"]).conv(20, 5).pool(2).conv(50, 5).pool(2)
-    return stack.dense(500).dense(spec["classes"]).layers
-
-
-LAYERS = {
-    "mlp": mlp,
-    "cnn": cnn,
-    "hrnn": hrnn,
-    "cifar_cnn": cifar_cnn,
-    "vgg_cifar": vgg_cifar,
-    "imdb_gru": imdb_gru,
-    "babi_rnn": babi_rnn,
-    "resnet50": resnet50,
-    "lenet": lenet,
-}
-
-
 def spec_of(model, dims):
     """What the model is built from: ``dims`` over its input kind's defaults."""
     kind = catalog.MODELS[model]["inputs"][0]
@@ -219,7 +143,7 @@ def spec_of(model, dims):
 
 def per_sample(model, dims):
     """FLOPs per sample of ``model``: {"forward": n, "training": n}."""
-    layers = LAYERS[model](spec_of(model, dims))
+    layers = workloads.facts(model).flop_layers(spec_of(model, dims))
     forward = sum(layer.multiply_adds for layer in layers)
     backward = sum(layer.multiply_adds + layer.input_gradient for layer in layers)
     return {"forward": 2 * forward, "training": 2 * (forward + backward)}

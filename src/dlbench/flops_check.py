@@ -6,7 +6,7 @@ Runs in a native-torch environment: ``python -m dlbench.flops_check <model>
 The counter is torch.utils.flop_counter.FlopCounterMode, which counts the
 matrix products (mm, addmm, bmm, convolutions and their backward) that
 torch dispatches: the convention of dlbench.flops. It runs over the native
-torch model (models/torch_models.py), built from the same dims
+torch model (dlbench/workloads/<model>/in_torch.py), built from the same dims
 (flops.spec_of), on the CPU with a batch of ``BATCH`` random samples:
 ``forward`` is one forward pass, ``training`` a forward pass, the
 cross-entropy loss and ``loss.backward()`` (no optimizer step). Every
@@ -23,8 +23,7 @@ import contextlib
 import json
 import sys
 
-from dlbench import catalog, flops
-from dlbench.models import torch_models
+from dlbench import catalog, flops, workloads
 
 BATCH = 2
 
@@ -75,7 +74,7 @@ def count(model, dims):
 
     torch.manual_seed(0)
     spec = flops.spec_of(model, dims)
-    net = torch_models.BUILDERS[model](torch, spec)
+    net = workloads.builder(model, "torch")(torch, spec)
     inputs, labels = _batch(torch, model, spec)
     with _without_onednn(torch):
         net.eval()

@@ -1,7 +1,8 @@
 """Lines of code per implementation of a workload, counted from the source.
 
 An implementation is what a backend runs for a workload: the model's
-builder in ``dlbench/models/<family>_models.py`` and the adapter's ``build``
+``build`` in ``dlbench/workloads/<model>/in_<family>.py`` (with the family's
+shared layers it reaches in ``dlbench/layers``) and the adapter's ``build``
 and ``train_epoch`` (training) or ``predict`` (inference) — with every
 function, method and class of the library they reach by name, followed
 statically (``self.method``, module functions, ``module.function`` of an
@@ -15,7 +16,7 @@ import io
 import tokenize
 from pathlib import Path
 
-from dlbench import catalog
+from dlbench import catalog, workloads
 
 PACKAGE = Path(__file__).resolve().parent
 STEPS = {"train": ("build", "train_epoch"), "infer": ("build", "predict")}
@@ -29,12 +30,11 @@ NOT_CODE = {
 }
 
 
-def source_files(backend):
-    """The model module and the adapter module of a backend."""
-    entry = catalog.BACKENDS[backend]
-    models = PACKAGE / "models" / "{}_models.py".format(entry["family"])
+def source_files(backend, model):
+    """The workload's module and the adapter module of a backend."""
+    family = catalog.BACKENDS[backend]["family"]
     adapter = PACKAGE / "backends" / "{}_adapter.py".format(catalog.adapter_of(backend))
-    return models, adapter
+    return Path(workloads.source(model, family)), adapter
 
 
 class Module(object):
@@ -177,9 +177,9 @@ class Counter(object):
 def count(backend, model, task):
     """Lines of the model's definition, of the training or inference step,
     and of both (a definition the two share is counted once, in the model)."""
-    models, adapter = source_files(backend)
+    implementation, adapter = source_files(backend, model)
     counter = Counter()
-    model_lines = counter.count([(models, model)])
+    model_lines = counter.count([(implementation, "build")])
     step_lines = counter.count([(adapter, "Adapter", name) for name in STEPS[task]])
     return {"model_lines": model_lines, "step_lines": step_lines, "lines": model_lines + step_lines}
 

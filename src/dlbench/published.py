@@ -15,18 +15,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from dlbench import matrix  # noqa: E402
+from dlbench import matrix, workloads  # noqa: E402
 from dlbench.collect import setting_labels  # noqa: E402
 
-# Published workload -> our model, and which of our figures its metric is.
+# Published workload -> our model (each workload's PUBLISHED_AS; e.g.
+# DeepLearningFrameworks' "cifar10_cnn" is our vgg_cifar), and which of our
+# figures its metric is.
 WORKLOADS = {
-    "mnist_mlp": "mlp",
-    "mnist_hrnn": "hrnn",
-    "babi_rnn": "babi_rnn",
-    # DeepLearningFrameworks' "cifar10_cnn" is WORKLOADS.md's vgg_cifar.
-    "cifar10_cnn": "vgg_cifar",
-    "imdb_gru": "imdb_gru",
-    "resnet50_features": "resnet50",
+    alias: model
+    for model in workloads.names()
+    for alias in getattr(workloads.facts(model), "PUBLISHED_AS", ())
 }
 OUR_FIGURE = {
     "time_per_epoch": "steady_epoch_seconds",

@@ -15,7 +15,7 @@ SRC = str(Path(workflow.basedir) / "src")
 # its sys.path to them), in whichever environment the script runs.
 sys.path.insert(0, SRC)
 
-from dlbench import abstraction, catalog, envspec, integrity, lines, matrix
+from dlbench import abstraction, catalog, envspec, integrity, lines, matrix, workloads
 
 # A config file given with --configfile is the whole matrix. Snakemake would
 # merge it into config/config.yaml, adding that file's backends and keys to a
@@ -244,9 +244,9 @@ def implementations():
 
 def implementation_sources():
     """The source files whose lines are counted, and the counter itself."""
-    files = {Path(lines.__file__)}
-    for *_, backend in implementations():
-        files.update(lines.source_files(backend))
+    files = {Path(lines.__file__)} | set(Path(SRC, "dlbench", "layers").glob("*.py"))
+    for _, model, _, backend in implementations():
+        files.update(lines.source_files(backend, model))
     return sorted(str(path) for path in files)
 
 
@@ -326,7 +326,8 @@ def backend_python(wildcards):
 
 def family_sources(wildcards):
     """The library files a run of this family executes: the harness, the
-    family's adapters and its model definitions."""
+    family's adapters, its shared layers and its implementations of the
+    workloads (with the workloads' own facts)."""
     package = Path(SRC) / "dlbench"
     adapters = {
         catalog.adapter_of(backend)
@@ -343,7 +344,12 @@ def family_sources(wildcards):
         "probe.py",
     ]
     files += ["backends/__init__.py", "backends/frameworks.py", "backends/native.py"]
-    files.append(f"models/{wildcards.family}_models.py")
+    files += ["workloads/__init__.py", "layers/__init__.py"]
+    files.append(f"layers/{wildcards.family}_layers.py")
+    for model in workloads.names():
+        files.append(f"workloads/{model}/__init__.py")
+        if workloads.implemented(model, wildcards.family):
+            files.append(f"workloads/{model}/in_{wildcards.family}.py")
     files += [f"backends/{adapter}_adapter.py" for adapter in sorted(adapters)]
     return [str(package / name) for name in files]
 

@@ -1,7 +1,7 @@
 """Keras 2 (2.2 and 2.3) on the seed systems: Theano, CNTK and MXNet.
 
 A small compatibility layer lets the Keras 3 model definitions of
-``dlbench.models.keras_models`` build unchanged (same layers, same parameter
+``in_keras`` builders of dlbench.workloads build unchanged (same layers, same parameter
 counts), and maps the config's optimizer settings onto Keras 2's
 constructors, whose ``decay`` is the original form of the schedule the Keras
 3 adapter rebuilds. Importable on Python 3.6 (CNTK's last wheels are cp36).
@@ -12,8 +12,9 @@ import random
 import sys
 import time
 
+from dlbench import workloads
 from dlbench.backends import frameworks, keras_adapter
-from dlbench.models import keras_models
+from dlbench.layers import keras_layers
 
 # Keras 3 optimizer settings that Keras 2's optimizer lacks, with the only
 # value Keras 2 runs.
@@ -75,7 +76,7 @@ def optimizer(keras, settings):
                         name, key, value, key, only
                     )
                 )
-    return getattr(keras.optimizers, keras_models.OPTIMIZERS[name])(**kwargs)
+    return getattr(keras.optimizers, keras_layers.OPTIMIZERS[name])(**kwargs)
 
 
 class Adapter(keras_adapter.Adapter):
@@ -153,7 +154,7 @@ class Adapter(keras_adapter.Adapter):
 
     def build(self, model_name, data_spec, hyper):
         keras = self.keras
-        model = keras_models.BUILDERS[model_name](Keras2Namespace(keras), data_spec)
+        model = workloads.builder(model_name, "keras")(Keras2Namespace(keras), data_spec)
         settings = {}
         if self.framework == "mxnet":
             # Without a context keras-mxnet takes the first GPU nvidia-smi

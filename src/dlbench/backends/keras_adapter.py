@@ -12,9 +12,9 @@ Importable on Python 3.6.
 import os
 import time
 
-from dlbench import launch
+from dlbench import launch, workloads
 from dlbench.backends import frameworks
-from dlbench.models import keras_models
+from dlbench.layers import keras_layers
 
 
 class Adapter(object):
@@ -227,10 +227,10 @@ class Adapter(object):
         if self.forced_jit:
             settings["jit_compile"] = False
         with self._scope():
-            model = keras_models.BUILDERS[model_name](keras, data_spec)
+            model = workloads.builder(model_name, "keras")(keras, data_spec)
             if "optimizer" in hyper:  # training; inference compiles only the jit choice
                 settings.update(
-                    optimizer=keras_models.optimizer(keras, hyper["optimizer"]),
+                    optimizer=keras_layers.optimizer(keras, hyper["optimizer"]),
                     loss=hyper["loss"],
                     metrics=["accuracy"],
                 )

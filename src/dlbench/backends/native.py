@@ -4,7 +4,7 @@ optimizer arguments. Importable on Python 3.6.
 
 A native adapter implements the interface of ``dlbench.backends`` with its
 framework's own API and no Keras; models live in
-``dlbench.models.<framework>_models`` with Keras' layers, parameter counts
+``dlbench/workloads/<model>/in_<family>.py`` with Keras' layers, parameter counts
 and initial weight distributions (Glorot-uniform kernels, orthogonal
 recurrent kernels, zero biases).
 """

@@ -1,9 +1,10 @@
-"""Chainer behind the harness: the models of models/chainer_models.py run
-define-by-run on the CPU with iDeep (MKL-DNN, Chainer's documented CPU
-acceleration; numpy's im2col and BLAS where it is missing), a hand-written
-loop with chainer.optimizers, the same batches in the same order as every other
-backend. chainer is imported in ``setup``, after the BLAS thread variables
-are set. Importable on Python 3.6.
+"""Chainer behind the harness: the workloads' chainer modules
+(dlbench/workloads/<model>/in_chainer.py) run define-by-run on the CPU with
+iDeep (MKL-DNN, Chainer's documented CPU acceleration; numpy's im2col and
+BLAS where it is missing), a hand-written loop with chainer.optimizers, the
+same batches in the same order as every other backend. chainer is imported
+in ``setup``, after the BLAS thread variables are set. Importable on Python
+3.6.
 """
 
 import os
@@ -11,9 +12,9 @@ import time
 
 import numpy
 
-from dlbench import runtime
+from dlbench import runtime, workloads
 from dlbench.backends import native
-from dlbench.models import chainer_models
+from dlbench.layers import chainer_layers
 
 
 class Adapter(native.NativeAdapter):
@@ -53,12 +54,12 @@ class Adapter(native.NativeAdapter):
 
     def build(self, model_name, data_spec, hyper):
         chainer = self.chainer
-        net = chainer_models.BUILDERS[model_name](chainer, data_spec)
+        net = workloads.builder(model_name, "chainer")(chainer, data_spec)
         net.to_device("@intel64" if self.ideep else "@numpy")
         model = {"net": net, "step": 0}
         if "optimizer" in hyper:
             settings = hyper["optimizer"]
-            optimizer, model["lr_name"] = chainer_models.optimizer(chainer, settings, native)
+            optimizer, model["lr_name"] = chainer_layers.optimizer(chainer, settings, native)
             optimizer.setup(net)
             model.update(optimizer=optimizer, settings=settings)
         return model

@@ -1,20 +1,20 @@
-"""Plain JAX behind the harness: the models of models/jax_models.py
-(parameters as pytrees, pure forward functions), optax optimizers, and a
-training step compiled with jax.jit (JAX's documented way: value_and_grad,
-the optimizer update and the epoch's running sums in one XLA computation).
-The same batches in the same order as every other backend. On devices >= 1
-one process drives every device: the batch is sharded over a device mesh
-(NamedSharding), parameters and optimizer state are replicated, and XLA
-inserts the gradient all-reduce. jax is imported in ``setup``, after the
-harness pinned the process and the XLA flags are set. Importable on
-Python 3.6.
+"""Plain JAX behind the harness: the workloads' jax modules
+(dlbench/workloads/<model>/in_jax.py) (parameters as pytrees, pure forward
+functions), optax optimizers, and a training step compiled with jax.jit
+(JAX's documented way: value_and_grad, the optimizer update and the epoch's
+running sums in one XLA computation). The same batches in the same order as
+every other backend. On devices >= 1 one process drives every device: the
+batch is sharded over a device mesh (NamedSharding), parameters and
+optimizer state are replicated, and XLA inserts the gradient all-reduce. jax
+is imported in ``setup``, after the harness pinned the process and the XLA
+flags are set. Importable on Python 3.6.
 """
 
 import time
 
-from dlbench import catalog
+from dlbench import catalog, workloads
 from dlbench.backends import frameworks, native
-from dlbench.models import jax_models
+from dlbench.layers import jax_layers
 
 
 class Adapter(native.NativeAdapter):
@@ -86,7 +86,7 @@ class Adapter(native.NativeAdapter):
     def build(self, model_name, data_spec, hyper):
         jax = self.jax
         init_key, dropout_key = jax.random.split(self.key)
-        params, forward = jax_models.BUILDERS[model_name](jax, data_spec, init_key)
+        params, forward = workloads.builder(model_name, "jax")(jax, data_spec, init_key)
         if self.replicated is not None:
             params = jax.device_put(params, self.replicated)
         model = {"params": params, "forward": forward, "dropout_key": dropout_key, "step": 0}
@@ -96,10 +96,10 @@ class Adapter(native.NativeAdapter):
         if "optimizer" in hyper:
             import optax
 
-            optimizer = jax_models.optimizer(optax, native, hyper["optimizer"])
+            optimizer = jax_layers.optimizer(optax, native, hyper["optimizer"])
             model["optimizer_state"] = optimizer.init(params)
             model["train_step"] = self._train_step(forward, optimizer)
-            self.applied["optimizer"] = jax_models.OPTIMIZER_NOTES[hyper["optimizer"]["name"]]
+            self.applied["optimizer"] = jax_layers.OPTIMIZER_NOTES[hyper["optimizer"]["name"]]
         return model
 
     def _sums(self, forward):

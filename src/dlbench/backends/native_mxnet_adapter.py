@@ -1,17 +1,17 @@
-"""MXNet's own Gluon API behind the harness: the models of
-models/mxnet_models.py hybridized into a static graph (static_alloc and
-static_shape, Gluon's documented fast path), a hand-written loop under
-autograd.record with gluon.Trainer, the same batches in the same order as
-every other backend. mxnet is imported in ``setup``, after its thread
-variables are set. Importable on Python 3.6.
+"""MXNet's own Gluon API behind the harness: the workloads' mxnet modules
+(dlbench/workloads/<model>/in_mxnet.py) hybridized into a static graph
+(static_alloc and static_shape, Gluon's documented fast path), a
+hand-written loop under autograd.record with gluon.Trainer, the same batches
+in the same order as every other backend. mxnet is imported in ``setup``,
+after its thread variables are set. Importable on Python 3.6.
 """
 
 import os
 import time
 
-from dlbench import runtime
+from dlbench import runtime, workloads
 from dlbench.backends import native
-from dlbench.models import mxnet_models
+from dlbench.layers import mxnet_layers
 
 
 class Adapter(native.NativeAdapter):
@@ -55,12 +55,12 @@ class Adapter(native.NativeAdapter):
 
     def build(self, model_name, data_spec, hyper):
         mx = self.mx
-        net = mxnet_models.BUILDERS[model_name](mx, data_spec)
+        net = workloads.builder(model_name, "mxnet")(mx, data_spec)
         net.hybridize(static_alloc=True, static_shape=True)
         model = {"net": net, "step": 0}
         if "optimizer" in hyper:
             settings = hyper["optimizer"]
-            optimizer = mxnet_models.optimizer(mx, settings, native)
+            optimizer = mxnet_layers.optimizer(mx, settings, native)
             model["settings"] = settings
             model["trainer"] = mx.gluon.Trainer(net.collect_params(), optimizer)
             model["loss"] = mx.gluon.loss.SoftmaxCrossEntropyLoss()

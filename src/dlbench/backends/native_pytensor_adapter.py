@@ -1,11 +1,11 @@
-"""PyTensor behind the harness: the models of models/pytensor_models.py as a
-symbolic graph, gradients by pytensor.grad, Keras' update rules written out
-as the function's updates, compiled (C code built by g++ at run time,
-linked to OpenBLAS) into one function for the training step and one for
-prediction; the same batches
-in the same order as every other backend. pytensor is imported in
-``setup``, after its flags and the BLAS thread variables are set.
-Importable on Python 3.6.
+"""PyTensor behind the harness: the workloads' pytensor modules
+(dlbench/workloads/<model>/in_pytensor.py) as a symbolic graph, gradients by
+pytensor.grad, Keras' update rules written out as the function's updates,
+compiled (C code built by g++ at run time, linked to OpenBLAS) into one
+function for the training step and one for prediction; the same batches in
+the same order as every other backend. pytensor is imported in ``setup``,
+after its flags and the BLAS thread variables are set. Importable on Python
+3.6.
 """
 
 import glob
@@ -14,9 +14,9 @@ import sys
 import sysconfig
 import time
 
-from dlbench import runtime
+from dlbench import runtime, workloads
 from dlbench.backends import native
-from dlbench.models import pytensor_models
+from dlbench.layers import pytensor_layers
 
 
 class Adapter(native.NativeAdapter):
@@ -67,8 +67,8 @@ class Adapter(native.NativeAdapter):
     def build(self, model_name, data_spec, hyper):
         pytensor = self.pytensor
         pt = pytensor.tensor
-        net = pytensor_models.Layers(pytensor, self.seed)
-        layers = pytensor_models.BUILDERS[model_name](net, data_spec)
+        net = pytensor_layers.Layers(pytensor, self.seed)
+        layers = workloads.builder(model_name, "pytensor")(net, data_spec)
 
         def forward(x, training):
             for layer in layers:
@@ -83,7 +83,7 @@ class Adapter(native.NativeAdapter):
         if "optimizer" in hyper:
             loss, hits = _loss_and_hits(pt, forward(x, True), labels)
             grads = pytensor.grad(loss, net.params)
-            updates = pytensor_models.updates(
+            updates = pytensor_layers.updates(
                 pytensor, net.params, grads, hyper["optimizer"], native
             )
             model["train"] = pytensor.function([x, labels], [loss, hits], updates=updates)

@@ -1,18 +1,20 @@
-"""TensorFlow's own API behind the harness, no Keras: the models of
-models/tensorflow_models.py, a custom training loop (tf.GradientTape in a
-tf.function, XLA-compiled as the backend's ``jit_compile`` says, default on),
-TensorFlow's fused optimizer kernels, the same batches in the same order as
-every other backend. On devices >= 1 a tf.distribute.MirroredStrategy runs
-the step on every device and all-reduces the gradients (the custom-loop
-recipe of TensorFlow's distributed training guide). TensorFlow is imported
-in ``setup``, after the harness pinned the process. Importable on Python 3.6.
+"""TensorFlow's own API behind the harness, no Keras: the workloads' tensorflow
+modules (dlbench/workloads/<model>/in_tensorflow.py), a custom training loop
+(tf.GradientTape in a tf.function, XLA-compiled as the backend's
+``jit_compile`` says, default on), TensorFlow's fused optimizer kernels, the
+same batches in the same order as every other backend. On devices >= 1 a
+tf.distribute.MirroredStrategy runs the step on every device and all-reduces
+the gradients (the custom-loop recipe of TensorFlow's distributed training
+guide). TensorFlow is imported in ``setup``, after the harness pinned the
+process. Importable on Python 3.6.
 """
 
 import os
 import time
 
+from dlbench import workloads
 from dlbench.backends import frameworks, native
-from dlbench.models import tensorflow_models
+from dlbench.layers import tensorflow_layers
 
 
 class Adapter(native.NativeAdapter):
@@ -61,7 +63,7 @@ class Adapter(native.NativeAdapter):
     def build(self, model_name, data_spec, hyper):
         tf = self.tf
         with self.strategy.scope():  # mirrored variables on devices >= 1
-            net = tensorflow_models.BUILDERS[model_name](tf, data_spec)
+            net = workloads.builder(model_name, "tensorflow")(tf, data_spec)
         if hasattr(net, "recurrent"):
             self.applied["recurrent_kernels"] = net.recurrent
 
@@ -78,7 +80,7 @@ class Adapter(native.NativeAdapter):
         total = tf.distribute.ReduceOp.SUM
         variables = net.trainable_variables
         with self.strategy.scope():
-            apply = tensorflow_models.optimizer(tf, variables, settings).apply
+            apply = tensorflow_layers.optimizer(tf, variables, settings).apply
 
         def replica_step(x, y):
             with tf.GradientTape() as tape:

@@ -1,17 +1,16 @@
-"""Plain PyTorch behind the harness: the models of models/torch_models.py, a
-hand-written training loop (the one PyTorch's tutorials write), the same
-batches in the same order as every other backend. torch is imported in
-``setup``, after the harness pinned the process. On devices >= 1 each
-process (started by torchrun, see dlbench.launch) trains its share of every
-global batch through DistributedDataParallel, as keras-torch does.
-Importable on Python 3.6.
+"""Plain PyTorch behind the harness: the workloads' torch modules
+(dlbench/workloads/<model>/in_torch.py), a hand-written training loop (the
+one PyTorch's tutorials write), the same batches in the same order as every
+other backend. torch is imported in ``setup``, after the harness pinned the
+process. On devices >= 1 each process (started by torchrun, see
+dlbench.launch) trains its share of every global batch through
+DistributedDataParallel, as keras-torch does. Importable on Python 3.6.
 """
 
 import time
 
-from dlbench import catalog
+from dlbench import catalog, workloads
 from dlbench.backends import frameworks, native
-from dlbench.models import torch_models
 
 # Keras' optimizer settings -> torch.optim arguments (None: handled below).
 # Same update rules; where epsilon goes differs for RMSprop (Keras adds it
@@ -103,7 +102,7 @@ class Adapter(native.NativeAdapter):
 
     def build(self, model_name, data_spec, hyper):
         torch = self.torch
-        net = torch_models.BUILDERS[model_name](torch, data_spec).to(self.device)
+        net = workloads.builder(model_name, "torch")(torch, data_spec).to(self.device)
         if any(isinstance(layer, torch.nn.RNNBase) for layer in net.modules()):
             self.applied["recurrent_kernels"] = (
                 "cuDNN (torch.nn.LSTM/GRU on CUDA)" if self.on_gpu else "torch's CPU LSTM/GRU"

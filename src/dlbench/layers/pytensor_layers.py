@@ -1,5 +1,6 @@
-"""The workloads in PyTensor, layer for layer as the Keras definitions
-(keras_models.py): same layers, parameter counts and initial weight
+"""What the workloads in PyTensor share
+(dlbench/workloads/<model>/in_pytensor.py), layer for layer as the Keras
+definitions (in_keras.py): same layers, parameter counts and initial weight
 distributions (Glorot-uniform weights, zero biases, as Keras' defaults),
 written as a symbolic graph over shared variables. Images arrive
 channels-last; the models take channels-first (the layout of PyTensor's
@@ -69,56 +70,10 @@ class Layers(object):
         return layer
 
 
-def _channels(spec):
+def channels_first_shape(spec):
     height, width, channels = spec["input_shape"]
     return channels, height, width
 
-
-def mlp(net, spec):
-    channels, height, width = _channels(spec)
-    return [
-        net.flatten,
-        net.dense(channels * height * width, 512, relu=True),
-        net.dropout(0.2),
-        net.dense(512, 512, relu=True),
-        net.dropout(0.2),
-        net.dense(512, spec["classes"]),
-    ]
-
-
-def cnn(net, spec):
-    channels, height, width = _channels(spec)
-    flat = 64 * ((height - 4) // 2) * ((width - 4) // 2)
-    return [
-        net.conv(channels, 32, 3, relu=True),
-        net.conv(32, 64, 3, relu=True),
-        net.max_pool,
-        net.dropout(0.25),
-        net.flatten,
-        net.dense(flat, 128, relu=True),
-        net.dropout(0.5),
-        net.dense(128, spec["classes"]),
-    ]
-
-
-def lenet(net, spec):
-    """No activation on the convolutions, as in Caffe's LeNet."""
-    channels, height, width = _channels(spec)
-    flat = 50 * ((((height - 4) // 2) - 4) // 2) * ((((width - 4) // 2) - 4) // 2)
-    return [
-        net.conv(channels, 20, 5),
-        net.max_pool,
-        net.conv(20, 50, 5),
-        net.max_pool,
-        net.flatten,
-        net.dense(flat, 500, relu=True),
-        net.dense(500, spec["classes"]),
-    ]
-
-
-# The last layer gives logits: the loss is log_softmax (one stable op) picked
-# at the label, and predict applies the softmax, as Keras' output layer.
-BUILDERS = {"mlp": mlp, "cnn": cnn, "lenet": lenet}
 
 # The config's optimizer settings each update rule reads (Keras' names).
 SETTINGS = {
@@ -139,16 +94,16 @@ def updates(pytensor, params, grads, settings, native):
     lr = native.learning_rate(settings, step)
     found = [(step, step + 1)]
     for param, grad in zip(params, grads):
-        slot = functools.partial(_zeros_like, pytensor, param)  # an optimizer slot
+        slot = functools.partial(zeros_like, pytensor, param)  # an optimizer slot
         found += RULES[name](pt, param, grad, lr, step + 1, slot, **arguments)
     return [(variable, new.astype(variable.dtype)) for variable, new in found]
 
 
-def _zeros_like(pytensor, param):
+def zeros_like(pytensor, param):
     return pytensor.shared(numpy.zeros_like(param.get_value()))
 
 
-def _rmsprop(pt, param, grad, lr, t, slot, rho, epsilon, momentum=0.0, centered=False):
+def rmsprop(pt, param, grad, lr, t, slot, rho, epsilon, momentum=0.0, centered=False):
     velocity = slot()
     new_velocity = rho * velocity + (1 - rho) * pt.sqr(grad)
     found = [(velocity, new_velocity)]
@@ -166,7 +121,7 @@ def _rmsprop(pt, param, grad, lr, t, slot, rho, epsilon, momentum=0.0, centered=
     return found + [(param, param - increment)]
 
 
-def _adadelta(pt, param, grad, lr, t, slot, rho, epsilon):
+def adadelta(pt, param, grad, lr, t, slot, rho, epsilon):
     accumulated, accumulated_delta = slot(), slot()
     new_accumulated = rho * accumulated + (1 - rho) * pt.sqr(grad)
     delta = -pt.sqrt(accumulated_delta + epsilon) * grad / pt.sqrt(new_accumulated + epsilon)
@@ -177,7 +132,7 @@ def _adadelta(pt, param, grad, lr, t, slot, rho, epsilon):
     ]
 
 
-def _adam(pt, param, grad, lr, t, slot, beta_1, beta_2, epsilon):
+def adam(pt, param, grad, lr, t, slot, beta_1, beta_2, epsilon):
     m, v = slot(), slot()
     alpha = lr * pt.sqrt(1 - beta_2**t) / (1 - beta_1**t)
     new_m = m + (grad - m) * (1 - beta_1)
@@ -185,7 +140,7 @@ def _adam(pt, param, grad, lr, t, slot, beta_1, beta_2, epsilon):
     return [(m, new_m), (v, new_v), (param, param - alpha * new_m / (pt.sqrt(new_v) + epsilon))]
 
 
-def _sgd(pt, param, grad, lr, t, slot, momentum=0.0, nesterov=False):
+def sgd(pt, param, grad, lr, t, slot, momentum=0.0, nesterov=False):
     if not momentum:
         return [(param, param - lr * grad)]
     m = slot()
@@ -194,4 +149,4 @@ def _sgd(pt, param, grad, lr, t, slot, momentum=0.0, nesterov=False):
     return [(m, new_m), (param, param + step)]
 
 
-RULES = {"rmsprop": _rmsprop, "adadelta": _adadelta, "adam": _adam, "sgd": _sgd}
+RULES = {"rmsprop": rmsprop, "adadelta": adadelta, "adam": adam, "sgd": sgd}

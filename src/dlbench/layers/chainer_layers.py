@@ -1,5 +1,6 @@
-"""The workloads in Chainer, layer for layer as the Keras definitions
-(keras_models.py): same layers, parameter counts and initial weight
+"""What the workloads in Chainer share
+(dlbench/workloads/<model>/in_chainer.py), layer for layer as the Keras
+definitions (in_keras.py): same layers, parameter counts and initial weight
 distributions (Glorot-uniform weights, zero biases, as Keras' defaults).
 Images arrive channels-last; the models take channels-first (Chainer's
 layout). Dropout follows chainer.config.train. Importable without chainer
@@ -8,12 +9,12 @@ until a model is built."""
 import functools
 
 
-def _channels(spec):
+def channels_first_shape(spec):
     height, width, channels = spec["input_shape"]
     return channels, height, width
 
 
-def _layers(chainer):
+def layers(chainer):
     """Linear and Convolution2D with Keras' initialisers (Chainer's
     GlorotUniform counts a kernel's receptive field in its fans, as Keras)."""
     glorot = chainer.initializers.GlorotUniform()
@@ -23,67 +24,14 @@ def _layers(chainer):
     return dense, conv, chainer.functions
 
 
-def _pool(functions):
+def pool(functions):
     # cover_all=False: Keras' "valid" pooling, which drops odd edges
     return functools.partial(functions.max_pooling_2d, ksize=2, cover_all=False)
 
 
-def _dropout(functions, ratio):
+def dropout(functions, ratio):
     return functools.partial(functions.dropout, ratio=ratio)
 
-
-def mlp(chainer, spec):
-    dense, _, F = _layers(chainer)
-    channels, height, width = _channels(spec)
-    return chainer.Sequential(
-        dense(channels * height * width, 512),
-        F.relu,
-        _dropout(F, 0.2),
-        dense(512, 512),
-        F.relu,
-        _dropout(F, 0.2),
-        dense(512, spec["classes"]),
-    )
-
-
-def cnn(chainer, spec):
-    dense, conv, F = _layers(chainer)
-    channels, height, width = _channels(spec)
-    flat = 64 * ((height - 4) // 2) * ((width - 4) // 2)
-    return chainer.Sequential(
-        conv(channels, 32, 3),
-        F.relu,
-        conv(32, 64, 3),
-        F.relu,
-        _pool(F),
-        _dropout(F, 0.25),
-        dense(flat, 128),  # Linear flattens its input
-        F.relu,
-        _dropout(F, 0.5),
-        dense(128, spec["classes"]),
-    )
-
-
-def lenet(chainer, spec):
-    """No activation on the convolutions, as in Caffe's LeNet."""
-    dense, conv, F = _layers(chainer)
-    channels, height, width = _channels(spec)
-    flat = 50 * ((((height - 4) // 2) - 4) // 2) * ((((width - 4) // 2) - 4) // 2)
-    return chainer.Sequential(
-        conv(channels, 20, 5),
-        _pool(F),
-        conv(20, 50, 5),
-        _pool(F),
-        dense(flat, 500),
-        F.relu,
-        dense(500, spec["classes"]),
-    )
-
-
-# The last layer gives logits: the loss is F.softmax_cross_entropy on them
-# (one fused, stable function) and predict applies the softmax, as Keras'
-# output layer.
-BUILDERS = {"mlp": mlp, "cnn": cnn, "lenet": lenet}
 
 # Keras' optimizer settings -> chainer.optimizers (class, renames, fixed
 # settings: values Chainer's rule always runs). RMSprop with eps inside the

@@ -1,0 +1,204 @@
+"""What the workloads in plain JAX share (dlbench/workloads/<model>/in_jax.py),
+layer for layer as the Keras definitions (in_keras.py): parameters are
+pytrees of arrays (dicts and lists), a model is its parameters and a pure
+``forward(params, x, key=None)`` that returns logits; ``key`` is the step's
+PRNG key for dropout (None: inference, no dropout). Same layers, parameter
+counts and initial weight distributions as Keras: Glorot-uniform kernels
+(dense, convolution, recurrent inputs), orthogonal recurrent kernels, zero
+biases (LSTM forget gate 1), embeddings uniform in +-0.05, batch norm with
+Keras' epsilon and moving statistics. Images are channels-last, as Keras and
+the prepared data have them. Importable without jax until a model is built."""
+
+
+def split_keys(jax, key, count):
+    """``count`` keys from ``key``; ``count`` Nones without one."""
+    return [None] * count if key is None else list(jax.random.split(key, count))
+
+
+def dense(jax, key, n_in, n_out):
+    kernel = jax.nn.initializers.glorot_uniform()(key, (n_in, n_out))
+    return {"w": kernel, "b": jax.numpy.zeros((n_out,))}
+
+
+def conv(jax, key, size, n_in, n_out):
+    """An HWIO kernel: Glorot over the receptive field, as Keras' Conv2D."""
+    kernel = jax.nn.initializers.glorot_uniform()(key, (size, size, n_in, n_out))
+    return {"w": kernel, "b": jax.numpy.zeros((n_out,))}
+
+
+def linear(layer, x):
+    return x @ layer["w"] + layer["b"]
+
+
+def convolve(jax, layer, x, padding="VALID", stride=1):
+    y = jax.lax.conv_general_dilated(
+        x, layer["w"], (stride, stride), padding, dimension_numbers=("NHWC", "HWIO", "NHWC")
+    )
+    return y + layer["b"]
+
+
+def max_pool(jax, x, size=2, stride=2):
+    window, strides = (1, size, size, 1), (1, stride, stride, 1)
+    return jax.lax.reduce_window(x, -jax.numpy.inf, jax.lax.max, window, strides, "VALID")
+
+
+def dropout(jax, key, x, rate):
+    """Inverted dropout as Keras': kept units scaled by 1 / (1 - rate)."""
+    if key is None:
+        return x
+    keep = jax.random.bernoulli(key, 1.0 - rate, x.shape)
+    return jax.numpy.where(keep, x / (1.0 - rate), 0.0)
+
+
+def flatten(x):
+    return x.reshape((x.shape[0], -1))
+
+
+def embedding(jax, key, vocabulary, width):
+    """Keras' Embedding: uniform in +-0.05."""
+    return jax.random.uniform(key, (vocabulary, width), minval=-0.05, maxval=0.05)
+
+
+def lstm_init(jax, key, n_in, units):
+    """Keras' LSTM: gates i, f, c, o side by side; forget-gate bias 1."""
+    keys = jax.random.split(key, 2)
+    return {
+        "w": jax.nn.initializers.glorot_uniform()(keys[0], (n_in, 4 * units)),
+        "u": jax.nn.initializers.orthogonal()(keys[1], (units, 4 * units)),
+        "b": jax.numpy.zeros((4 * units,)).at[units : 2 * units].set(1.0),
+    }
+
+
+def lstm(jax, layer, x):
+    """The last output of an LSTM over (batch, time, features), a lax.scan
+    over time. Each step projects its own input, as Keras' cell does
+    (projecting all steps at once made XLA's CPU training step ~1.8x slower)."""
+    jnp, sigmoid = jax.numpy, jax.nn.sigmoid
+
+    def cell(carry, x_t):
+        h, c = carry
+        i, f, g, o = jnp.split(x_t @ layer["w"] + layer["b"] + h @ layer["u"], 4, axis=-1)
+        c = sigmoid(f) * c + sigmoid(i) * jnp.tanh(g)
+        h = sigmoid(o) * jnp.tanh(c)
+        return (h, c), None
+
+    zeros = jnp.zeros((x.shape[0], layer["u"].shape[0]), x.dtype)
+    (h, _), _ = jax.lax.scan(cell, (zeros, zeros), jnp.swapaxes(x, 0, 1))
+    return h
+
+
+def gru_init(jax, key, n_in, units):
+    """Keras 3's GRU (reset_after=True): gates z, r, h; an input and a
+    recurrent bias."""
+    keys = jax.random.split(key, 2)
+    return {
+        "w": jax.nn.initializers.glorot_uniform()(keys[0], (n_in, 3 * units)),
+        "u": jax.nn.initializers.orthogonal()(keys[1], (units, 3 * units)),
+        "b": jax.numpy.zeros((2, 3 * units)),
+    }
+
+
+def gru(jax, layer, x):
+    """The last output of a GRU over (batch, time, features), the reset gate
+    applied after the recurrent matrix product (reset_after, cuDNN's GRU)."""
+    jnp, sigmoid = jax.numpy, jax.nn.sigmoid
+
+    def cell(h, x_t):
+        x_z, x_r, x_h = jnp.split(x_t @ layer["w"] + layer["b"][0], 3, axis=-1)
+        h_z, h_r, h_h = jnp.split(h @ layer["u"] + layer["b"][1], 3, axis=-1)
+        z = sigmoid(x_z + h_z)
+        candidate = jnp.tanh(x_h + sigmoid(x_r + h_r) * h_h)
+        return z * h + (1.0 - z) * candidate, None
+
+    zeros = jnp.zeros((x.shape[0], layer["u"].shape[0]), x.dtype)
+    h, _ = jax.lax.scan(cell, zeros, jnp.swapaxes(x, 0, 1))
+    return h
+
+
+def batch_norm_init(jax, channels):
+    """Scale, offset and the moving statistics (Keras counts all four)."""
+    jnp = jax.numpy
+    zeros, ones = jnp.zeros((channels,)), jnp.ones((channels,))
+    return {"gamma": ones, "beta": zeros, "mean": zeros, "var": ones}
+
+
+def batch_norm(jax, layer, x):
+    """Inference: the moving statistics, Keras' ResNet epsilon 1.001e-5,
+    folded into one scale and offset as Keras' batch_normalization op."""
+    scale = layer["gamma"] * jax.lax.rsqrt(layer["var"] + 1.001e-5)
+    return x * scale + (layer["beta"] - layer["mean"] * scale)
+
+
+def bottleneck_init(jax, key, n_in, filters, shortcut):
+    """Keras' ResNet block1: 1x1, 3x3, 1x1 (x4) convolutions with biases,
+    each followed by batch norm; a projection shortcut in a stage's first."""
+    keys = jax.random.split(key, 4)
+    block = {
+        "conv1": conv(jax, keys[0], 1, n_in, filters),
+        "conv2": conv(jax, keys[1], 3, filters, filters),
+        "conv3": conv(jax, keys[2], 1, filters, 4 * filters),
+    }
+    for name, channels in (("bn1", filters), ("bn2", filters), ("bn3", 4 * filters)):
+        block[name] = batch_norm_init(jax, channels)
+    if shortcut:
+        block["shortcut"] = conv(jax, keys[3], 1, n_in, 4 * filters)
+        block["shortcut_bn"] = batch_norm_init(jax, 4 * filters)
+    return block
+
+
+def bottleneck(jax, block, x, stride):
+    relu = jax.nn.relu
+    shortcut = x
+    if "shortcut" in block:
+        shortcut = batch_norm(
+            jax, block["shortcut_bn"], convolve(jax, block["shortcut"], x, "VALID", stride)
+        )
+    x = relu(batch_norm(jax, block["bn1"], convolve(jax, block["conv1"], x, "VALID", stride)))
+    x = relu(batch_norm(jax, block["bn2"], convolve(jax, block["conv2"], x, "SAME")))
+    x = batch_norm(jax, block["bn3"], convolve(jax, block["conv3"], x))
+    return relu(shortcut + x)
+
+
+# Keras' optimizer settings -> optax (names: native.optimizer_arguments).
+# Checked against Keras 3.15's update steps:
+# - RMSprop: Keras 3 adds epsilon inside the square root,
+#   lr * g / sqrt(v + eps) (Keras 2 added it outside): optax.rmsprop with
+#   eps_in_sqrt=True is the same rule, centered and momentum included.
+# - Adadelta: the same rule (sqrt(E[dx^2] + eps) / sqrt(E[g^2] + eps)).
+# - Adam: Keras folds the bias corrections into the step size and adds
+#   epsilon to the uncorrected sqrt(v) ("epsilon hat"); optax adds it to the
+#   bias-corrected sqrt(v_hat), i.e. Keras' epsilon is optax's epsilon times
+#   sqrt(1 - beta_2^t): a difference only while v is of epsilon's size.
+# - SGD: optax accumulates momentum on the gradient and scales by the
+#   learning rate afterwards; Keras accumulates lr * g. Equal for a constant
+#   learning rate; with a decaying one Keras' older velocity keeps its lr.
+OPTIMIZERS = {
+    "rmsprop": (
+        "rmsprop",
+        {"rho": "decay", "epsilon": "eps", "momentum": None, "centered": "centered"},
+    ),
+    "adadelta": ("adadelta", {"rho": "rho", "epsilon": "eps"}),
+    "adam": ("adam", {"beta_1": "b1", "beta_2": "b2", "epsilon": "eps"}),
+    "sgd": ("sgd", {"momentum": None, "nesterov": "nesterov"}),
+}
+OPTIMIZER_NOTES = {
+    "rmsprop": "optax.rmsprop(eps_in_sqrt=True): Keras 3's rule",
+    "adadelta": "optax.adadelta: Keras 3's rule",
+    "adam": "optax.adam: epsilon added to the bias-corrected sqrt(v) (Keras: to the uncorrected)",
+    "sgd": "optax.sgd: momentum on gradients, lr applied after (Keras: on lr * g)",
+}
+
+
+def optimizer(optax, native, settings):
+    """The optax optimizer for the config's Keras ``settings``; Keras 2's
+    ``decay`` as the inverse-time schedule of native.learning_rate."""
+    name, renames = OPTIMIZERS[settings["name"]]
+    kwargs = native.optimizer_arguments(settings, renames)
+    if settings.get("momentum"):  # None, not 0: no momentum trace
+        kwargs["momentum"] = settings["momentum"]
+    if name == "rmsprop":
+        kwargs["eps_in_sqrt"] = True
+    rate = settings["learning_rate"]
+    if settings.get("decay"):
+        rate = lambda step: native.learning_rate(settings, step)  # noqa: E731
+    return getattr(optax, name)(rate, **kwargs)

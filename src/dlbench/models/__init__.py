@@ -1,2 +1,0 @@
-"""Model definitions: each workload once per API (Keras here; native
-frameworks get their own modules)."""
