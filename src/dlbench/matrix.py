@@ -136,6 +136,13 @@ def check(config):
     for index, workload in enumerate(config["workloads"]):
         key = "workloads[{}]".format(index)
         name = "{}/{}".format(workload["dataset"], workload["model"])
+        if workload["model"] not in catalog.MODELS:
+            raise ConfigError(
+                "{}.model: '{}' is not one of the workloads ({}; one folder each in "
+                "src/dlbench/workloads)".format(
+                    key, workload["model"], ", ".join(sorted(catalog.MODELS))
+                )
+            )
         if not catalog.model_fits_dataset(workload["model"], workload["dataset"]):
             raise ConfigError(
                 "{}.model: model '{}' does not fit dataset '{}' (input {}); it takes "
