@@ -46,6 +46,7 @@ def test_env_files_pin_python_and_every_pip_package(path):
         "native-mxnet": "3.9",
         "native-pytensor": "3.9",
         "native-chainer": "3.7",
+        "native-cntk": "3.6",
     }
     assert spec["python"] == legacy.get(path.stem.split(".")[0], "3.11")
     packages = [line for line in spec["pip"] if not line.startswith("--")]

@@ -24,7 +24,7 @@ def test_smoke_matrix_is_workloads_by_backends_by_devices_by_repeats(smoke_confi
     assert smoke_config["repeats"] == 1 and smoke_config["workloads"][0]["repeats"] == 3
     assert (
         len(runs)
-        == 3 * 12 + 12 + 13 + sum(3 + len(implementing(NATIVE3, model)) for model in others) + 1
+        == 3 * 13 + 13 + 14 + sum(3 + len(implementing(NATIVE3, model)) for model in others) + 1
     )
     assert {run.repeat for run in runs if run.model == "mlp"} == {1, 2, 3}
     assert {run.repeat for run in runs if run.model != "mlp"} == {1}
@@ -106,7 +106,7 @@ def test_workload_may_restrict_backends(smoke_config):
     runs = matrix.runs(smoke_config)
     assert {run.backend for run in runs if run.model == "mlp"} == {"keras-jax"}
     repeats = smoke_config["workloads"][0]["repeats"]
-    assert len(runs) == every - repeats * 12 + repeats
+    assert len(runs) == every - repeats * 13 + repeats
 
 
 def test_run_dir_layout():

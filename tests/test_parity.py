@@ -23,6 +23,7 @@ IMPLEMENTATIONS = [
     "native-mxnet",
     "native-pytensor",
     "native-chainer",
+    "native-cntk",
 ]
 
 

@@ -271,6 +271,19 @@ BACKENDS = {
         "data_parallel": {"unsupported": "PyTensor compiles for one device"},
         "gpu_build": False,
     },
+    # CNTK's own API; its Keras counterpart is Keras 2 on CNTK. CNTK 2.7 is
+    # the last release (Python 3.6); its GPU build wants CUDA 10 / cuDNN 7.
+    "native-cntk": {
+        "family": "cntk",
+        "adapter": "native_cntk",
+        "framework": "cntk",
+        "keras": "keras2-cntk",
+        "tasks": TASKS,
+        "data_parallel": {
+            "unsupported": "CPU only: CNTK's data-parallel SGD needs MPI workers, not set up"
+        },
+        "gpu_build": False,
+    },
     # Chainer has no Keras backend: no abstraction cost, lines of code only.
     "native-chainer": {
         "family": "chainer",

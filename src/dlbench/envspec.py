@@ -259,7 +259,7 @@ def openmpi_for_cntk(destination, log):
 
 
 # A backend's own step after its pip packages are installed, by env name.
-SETUP_STEPS = {"keras2-cntk": openmpi_for_cntk}
+SETUP_STEPS = {"keras2-cntk": openmpi_for_cntk, "native-cntk": openmpi_for_cntk}
 
 
 def compare_with_pins(spec, held):

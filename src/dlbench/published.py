@@ -35,8 +35,8 @@ OUR_FIGURE = {
 }
 # Published framework -> our backend. Gluon and the symbolic MXNet API are
 # both MXNet here (ours is Gluon, hybridised); Lasagne ran on Theano, whose
-# maintained successor is PyTensor. Caffe2, Julia-Knet and native CNTK have
-# no counterpart.
+# maintained successor is PyTensor. Caffe2 and Julia-Knet have no
+# counterpart.
 BACKENDS = {
     "Keras(TF)": "keras-tensorflow",
     "Keras(CNTK)": "keras2-cntk",
@@ -47,6 +47,7 @@ BACKENDS = {
     "MXNet": "native-mxnet",
     "Gluon": "native-mxnet",
     "Chainer": "native-chainer",
+    "CNTK": "native-cntk",
     "Lasagne(Theano)": "native-pytensor",
 }
 

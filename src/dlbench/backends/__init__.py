@@ -42,6 +42,7 @@ ADAPTERS = {
     "native_mxnet": "dlbench.backends.native_mxnet_adapter",
     "native_pytensor": "dlbench.backends.native_pytensor_adapter",
     "native_chainer": "dlbench.backends.native_chainer_adapter",
+    "native_cntk": "dlbench.backends.native_cntk_adapter",
 }
 
 

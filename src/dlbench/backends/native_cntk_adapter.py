@@ -1,0 +1,104 @@
+"""CNTK's own API behind the harness, no Keras: the workloads' cntk modules
+(dlbench/workloads/<model>/in_cntk.py, cntk.layers) applied to an input
+variable, cross_entropy_with_softmax as the criterion, CNTK's learners and a
+cntk.Trainer stepping through the same batches in the same order as every
+other backend. CNTK runs on the CPU here (its GPU build needs CUDA 10 and
+cuDNN 7); its CPU threads are set with set_max_num_cputhreads. cntk is
+imported in ``setup``. Importable on Python 3.6.
+"""
+
+import time
+
+from dlbench import workloads
+from dlbench.backends import native
+from dlbench.layers import cntk_layers
+
+
+class Adapter(native.NativeAdapter):
+    backend = "native-cntk"
+
+    def setup(self, threads, seed, devices, parallel=None):
+        self._start(threads, devices, parallel)
+        import cntk
+        import numpy
+
+        self.C = cntk
+        cntk.device.try_set_default_device(cntk.device.cpu())
+        cntk.cntk_py.set_fixed_random_seed(seed)
+        cntk.cntk_py.set_max_num_cputhreads(threads)
+        numpy.random.seed(seed)
+        self.applied.update(
+            {
+                "device": "cpu",
+                "cntk_max_cpu_threads": cntk.cntk_py.get_max_num_cputhreads(),
+                "learning_rate_schedule": "learning_parameter_schedule, use_mean_gradient "
+                "(the minibatch's mean gradient, as Keras)",
+            }
+        )
+
+    def versions(self):
+        import numpy
+
+        return {
+            "framework": "cntk",
+            "framework_version": self.C.__version__,
+            "numpy": numpy.__version__,
+        }
+
+    def build(self, model_name, data_spec, hyper):
+        C = self.C
+        shape = cntk_layers.channels_first_shape(data_spec)
+        features = C.input_variable(shape, "float32", name="features")
+        labels = C.input_variable(data_spec["classes"], "float32", name="labels")
+        logits = workloads.builder(model_name, "cntk")(C, data_spec)(features)
+        model = {
+            "features": features,
+            "labels": labels,
+            "logits": logits,
+            "probabilities": C.softmax(logits),
+            "loss": C.cross_entropy_with_softmax(logits, labels),
+            "error": C.classification_error(logits, labels),
+        }
+        if "optimizer" in hyper:
+            learner, notes = cntk_layers.optimizer(C, logits.parameters, hyper["optimizer"], native)
+            if notes:
+                self.applied["optimizer_notes"] = notes
+            model["trainer"] = C.Trainer(logits, (model["loss"], model["error"]), [learner])
+        return model
+
+    @staticmethod
+    def parameter_count(model):
+        import numpy
+
+        return int(sum(numpy.prod(p.shape) for p in model["logits"].parameters))
+
+    def train_epoch(self, model, x, y, batch_size):
+        inputs = native.channels_first(x)  # like fit()'s set-up: outside the epoch's time
+        labels = y.astype("float32")
+        start = time.perf_counter()
+        trainer = model["trainer"]
+        total_loss = total_error = 0.0
+        for part in native.batches(len(y), batch_size):
+            count = part.stop - part.start
+            trainer.train_minibatch(
+                {model["features"]: inputs[part], model["labels"]: labels[part]}
+            )
+            total_loss += trainer.previous_minibatch_loss_average * count
+            total_error += trainer.previous_minibatch_evaluation_average * count
+        seconds = time.perf_counter() - start  # the averages are host values: the work is done
+        n = len(y)
+        return {"loss": total_loss / n, "accuracy": 1.0 - total_error / n, "seconds": seconds}
+
+    def evaluate(self, model, x, y, batch_size):
+        inputs = native.channels_first(x)
+        labels = y.astype("float32")
+        both = self.C.combine([model["loss"], model["error"]])
+        total_loss = total_error = 0.0
+        for part in native.batches(len(y), batch_size):
+            found = both.eval({model["features"]: inputs[part], model["labels"]: labels[part]})
+            total_loss += float(found[model["loss"].output].sum())
+            total_error += float(found[model["error"].output].sum())
+        return total_loss / len(y), 1.0 - total_error / len(y)
+
+    def predict(self, model, x):
+        return model["probabilities"].eval({model["features"]: native.channels_first(x)})

@@ -1,0 +1,75 @@
+"""What the workloads in CNTK share (dlbench/workloads/<model>/in_cntk.py):
+CNTK's own layers library (cntk.layers), no Keras, layer for layer as the
+Keras definitions (in_keras.py): same layers and parameter counts, Glorot-
+uniform weights and zero biases (CNTK's defaults, as Keras'). A model is a
+layers function that the adapter applies to its input variable; images are
+channels-first (C, H, W), CNTK's layout, and the last layer gives logits
+(the adapter's loss is cross_entropy_with_softmax, its predict a softmax).
+CNTK's Dropout is active in train_minibatch only. Importable without cntk
+until a model is built (Python 3.6: CNTK's last wheels)."""
+
+
+def channels_first_shape(spec):
+    height, width, channels = spec["input_shape"]
+    return channels, height, width
+
+
+def max_pool(C):
+    """Keras' MaxPooling2D(2): the window is the stride (CNTK's default stride is 1)."""
+    return C.layers.MaxPooling((2, 2), strides=(2, 2))
+
+
+# Keras' optimizer settings -> CNTK's learners. Adam and AdaDelta are Keras'
+# rules (Adam's first moment with unit gain, as Keras' (1 - beta_1) g); SGD's
+# momentum is the classic one (no unit gain). CNTK's RMSProp multiplies each
+# step by an adaptive factor (inc, dec, bounded by min and max): held at 1
+# (bounds 1 and 1 + 1e-9: CNTK wants max > min; no averaging of it) it is
+# Keras' rule, with CNTK's own fixed epsilon (no argument for it).
+OPTIMIZERS = {
+    "rmsprop": {"rho": "gamma", "epsilon": None, "momentum": None, "centered": None},
+    "adadelta": {"rho": "rho", "epsilon": "epsilon"},
+    "adam": {"beta_1": "momentum", "beta_2": "variance_momentum", "epsilon": "epsilon"},
+    "sgd": {"momentum": "momentum", "nesterov": None},
+}
+MOMENTA = ("momentum", "variance_momentum")
+
+
+def optimizer(C, parameters, settings, native):
+    """The config's optimizer as a CNTK learner over ``parameters``, at the
+    learning rate per minibatch (the mean gradient, as Keras), and what of
+    the settings CNTK could not take."""
+    name = settings["name"]
+    kwargs = native.optimizer_arguments(settings, OPTIMIZERS[name])
+    for key in MOMENTA:
+        if key in kwargs:
+            kwargs[key] = C.learners.momentum_schedule(kwargs[key])
+    lr = C.learners.learning_parameter_schedule(settings["learning_rate"])
+    # CNTK's gradient is the minibatch's sum; Keras' is the mean of its loss.
+    kwargs["use_mean_gradient"] = True
+    if settings.get("decay"):
+        raise ValueError("optimizer {}: no inverse-time decay in CNTK's learners".format(name))
+    notes = {}
+    if name == "rmsprop":
+        if settings.get("momentum") or settings.get("centered"):
+            raise ValueError("optimizer rmsprop: CNTK's RMSProp has no momentum, no centered form")
+        notes["epsilon"] = "CNTK's own (not settable); asked {}".format(settings.get("epsilon"))
+        learner = C.learners.rmsprop(
+            parameters,
+            lr,
+            inc=1.5,
+            dec=0.5,
+            max=1.0 + 1e-9,
+            min=1.0,
+            need_ave_multiplier=False,
+            **kwargs,
+        )
+    elif name == "adadelta":
+        learner = C.learners.adadelta(parameters, lr, **kwargs)
+    elif name == "adam":
+        learner = C.learners.adam(parameters, lr, unit_gain=True, **kwargs)
+    else:
+        if settings.get("nesterov"):
+            raise ValueError("optimizer sgd: nesterov is not CNTK's momentum_sgd")
+        kwargs.setdefault("momentum", C.learners.momentum_schedule(0.0))
+        learner = C.learners.momentum_sgd(parameters, lr, unit_gain=False, **kwargs)
+    return learner, notes
