@@ -9,7 +9,7 @@ imported in ``setup``. Importable on Python 3.6.
 
 import time
 
-from dlbench import workloads
+from dlbench import catalog, workloads
 from dlbench.backends import native
 from dlbench.layers import cntk_layers
 
@@ -47,11 +47,21 @@ class Adapter(native.NativeAdapter):
 
     def build(self, model_name, data_spec, hyper):
         C = self.C
-        shape = cntk_layers.channels_first_shape(data_spec)
-        features = C.input_variable(shape, "float32", name="features")
+        words = catalog.MODELS[model_name]["inputs"][0] == "words150"
+        if words:
+            features = cntk_layers.words_input(C, data_spec)
+        else:
+            shape = cntk_layers.channels_first_shape(data_spec)
+            features = C.input_variable(shape, "float32", name="features")
         labels = C.input_variable(data_spec["classes"], "float32", name="labels")
         logits = workloads.builder(model_name, "cntk")(C, data_spec)(features)
+        if words:
+            self.applied["recurrent_kernels"] = (
+                "Keras 3's GRU step (reset_after) in CNTK ops under cntk.layers.Recurrence "
+                "(CNTK's own GRU has one bias and the other form)"
+            )
         model = {
+            "words": words,
             "features": features,
             "labels": labels,
             "logits": logits,
@@ -72,17 +82,24 @@ class Adapter(native.NativeAdapter):
 
         return int(sum(numpy.prod(p.shape) for p in model["logits"].parameters))
 
+    def _batches(self, model, x, y, batch_size):
+        """The epoch's batches as CNTK takes them: (features, labels, count)."""
+        parts = native.batches(len(x), batch_size)
+        labels = [None] * len(parts) if y is None else [y[part].astype("float32") for part in parts]
+        inputs = cntk_layers.words(x) if model["words"] else native.channels_first(x)
+        features = [inputs[part] for part in parts]
+        return [
+            (inputs, targets, part.stop - part.start)
+            for inputs, targets, part in zip(features, labels, parts)
+        ]
+
     def train_epoch(self, model, x, y, batch_size):
-        inputs = native.channels_first(x)  # like fit()'s set-up: outside the epoch's time
-        labels = y.astype("float32")
+        batches = self._batches(model, x, y, batch_size)  # like fit()'s set-up: not timed
         start = time.perf_counter()
         trainer = model["trainer"]
         total_loss = total_error = 0.0
-        for part in native.batches(len(y), batch_size):
-            count = part.stop - part.start
-            trainer.train_minibatch(
-                {model["features"]: inputs[part], model["labels"]: labels[part]}
-            )
+        for features, labels, count in batches:
+            trainer.train_minibatch({model["features"]: features, model["labels"]: labels})
             total_loss += trainer.previous_minibatch_loss_average * count
             total_error += trainer.previous_minibatch_evaluation_average * count
         seconds = time.perf_counter() - start  # the averages are host values: the work is done
@@ -90,15 +107,14 @@ class Adapter(native.NativeAdapter):
         return {"loss": total_loss / n, "accuracy": 1.0 - total_error / n, "seconds": seconds}
 
     def evaluate(self, model, x, y, batch_size):
-        inputs = native.channels_first(x)
-        labels = y.astype("float32")
         both = self.C.combine([model["loss"], model["error"]])
         total_loss = total_error = 0.0
-        for part in native.batches(len(y), batch_size):
-            found = both.eval({model["features"]: inputs[part], model["labels"]: labels[part]})
+        for features, labels, _ in self._batches(model, x, y, batch_size):
+            found = both.eval({model["features"]: features, model["labels"]: labels})
             total_loss += float(found[model["loss"].output].sum())
             total_error += float(found[model["error"].output].sum())
         return total_loss / len(y), 1.0 - total_error / len(y)
 
     def predict(self, model, x):
-        return model["probabilities"].eval({model["features"]: native.channels_first(x)})
+        ((features, _, _),) = self._batches(model, x, None, len(x))
+        return model["probabilities"].eval({model["features"]: features})

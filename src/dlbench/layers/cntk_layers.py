@@ -73,3 +73,61 @@ def optimizer(C, parameters, settings, native):
         kwargs.setdefault("momentum", C.learners.momentum_schedule(0.0))
         learner = C.learners.momentum_sgd(parameters, lr, unit_gain=False, **kwargs)
     return learner, notes
+
+
+def words_input(C, spec):
+    """A review as a sequence of word ids (one float per step): the embedding
+    gathers its rows, so its gradient is dense (CNTK's Adam has no CPU update
+    for the sparse gradient a one-hot input would give)."""
+    return C.sequence.input_variable(1, "float32", name="words")
+
+
+def words(x):
+    """Word-id rows as CNTK's sequences: (reviews, steps, 1) floats."""
+    return x.astype("float32")[:, :, None]
+
+
+def embedding(C, vocabulary, width):
+    """Keras' Embedding (uniform in +-0.05): rows of a table, gathered."""
+    table = C.Parameter((vocabulary, width), init=C.uniform(0.05), name="E")
+
+    @C.Function
+    def embed(ids):
+        return C.reshape(C.gather(table, ids), width)
+
+    return embed
+
+
+def orthogonal(rows, columns):
+    """Keras' Orthogonal initializer, from numpy's seeded generator."""
+    import numpy
+
+    flat = numpy.random.normal(size=(max(rows, columns), min(rows, columns)))
+    q, r = numpy.linalg.qr(flat)
+    q *= numpy.sign(numpy.diag(r))
+    return numpy.ascontiguousarray(q if rows >= columns else q.T, dtype="float32")
+
+
+def gru(C, units):
+    """Keras 3's GRU (reset_after: the reset gate applied after the recurrent
+    matmul, two biases; gates z, r, h), written with CNTK's ops as a step of
+    cntk.layers.Recurrence: CNTK's own GRU has one bias and the other form."""
+    kernel = C.Parameter((C.InferredDimension, 3 * units), init=C.glorot_uniform(), name="W")
+    recurrent = C.Parameter((units, 3 * units), init=orthogonal(units, 3 * units), name="U")
+    input_bias = C.Parameter(3 * units, init=0, name="b")
+    recurrent_bias = C.Parameter(3 * units, init=0, name="b_recurrent")
+
+    @C.Function
+    def step(h, x):
+        inputs = C.times(x, kernel) + input_bias
+        hidden = C.times(h, recurrent) + recurrent_bias
+
+        def gate(values, index):
+            return C.slice(values, 0, index * units, (index + 1) * units)
+
+        z = C.sigmoid(gate(inputs, 0) + gate(hidden, 0))
+        r = C.sigmoid(gate(inputs, 1) + gate(hidden, 1))
+        candidate = C.tanh(gate(inputs, 2) + r * gate(hidden, 2))
+        return z * h + (1 - z) * candidate
+
+    return C.layers.Recurrence(step)
