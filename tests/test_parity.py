@@ -5,12 +5,13 @@ the workload's outputs. The Keras definitions are built once through Keras 3
 (keras-torch) and once through the Keras 2 layer (keras-mxnet)."""
 
 import json
+import os
 import subprocess
 
 import pytest
 
 from conftest import RUN_TIMEOUT_S
-from dlbench import catalog, parity
+from dlbench import catalog, parity, runtime
 
 pytestmark = pytest.mark.e2e
 
@@ -41,13 +42,17 @@ def test_every_framework_is_covered():
 
 @pytest.mark.parametrize("backend", IMPLEMENTATIONS)
 def test_workloads_agree_across_frameworks(built_workflow, backend):
-    python = built_workflow.venv(backend) / "bin" / "python"
+    venv = built_workflow.venv(backend)
+    python = venv / "bin" / "python"
+    # what the environment asks for before it starts (CNTK's OpenMPI), as the supervisor gives it
+    env = dict(os.environ, **runtime.environment_additions(str(venv), os.environ))
     (data,) = {path.parent for path in built_workflow.build(*parity_data())}
     models = implemented(backend)
     done = subprocess.run(
         [str(python), "-m", "dlbench.parity", "--backend", backend, "--data", str(data)]
         + ["--models", *models],
         cwd=built_workflow.path / "src",
+        env=env,
         capture_output=True,
         text=True,
         timeout=RUN_TIMEOUT_S,
