@@ -32,7 +32,7 @@ SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 # machine of this kind (a 2-core AMD EPYC, 1.6x slower than the Xeons in the
 # whole smoke) needed, and they exist only so that a hung invocation fails
 # its test with its output instead of stalling CI. The smoke from nothing
-# (13 venvs, every run) took 36 minutes there; a small config's invocation (a
+# (14 venvs, every run) took 24 minutes there; a small config's invocation (a
 # handful of runs, a venv or two) well under 5 minutes.
 SMOKE_TIMEOUT_S = 3 * 3600
 SETUP_TIMEOUT_S = 3600
