@@ -24,6 +24,7 @@ os.environ.setdefault("PIP_RETRIES", "1")
 # The benchmark scripts come with the workflow: run in a built copy, they
 # find its venvs and results as they find the repository's.
 WORKFLOW_PARTS = ("Snakefile", "workflow", "envs", "config", "profiles", "src", "benchmarks")
+WORKFLOW_PARTS += ("examples",)
 WORKFLOW_PARTS += ("tests/report_browser.py",)
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 

@@ -39,6 +39,8 @@ def test_schema_names_match_the_catalog():
     assert set(workload["task"]["enum"]) == set(catalog.TASKS)
     assert set(schema["properties"]["backends"]["propertyNames"]["enum"]) == set(catalog.BACKENDS)
     assert set(workload["backends"]["items"]["enum"]) == set(catalog.BACKENDS)
+    custom = schema["properties"]["custom_models"]["additionalProperties"]["properties"]
+    assert set(custom["inputs"]["items"]["enum"]) == set(catalog.INPUT_SHAPES)
 
 
 @pytest.mark.parametrize(

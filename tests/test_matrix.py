@@ -3,6 +3,7 @@
 import pytest
 
 from dlbench import catalog, matrix
+from dlbench import workloads as workload_registry
 
 KERAS3 = {"keras-tensorflow", "keras-jax", "keras-torch"}
 LEGACY = {"keras2-theano", "keras2-cntk", "keras-mxnet"}
@@ -20,13 +21,14 @@ def test_smoke_matrix_is_workloads_by_backends_by_devices_by_repeats(smoke_confi
     # systems and every native backend; lenet on those and OpenVINO;
     # cifar_cnn, imdb_gru, babi_rnn on Keras 3 and the native tensorflow, jax
     # and torch that implement them (imdb_gru on native-cntk too); resnet50 too,
-    # and on OpenVINO
+    # and on OpenVINO; the example model of your own on Keras 3 (native-torch: n/a)
     others = ("cifar_cnn", "imdb_gru", "babi_rnn", "resnet50")
     assert smoke_config["repeats"] == 1 and smoke_config["workloads"][0]["repeats"] == 3
     assert (
         len(runs)
-        == 3 * 13 + 13 + 14 + sum(3 + len(implementing(NATIVE3, model)) for model in others) + 2
+        == 3 * 13 + 13 + 14 + sum(3 + len(implementing(NATIVE3, model)) for model in others) + 2 + 3
     )
+    assert {run.backend for run in runs if run.model == "imdb_transformer"} == KERAS3
     assert {run.repeat for run in runs if run.model == "mlp"} == {1, 2, 3}
     assert {run.repeat for run in runs if run.model != "mlp"} == {1}
     # how often a cell runs is not a hyper-parameter: it changes no run
@@ -47,8 +49,13 @@ def test_cells_a_backend_cannot_run_are_not_applicable_not_run(smoke_config):
     openvino = [c for c in cells if c["backend"] == "keras-openvino"]
     assert {c["model"] for c in openvino} == {"mlp", "cnn", "cifar_cnn", "imdb_gru", "babi_rnn"}
     assert {c["reason"] for c in openvino} == {"n/a (inference only)"}
+    (own,) = [c for c in cells if c["model"] == "imdb_transformer"]
+    assert own["backend"] == "native-torch" and own["reason"] == (
+        "n/a (imdb_transformer is a Keras model of your own, from examples/imdb_transformer.py: "
+        "it runs on Keras backends only)"
+    )
     for cell in cells:
-        if cell["backend"] != "keras-openvino":
+        if cell["backend"] != "keras-openvino" and cell is not own:
             family = catalog.BACKENDS[cell["backend"]]["family"]
             assert cell["model"] not in catalog.models_of(cell["backend"])
             assert cell[
@@ -98,7 +105,7 @@ def test_full_matrix(full_config):
         cells += sum(model in catalog.models_of(backend) for backend in NATIVE)
     assert len(runs) == cells * 1 * 3
     assert {(run.dataset, run.model) for run in runs} == {(d, m) for d, m, _ in workloads}
-    assert {model for _, model, _ in workloads} == set(catalog.MODELS)  # every workload
+    assert {model for _, model, _ in workloads} == set(workload_registry.built_in())
 
 
 def test_workload_may_restrict_backends(smoke_config):

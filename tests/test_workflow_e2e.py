@@ -5,6 +5,7 @@ The tests of this module read the session's built workflow (conftest's
 ``smoke_workflow``) and run in order; the later ones change it.
 """
 
+import hashlib
 import json
 import os
 import subprocess
@@ -15,7 +16,7 @@ import pytest
 import yaml
 
 from conftest import REPO, RUN_TIMEOUT_S, needs_browser, run_json, run_snakemake, write_config
-from dlbench import abstraction, catalog, flops, launch, matrix, record_schema
+from dlbench import abstraction, catalog, flops, launch, matrix, record_schema, workloads
 from report_browser import check_report
 
 pytestmark = pytest.mark.e2e
@@ -97,6 +98,10 @@ def load_record(workdir, model, backend, dataset="digits"):
     return json.loads(path.read_text())
 
 
+def counted_flops(workdir, dataset, model):
+    return json.loads((workdir / "results/flops/{}/{}.json".format(dataset, model)).read_text())
+
+
 def prepared_meta(workdir, dataset):
     import numpy as np
 
@@ -111,6 +116,8 @@ def test_smoke_run_writes_a_complete_record_per_run(workdir):
         assert record_schema.problems(record) == [], (dataset, model, backend)
         assert record["environment_check"] == {"mode": "venv", "mismatches": []}
         expected = catalog.parameter_count(model, prepared_meta(workdir, dataset))
+        if workloads.is_custom(model):  # the model Keras builds on torch for its FLOPs
+            expected = counted_flops(workdir, dataset, model)["parameters"]
         assert record["parameters"] == expected, (model, backend)
         framework = catalog.BACKENDS[backend]["framework"]
         if backend.startswith("native-"):
@@ -130,7 +137,7 @@ def test_smoke_run_writes_a_complete_record_per_run(workdir):
 def test_models_learn_on_the_smoke_data(workdir):
     """Well above chance after a few epochs: the data and the training are
     real (chance is 0.1 on digits and CIFAR, 0.5 on IMDB)."""
-    floors = {"mlp": 0.5, "cnn": 0.5, "cifar_cnn": 0.3, "imdb_gru": 0.6}
+    floors = {"mlp": 0.5, "cnn": 0.5, "cifar_cnn": 0.3, "imdb_gru": 0.6, "imdb_transformer": 0.6}
     for dataset, model, backend, _ in smoke_runs():
         if model in floors:
             record = load_record(workdir, model, backend, dataset)
@@ -343,7 +350,10 @@ def test_overview_tables_and_plots(workdir):
     summary = pd.read_csv(workdir / "results/summary.csv")
     assert len(used) == (summary["status"] == "ok").sum()
     for (dataset, model), cells in used.groupby(["dataset", "model"]):
-        expected = flops.per_sample_of(workdir / "results/data/{}.npz".format(dataset), model)
+        if workloads.is_custom(model):
+            expected = counted_flops(workdir, dataset, model)
+        else:
+            expected = flops.per_sample_of(workdir / "results/data/{}.npz".format(dataset), model)
         assert (cells["forward_gflops_per_sample"] == expected["forward"] / 1e9).all()
     assert (used["achieved_gflops"] > 0).all()
     # float32 everywhere: no cell outruns the machine's float32 matmul by much
@@ -426,6 +436,70 @@ def test_env_file_edit_reruns_exactly_that_backend(workdir):
     assert (
         pin in json.loads((workdir / ".venvs/keras-openvino/ready.json").read_text())["pip_freeze"]
     )
+    assert pending_runs(workdir) == []
+
+
+EXAMPLE = "examples/imdb_transformer.py"
+KERAS3_TRAINING = ["keras-jax", "keras-tensorflow", "keras-torch"]
+
+
+def test_a_model_of_your_own_runs_like_a_built_in_one(workdir):
+    """The example Transformer named in the smoke config: on every Keras 3
+    backend that trains, n/a on native torch, its parameters from the built
+    model, its FLOPs counted, in the tables and plots of every workload."""
+    digest = hashlib.sha256((workdir / EXAMPLE).read_bytes()).hexdigest()
+    counted = counted_flops(workdir, "imdb_tiny", "imdb_transformer")
+    assert counted["counter"].startswith("torch.utils.flop_counter.FlopCounterMode on Keras")
+    # embeddings 30,000 x 32 and 150 x 32; attention 4 x (32 x 32 + 32); two layer
+    # norms; feed-forward 32 -> 64 -> 32; the classifier 32 -> 2
+    assert counted["parameters"] == 960000 + 4800 + 4224 + 2 * 64 + 2112 + 2080 + 66
+    for backend in KERAS3_TRAINING:
+        record = load_record(workdir, "imdb_transformer", backend, "imdb_tiny")
+        assert record["status"] == "ok", (backend, record.get("error"))
+        assert record["custom_model"] == {
+            "file": EXAMPLE,
+            "builder": "build",
+            "inputs": ["words150"],
+            "sha256": digest,
+        }
+        assert record["parameters"] == counted["parameters"]
+    summary = pd.read_csv(workdir / "results/summary.csv")
+    own = summary[summary["model"] == "imdb_transformer"].set_index("backend")
+    assert sorted(own.index) == KERAS3_TRAINING + ["native-torch"]
+    assert own.loc["native-torch", "status"] == "not_applicable"
+    assert "Keras model of your own" in own.loc["native-torch", "error"]
+    used = pd.read_csv(workdir / "results/tables/utilisation.csv")
+    used = used[used["model"] == "imdb_transformer"]
+    assert sorted(used["backend"]) == KERAS3_TRAINING
+    assert (used["training_gflops_per_sample"] == counted["training"] / 1e9).all()
+    assert (used["mfu"] > 0).all()
+    counted_lines = pd.read_csv(workdir / "results/tables/lines_of_code.csv")
+    assert (counted_lines["model"] == "imdb_transformer").sum() == len(KERAS3_TRAINING)
+    for plot in ("epoch_time", "convergence"):
+        png = workdir / "results/plots/imdb_tiny_imdb_transformer_{}.png".format(plot)
+        assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_editing_your_model_reruns_exactly_its_cells(workdir):
+    """An edit of the model's file re-runs its cells and re-counts its FLOPs,
+    nothing else; the records name the new file's digest."""
+    example = workdir / EXAMPLE
+    example.write_text(example.read_text().replace("DROPOUT = 0.1", "DROPOUT = 0.2"))
+    own = [("imdb_transformer", backend) for backend in KERAS3_TRAINING]
+    assert pending_runs(workdir) == own
+    flops_file = workdir / "results/flops/imdb_tiny/imdb_transformer.json"
+    counted_before = flops_file.stat().st_mtime_ns
+    runs = [(d, m, b) for d, m, b, _ in smoke_runs()]
+    before = {run: load_record(workdir, run[1], run[2], run[0])["started"] for run in runs}
+    snakemake(workdir, "-j2")
+    after = {run: load_record(workdir, run[1], run[2], run[0])["started"] for run in runs}
+    changed = sorted((m, b) for (d, m, b) in before if before[(d, m, b)] != after[(d, m, b)])
+    assert changed == own
+    assert flops_file.stat().st_mtime_ns != counted_before
+    digest = hashlib.sha256(example.read_bytes()).hexdigest()
+    for _, backend in own:
+        record = load_record(workdir, "imdb_transformer", backend, "imdb_tiny")
+        assert record["custom_model"]["sha256"] == digest and record["status"] == "ok"
     assert pending_runs(workdir) == []
 
 

@@ -112,6 +112,22 @@ MODELS = {
 }
 
 
+def add_custom_models(custom_models):
+    """Register the config's ``custom_models`` ({name: {file, builder,
+    inputs, description}}), the user's own Keras models, beside the built-in
+    workloads. A model that names no inputs takes every input kind: its
+    builder gets the dataset's spec (input_shape, classes, ...) and must fit it."""
+    for name, entry in sorted((custom_models or {}).items()):
+        found = workloads.register(
+            name,
+            entry["file"],
+            entry.get("builder", workloads.BUILDER),
+            entry.get("inputs") or sorted(INPUT_SHAPES),
+            entry.get("description"),
+        )
+        MODELS[name] = {"inputs": list(found.INPUTS), "parameters": None}
+
+
 def ends_in_features(model):
     """A model that outputs features (no classifier, no softmax)."""
     return "outputs" in MODELS[model]

@@ -373,6 +373,8 @@ def base_record(spec):
     }
     for dimension in spec.get("dimensions", ["devices"]):
         record[dimension] = spec[dimension]
+    if spec.get("custom_model"):
+        record["custom_model"] = spec["custom_model"]
     record.update(
         {
             "repeat": spec["repeat"],
@@ -417,6 +419,8 @@ def run(spec, data_path, record_path, epochs_path):
             parallel=dict(parallel, rank=rank, local_rank=local_rank, processes=processes),
         )
         record["environment"].update(adapter.versions())
+        if spec.get("custom_model"):
+            catalog.add_custom_models({spec["model"]: spec["custom_model"]})
         inject_fault(spec)
         data = load_dataset(data_path)
         if spec["task"] == "infer":

@@ -179,7 +179,7 @@ def count(backend, model, task):
     and of both (a definition the two share is counted once, in the model)."""
     implementation, adapter = source_files(backend, model)
     counter = Counter()
-    model_lines = counter.count([(implementation, "build")])
+    model_lines = counter.count([(implementation, workloads.entry_point(model))])
     step_lines = counter.count([(adapter, "Adapter", name) for name in STEPS[task]])
     return {"model_lines": model_lines, "step_lines": step_lines, "lines": model_lines + step_lines}
 

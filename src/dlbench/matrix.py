@@ -14,7 +14,7 @@ import re
 from collections import namedtuple
 from pathlib import PurePosixPath
 
-from dlbench import catalog
+from dlbench import catalog, workloads
 
 # A dimension of the matrix: its name is its config key (a value or a list of
 # values, each a cell of its own), its wildcard, its record field and its
@@ -132,6 +132,10 @@ def check(config):
     """Refuse, before any job starts, what the JSON schema cannot express
     (and make whole-number floats integers: ``normalise``)."""
     normalise(config)
+    try:
+        catalog.add_custom_models(config.get("custom_models"))
+    except ValueError as error:  # a name the built-in workloads have
+        raise ConfigError(str(error)) from None
     seen = {}
     for index, workload in enumerate(config["workloads"]):
         key = "workloads[{}]".format(index)
@@ -139,7 +143,7 @@ def check(config):
         if workload["model"] not in catalog.MODELS:
             raise ConfigError(
                 "{}.model: '{}' is not one of the workloads ({}; one folder each in "
-                "src/dlbench/workloads)".format(
+                "src/dlbench/workloads, or a model of your own under custom_models)".format(
                     key, workload["model"], ", ".join(sorted(catalog.MODELS))
                 )
             )
@@ -284,6 +288,7 @@ def not_applicable_cells(config):
     never counted as failures."""
     found = []
     machine = machine_name(config)
+    catalog.add_custom_models(config.get("custom_models"))
     for entry in config["workloads"]:
         task = entry.get("task", "train")
         for backend, *values in itertools.product(
@@ -326,6 +331,7 @@ def timeout_minutes(config, entry):
 def runs(config):
     """Every run of the matrix, in a stable order."""
     machine = machine_name(config)
+    catalog.add_custom_models(config.get("custom_models"))
     found = []
     for entry in config["workloads"]:
         for values in itertools.product(*(dimension_values(config, n) for n in DIMENSION_NAMES)):
@@ -435,4 +441,14 @@ def spec(config, run):
             run.backend, int(run.devices), option(config, "accelerator")
         ),
         "backend_settings": backend_settings(config, entry, run.backend),
+        # A model of the user's: its file and digest, so that an edit re-runs its cells.
+        **custom_model_entry(run.model),
     }
+
+
+def custom_model_entry(model):
+    """A model of the user's: its file, builder and digest, so that an edit
+    re-runs its cells and the record says which version ran."""
+    if not workloads.is_custom(model):
+        return {}
+    return {"custom_model": workloads.facts(model).entry()}

@@ -1,6 +1,7 @@
 """Achieved FLOP/s and model FLOP utilisation (MFU) of every measured cell.
 
-Achieved = analytic FLOPs per sample (dlbench.flops) x samples per second:
+Achieved = analytic FLOPs per sample (dlbench.flops; counted by
+dlbench.flops_count for the user's own models) x samples per second:
 training counts the forward and backward pass at the steady-state training
 throughput; inference counts the forward pass at the batched throughput
 (seconds per 1,000 samples). MFU = achieved / peak. The peak of a GPU cell
@@ -102,10 +103,12 @@ def table(summary, metrics, per_sample, peaks):
 CAPTION = (
     "Analytic FLOPs per sample (2 x multiply-adds of the dense, convolution and recurrent "
     "matrix products, from the layer shapes; training = forward + backward as frameworks "
-    "compute it), achieved GFLOP/s (training: x steady-state samples per second; inference: "
-    "forward x batched samples per second) and model FLOP utilisation (MFU) = achieved / peak. "
+    "compute it; for a model of your own, counted by PyTorch's FLOP counter on the model "
+    "Keras builds, same convention), achieved GFLOP/s (training: x steady-state samples per "
+    "second; inference: forward x batched samples per second) and model FLOP utilisation "
+    "(MFU) = achieved / peak. "
     "Peak: FP32 datasheet rate x GPUs for GPU cells (TF32 or half precision would allow more), "
-    "for CPU cells the median float32 matrix-multiply probe of all runs on the machine with "
+    "for CPU cells the fastest float32 matrix-multiply probe of any run on the machine with "
     "the same threads. Above 100 % means the cell did not compute in float32. Element-wise work, "
     "data loading and framework overhead count as time but not as FLOPs, so small models score "
     "low."

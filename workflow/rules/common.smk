@@ -232,6 +232,50 @@ def workload_data():
     return [f"results/data/{dataset}.npz" for dataset, _, _ in WORKLOADS]
 
 
+# The FLOPs of the user's own models are counted (dlbench.flops_count) in
+# this environment's interpreter, whichever backends the config runs.
+FLOPS_COUNTER_ENVIRONMENT = "keras-torch"
+
+
+def counted_flops():
+    """The counted FLOPs of every workload of a model of the user's (none
+    where the counter's environment is an existing interpreter not named)."""
+    counter = FLOPS_COUNTER_ENVIRONMENT
+    named = matrix.existing_python(config, counter)
+    if environment_mode(counter) == "existing" and not named:
+        return {}
+    return {
+        f"{dataset}/{model}": f"results/flops/{dataset}/{model}.json"
+        for dataset, model, _ in WORKLOADS
+        if workloads.is_custom(model)
+    }
+
+
+def flops_count_inputs(wildcards):
+    inputs = {
+        "data": f"results/data/{wildcards.dataset}.npz",
+        "model": workloads.source(wildcards.model, "keras"),
+        "code": str(Path(SRC) / "dlbench" / "flops_count.py"),
+    }
+    marker = environment_marker(FLOPS_COUNTER_ENVIRONMENT)
+    if marker:
+        inputs["env"] = marker
+    return inputs
+
+
+def flops_counter_python():
+    return {
+        "venv": f".venvs/{FLOPS_COUNTER_ENVIRONMENT}/bin/python",
+        "conda": "python",
+        "existing": matrix.existing_python(config, FLOPS_COUNTER_ENVIRONMENT),
+        "current": sys.executable,
+    }[environment_mode(FLOPS_COUNTER_ENVIRONMENT)]
+
+
+def custom_model_json(wildcards):
+    return json.dumps(config["custom_models"][wildcards.model], sort_keys=True)
+
+
 def implementations():
     """(dataset, model, task, backend) of every implementation the config
     runs somewhere, for the lines-of-code table."""
@@ -311,6 +355,8 @@ def bench_inputs(wildcards):
     marker = environment_marker(run_environment(wildcards))
     if marker:
         inputs["env"] = marker
+    if workloads.is_custom(wildcards.model):
+        inputs["model"] = workloads.source(wildcards.model, family)
     return inputs
 
 
@@ -346,7 +392,7 @@ def family_sources(wildcards):
     files += ["backends/__init__.py", "backends/frameworks.py", "backends/native.py"]
     files += ["workloads/__init__.py", "layers/__init__.py"]
     files.append(f"layers/{wildcards.family}_layers.py")
-    for model in workloads.names():
+    for model in workloads.built_in():
         files.append(f"workloads/{model}/__init__.py")
         if workloads.implemented(model, wildcards.family):
             files.append(f"workloads/{model}/in_{wildcards.family}.py")

@@ -68,12 +68,34 @@ rule plot_relative_speed:
         "../scripts/plot_overview.py"
 
 
+rule count_flops:
+    input:
+        unpack(flops_count_inputs),
+    output:
+        "results/flops/{dataset}/{model}.json",
+    log:
+        "logs/flops/{dataset}/{model}.log",
+    conda:
+        env_file(FLOPS_COUNTER_ENVIRONMENT)
+    resources:
+        cpu_exclusive=SETUP_SHARE,
+    params:
+        python=flops_counter_python(),
+        custom=custom_model_json,
+        src=os.path.relpath(SRC),
+    shell:
+        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.flops_count"
+        " --model {wildcards.model:q} --custom {params.custom:q} --data {input.data:q}"
+        " --output {output:q} > {log:q} 2>&1"
+
+
 rule utilisation:
     input:
         summary="results/summary.csv",
         metrics="results/metrics.csv",
         peaks=GPU_PEAKS,
         data=workload_data(),
+        counted=list(counted_flops().values()),
         code=str(Path(SRC) / "dlbench" / "flops.py"),
     output:
         csv=report(
@@ -95,6 +117,7 @@ rule utilisation:
         MAIN_ENV
     params:
         workloads=[(dataset, model) for dataset, model, _ in WORKLOADS],
+        counted=counted_flops(),
     script:
         "../scripts/utilisation.py"
 

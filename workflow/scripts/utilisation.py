@@ -1,16 +1,39 @@
-"""Summary + analytic FLOPs -> achieved FLOP/s and MFU (rule utilisation)."""
+"""Summary + FLOPs (analytic, or counted for models of the user's own) ->
+achieved FLOP/s and MFU (rule utilisation)."""
 
+import json
 import sys
 
 import pandas as pd
 
-from dlbench import collect, flops, tables, utilisation
+from dlbench import catalog, collect, flops, tables, utilisation, workloads
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
-per_sample = {
-    (dataset, model): flops.per_sample_of(path, model)
+
+
+def flops_of(dataset, model, data_path):
+    """Analytic FLOPs, or those counted for a model of the user's (None
+    where they could not be counted: its cells get no MFU)."""
+    if not workloads.is_custom(model):
+        return flops.per_sample_of(data_path, model)
+    counted = snakemake.params.counted.get(f"{dataset}/{model}")
+    if not counted:
+        print(f"{dataset}/{model}: FLOPs not counted (no keras-torch interpreter)")
+        return None
+    with open(counted) as handle:
+        found = json.load(handle)
+    if found.get("forward") is None:
+        print(f"{dataset}/{model}: FLOPs could not be counted: {found.get('error')}")
+        return None
+    return found
+
+
+catalog.add_custom_models(snakemake.config["custom_models"])
+found = {
+    (dataset, model): flops_of(dataset, model, path)
     for (dataset, model), path in zip(snakemake.params.workloads, snakemake.input.data)
 }
+per_sample = {workload: counts for workload, counts in found.items() if counts}
 table = utilisation.table(
     collect.read_table(snakemake.input.summary),
     collect.read_table(snakemake.input.metrics),

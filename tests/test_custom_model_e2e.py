@@ -1,0 +1,104 @@
+"""A Keras model of your own, from a file outside the workflow, through the
+workflow: on Keras 3 (keras-torch) and Keras 2 (keras2-theano), n/a on
+native torch, its parameters from the built model and its FLOPs counted. The
+example Transformer on Keras 2, which has no MultiHeadAttention, fails there
+with the reason and takes nothing else down."""
+
+import json
+import textwrap
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO, copy_workflow, run_json, run_snakemake, write_config
+
+pytestmark = pytest.mark.e2e
+
+BACKENDS = ["keras-torch", "keras2-theano", "native-torch"]
+MODEL = textwrap.dedent(
+    """
+    def make(keras, spec):
+        layers = keras.layers
+        return keras.Sequential(
+            [
+                keras.Input(shape=tuple(spec["input_shape"])),
+                layers.Flatten(),
+                layers.Dense(8, activation="relu"),
+                layers.Dense(spec["classes"], activation="softmax"),
+            ]
+        )
+    """
+)
+# 784 -> 8 -> 10, by hand: weights and biases; multiply-adds forward, and
+# backward the weight gradients of both and the input gradient of the second
+PARAMETERS = 784 * 8 + 8 + 8 * 10 + 10
+FORWARD = 784 * 8 + 8 * 10
+FLOPS = {"forward": 2 * FORWARD, "training": 2 * (FORWARD + FORWARD + 8 * 10)}
+OWN_RUNS = [run_json("digits", "own_dense", backend) for backend in BACKENDS[:2]]
+EXAMPLE_RUNS = [run_json("imdb_tiny", "imdb_transformer", backend) for backend in BACKENDS[:2]]
+TARGETS = OWN_RUNS + EXAMPLE_RUNS
+TARGETS += ["results/summary.csv", "results/tables/utilisation.csv"]
+TARGETS += ["results/tables/lines_of_code.csv"]
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory, built_workflow):
+    outside = tmp_path_factory.mktemp("models") / "own_dense.py"
+    outside.write_text(MODEL)
+    for environment in BACKENDS[:2]:
+        built_workflow.venv(environment)
+    workdir = copy_workflow(
+        tmp_path_factory.mktemp("custom") / "workflow", built_workflow.path, BACKENDS[:2]
+    )
+    smoke = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    (mlp,) = [entry for entry in smoke["workloads"] if entry["model"] == "mlp"]
+    (example,) = [entry for entry in smoke["workloads"] if entry["model"] == "imdb_transformer"]
+    config = dict(
+        smoke,
+        backends={backend: smoke["backends"].get(backend) for backend in BACKENDS},
+        custom_models=dict(
+            smoke["custom_models"], own_dense={"file": str(outside), "builder": "make"}
+        ),
+        workloads=[
+            dict(mlp, model="own_dense", epochs=2, repeats=1),
+            dict(example, epochs=2, backends=BACKENDS[:2]),
+        ],
+    )
+    write_config(workdir / "config" / "custom.yaml", config)
+    run_snakemake(workdir, "--configfile", "config/custom.yaml", "-j2", *TARGETS)
+    return workdir
+
+
+def record(workdir, path):
+    return json.loads((workdir / path).read_text())
+
+
+def test_it_runs_on_keras_3_and_keras_2_with_the_built_models_parameters(workdir):
+    for path in OWN_RUNS:
+        ran = record(workdir, path)
+        assert ran["status"] == "ok", (path, ran.get("error"))
+        assert ran["parameters"] == PARAMETERS
+        assert ran["custom_model"]["builder"] == "make"
+        assert ran["test_accuracy"] > 0.3  # 2 epochs of a tiny net: learning, not parity
+    summary = pd.read_csv(workdir / "results/summary.csv").set_index(["model", "backend"])
+    assert summary.loc[("own_dense", "native-torch"), "status"] == "not_applicable"
+
+
+def test_its_flops_are_counted_and_used(workdir):
+    counted = json.loads((workdir / "results/flops/digits/own_dense.json").read_text())
+    assert {k: counted[k] for k in FLOPS} == FLOPS and counted["parameters"] == PARAMETERS
+    used = pd.read_csv(workdir / "results/tables/utilisation.csv")
+    used = used[used["model"] == "own_dense"]
+    assert sorted(used["backend"]) == BACKENDS[:2]
+    assert (used["forward_gflops_per_sample"] == FLOPS["forward"] / 1e9).all()
+    lines = pd.read_csv(workdir / "results/tables/lines_of_code.csv")
+    assert sorted(lines[lines["model"] == "own_dense"]["backend"]) == BACKENDS[:2]
+
+
+def test_where_it_does_not_build_the_run_fails_with_the_reason(workdir):
+    keras2, keras3 = (record(workdir, path) for path in EXAMPLE_RUNS[::-1])
+    assert keras3["status"] == "ok"
+    assert keras2["status"] == "failed" and "MultiHeadAttention" in keras2["reason"]
+    summary = pd.read_csv(workdir / "results/summary.csv").set_index(["model", "backend"])
+    assert summary.loc[("imdb_transformer", "keras2-theano"), "status"] == "failed"

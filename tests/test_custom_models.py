@@ -1,0 +1,149 @@
+"""Models of the user's own (config ``custom_models``): registered beside the
+built-in workloads, Keras backends only, their file in the spec and the
+record, their lines counted. The runs themselves: test_workflow_e2e (the
+example on the smoke) and test_custom_model_e2e (a model outside the repo,
+Keras 2 included)."""
+
+import copy
+import hashlib
+import textwrap
+
+import pytest
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+from conftest import REPO, fixture_record
+from dlbench import catalog, lines, matrix, record_schema, workloads
+
+SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
+MODEL = textwrap.dedent(
+    '''
+    """A dense classifier."""
+
+
+    def helper(layers, units):
+        return layers.Dense(units, activation="relu")
+
+
+    def make(keras, spec):
+        layers = keras.layers
+        # a comment: not code
+        return keras.Sequential(
+            [keras.Input(shape=tuple(spec["input_shape"])), layers.Flatten(), helper(layers, 8),
+             layers.Dense(spec["classes"], activation="softmax")]
+        )
+    '''
+)
+
+
+@pytest.fixture
+def own_model(tmp_path, monkeypatch):
+    """A model file in a working directory of its own, named as a config would."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "dense.py").write_text(MODEL)
+    yield {"file": "models/dense.py", "builder": "make", "inputs": ["image28"]}
+    workloads.CUSTOM.pop("own_dense", None)
+    catalog.MODELS.pop("own_dense", None)
+
+
+def config_with(smoke_config, entry, dataset="digits", backends=None):
+    config = copy.deepcopy(smoke_config)
+    config["custom_models"]["own_dense"] = entry
+    workload = dict(config["workloads"][0], dataset=dataset, model="own_dense", repeats=1)
+    if backends:
+        workload["backends"] = backends
+    config["workloads"].append(workload)
+    validate(config, SCHEMA)
+    return config
+
+
+def test_a_model_of_your_own_joins_the_registry_for_keras_only(own_model):
+    catalog.add_custom_models({"own_dense": own_model})
+    assert "own_dense" in workloads.names() and "own_dense" not in workloads.built_in()
+    assert workloads.families("own_dense") == ["keras"]
+    assert catalog.MODELS["own_dense"] == {"inputs": ["image28"], "parameters": None}
+    assert catalog.parameter_count("own_dense", {"classes": 10}) is None  # the built model's
+    assert catalog.not_applicable("keras-jax", "train", model="own_dense") is None
+    assert catalog.not_applicable("native-torch", "train", model="own_dense") == (
+        "n/a (own_dense is a Keras model of your own, from models/dense.py: it runs on Keras "
+        "backends only)"
+    )
+    built = workloads.builder("own_dense", "keras")
+    assert built.__name__ == "make" and workloads.source("own_dense", "keras") == "models/dense.py"
+    assert "own_dense" in catalog.models_of("keras-torch")
+    assert "own_dense" not in catalog.models_of("native-torch")
+
+
+def test_inputs_left_out_fit_every_dataset(own_model):
+    catalog.add_custom_models({"own_dense": {"file": own_model["file"]}})
+    assert set(catalog.MODELS["own_dense"]["inputs"]) == set(catalog.INPUT_SHAPES)
+    assert workloads.entry_point("own_dense") == "build"
+    assert all(catalog.model_fits_dataset("own_dense", dataset) for dataset in catalog.DATASETS)
+
+
+def test_a_missing_file_or_builder_says_which(own_model):
+    catalog.add_custom_models({"own_dense": dict(own_model, file="models/nothing.py")})
+    with pytest.raises(FileNotFoundError, match="custom_models.own_dense.file: no file"):
+        workloads.builder("own_dense", "keras")
+    catalog.add_custom_models({"own_dense": dict(own_model, builder="model")})
+    with pytest.raises(AttributeError, match="models/dense.py has no function 'model'"):
+        workloads.builder("own_dense", "keras")
+
+
+def test_config_check_runs_it_on_keras_backends_and_refuses_what_cannot_run(
+    own_model, smoke_config
+):
+    config = config_with(smoke_config, own_model, backends=["keras-jax", "native-torch"])
+    matrix.check(config)
+    runs = [run for run in matrix.runs(config) if run.model == "own_dense"]
+    assert [run.backend for run in runs] == ["keras-jax"]
+    (cell,) = [c for c in matrix.not_applicable_cells(config) if c["model"] == "own_dense"]
+    assert cell["backend"] == "native-torch" and "of your own" in cell["reason"]
+
+    with pytest.raises(matrix.ConfigError, match="does not fit dataset 'imdb_tiny'"):
+        matrix.check(config_with(smoke_config, own_model, dataset="imdb_tiny"))
+    natives_only = config_with(smoke_config, own_model, backends=["native-torch"])
+    with pytest.raises(matrix.ConfigError, match="Keras backends only"):
+        matrix.check(natives_only)
+    clash = copy.deepcopy(config)
+    clash["custom_models"]["mlp"] = own_model
+    with pytest.raises(matrix.ConfigError, match="a built-in workload has that name"):
+        matrix.check(clash)
+
+
+def test_bad_entries_are_refused_by_the_schema(own_model, smoke_config):
+    for bad in ({"builder": "make"}, dict(own_model, builder="a-b"), dict(own_model, inputs=["x"])):
+        config = copy.deepcopy(smoke_config)
+        config["custom_models"]["own_dense"] = bad
+        with pytest.raises(WorkflowError):
+            validate(config, SCHEMA)
+
+
+def test_the_spec_and_record_carry_the_file_and_its_digest(own_model, smoke_config, tmp_path):
+    config = config_with(smoke_config, own_model)
+    matrix.check(config)
+    run = matrix.Run("digits", "own_dense", "keras-torch", devices=0, repeat=1, machine="m")
+    spec = matrix.spec(config, run)
+    digest = hashlib.sha256(MODEL.encode()).hexdigest()
+    assert spec["custom_model"] == dict(own_model, sha256=digest)
+    (tmp_path / "models" / "dense.py").write_text(MODEL.replace("8)", "16)"))
+    edited = matrix.spec(config, run)
+    assert edited["custom_model"]["sha256"] != digest  # an edit re-runs its cells
+    assert {k: v for k, v in edited.items() if k != "custom_model"} == {
+        k: v for k, v in spec.items() if k != "custom_model"
+    }
+    mlp = matrix.spec(config, matrix.Run("digits", "mlp", "keras-torch", devices=0, repeat=1))
+    assert "custom_model" not in mlp
+    record = fixture_record("train_ok", model="own_dense", custom_model=spec["custom_model"])
+    assert record_schema.problems(record) == []
+    record["custom_model"] = dict(spec["custom_model"], sha256="edited")
+    assert record_schema.problems(record)
+
+
+def test_its_lines_are_the_builder_and_what_it_reaches(own_model):
+    catalog.add_custom_models({"own_dense": own_model})
+    counted = lines.count("keras-torch", "own_dense", "train")
+    # make: def + layers + return ... (4 lines of the call) = 6; helper: 2
+    assert counted["model_lines"] == 8
+    assert counted["step_lines"] == lines.count("keras-torch", "mlp", "train")["step_lines"]
