@@ -34,7 +34,7 @@ def test_schema_names_match_the_catalog():
     with open(SCHEMA) as handle:
         schema = yaml.safe_load(handle)
     workload = schema["properties"]["workloads"]["items"]["properties"]
-    assert set(workload["dataset"]["enum"]) == set(catalog.DATASETS)
+    assert "enum" not in workload["dataset"]  # the catalog's and the config's: matrix.check
     assert "enum" not in workload["model"]  # the registry's folders: matrix.check
     assert set(workload["task"]["enum"]) == set(catalog.TASKS)
     assert set(schema["properties"]["backends"]["propertyNames"]["enum"]) == set(catalog.BACKENDS)
@@ -46,7 +46,7 @@ def test_schema_names_match_the_catalog():
 @pytest.mark.parametrize(
     "mutate, key, words",
     [
-        (lambda c: c["workloads"][0].update(dataset="imagenet"), "dataset", "imagenet"),
+        (lambda c: c["workloads"][0].update(dataset="ImageNet"), "dataset", "ImageNet"),
         (lambda c: c["backends"].update({"keras-theano9": None}), "keras-theano9", "keras-theano9"),
         (lambda c: c.update(repeats=-1), "repeats", "-1"),
         (lambda c: c.update(repeats="three"), "repeats", "three"),

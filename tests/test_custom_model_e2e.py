@@ -2,7 +2,8 @@
 workflow: on Keras 3 (keras-torch) and Keras 2 (keras2-theano), n/a on
 native torch, its parameters from the built model and its FLOPs counted. The
 example Transformer on Keras 2, which has no MultiHeadAttention, fails there
-with the reason and takes nothing else down."""
+with the reason and takes nothing else down. The same model on a synthetic
+dataset of a shape the config gives: speed only, no accuracy parity."""
 
 import json
 import textwrap
@@ -37,7 +38,9 @@ FORWARD = 784 * 8 + 8 * 10
 FLOPS = {"forward": 2 * FORWARD, "training": 2 * (FORWARD + FORWARD + 8 * 10)}
 OWN_RUNS = [run_json("digits", "own_dense", backend) for backend in BACKENDS[:2]]
 EXAMPLE_RUNS = [run_json("imdb_tiny", "imdb_transformer", backend) for backend in BACKENDS[:2]]
-TARGETS = OWN_RUNS + EXAMPLE_RUNS
+SYNTHETIC = {"input_shape": [12, 10, 3], "classes": 4, "train": 256, "test": 64}
+SYNTHETIC_RUN = run_json("pixels", "own_dense", "keras-torch")
+TARGETS = OWN_RUNS + EXAMPLE_RUNS + [SYNTHETIC_RUN]
 TARGETS += ["results/summary.csv", "results/tables/utilisation.csv"]
 TARGETS += ["results/tables/lines_of_code.csv"]
 
@@ -60,9 +63,11 @@ def workdir(tmp_path_factory, built_workflow):
         custom_models=dict(
             smoke["custom_models"], own_dense={"file": str(outside), "builder": "make"}
         ),
+        synthetic_datasets={"pixels": SYNTHETIC},
         workloads=[
             dict(mlp, model="own_dense", epochs=2, repeats=1),
             dict(example, epochs=2, backends=BACKENDS[:2]),
+            dict(mlp, dataset="pixels", model="own_dense", epochs=2, repeats=1, backends=BACKENDS),
         ],
     )
     write_config(workdir / "config" / "custom.yaml", config)
@@ -81,19 +86,20 @@ def test_it_runs_on_keras_3_and_keras_2_with_the_built_models_parameters(workdir
         assert ran["parameters"] == PARAMETERS
         assert ran["custom_model"]["builder"] == "make"
         assert ran["test_accuracy"] > 0.3  # 2 epochs of a tiny net: learning, not parity
-    summary = pd.read_csv(workdir / "results/summary.csv").set_index(["model", "backend"])
-    assert summary.loc[("own_dense", "native-torch"), "status"] == "not_applicable"
+    summary = pd.read_csv(workdir / "results/summary.csv").set_index(["dataset", "backend"])
+    assert summary.loc[("digits", "native-torch"), "status"] == "not_applicable"
 
 
 def test_its_flops_are_counted_and_used(workdir):
     counted = json.loads((workdir / "results/flops/digits/own_dense.json").read_text())
     assert {k: counted[k] for k in FLOPS} == FLOPS and counted["parameters"] == PARAMETERS
     used = pd.read_csv(workdir / "results/tables/utilisation.csv")
-    used = used[used["model"] == "own_dense"]
+    used = used[(used["model"] == "own_dense") & (used["dataset"] == "digits")]
     assert sorted(used["backend"]) == BACKENDS[:2]
     assert (used["forward_gflops_per_sample"] == FLOPS["forward"] / 1e9).all()
     lines = pd.read_csv(workdir / "results/tables/lines_of_code.csv")
-    assert sorted(lines[lines["model"] == "own_dense"]["backend"]) == BACKENDS[:2]
+    own = lines[(lines["model"] == "own_dense") & (lines["dataset"] == "digits")]
+    assert sorted(own["backend"]) == BACKENDS[:2]
 
 
 def test_where_it_does_not_build_the_run_fails_with_the_reason(workdir):
@@ -102,3 +108,17 @@ def test_where_it_does_not_build_the_run_fails_with_the_reason(workdir):
     assert keras2["status"] == "failed" and "MultiHeadAttention" in keras2["reason"]
     summary = pd.read_csv(workdir / "results/summary.csv").set_index(["model", "backend"])
     assert summary.loc[("imdb_transformer", "keras2-theano"), "status"] == "failed"
+
+
+def test_on_a_synthetic_shape_it_is_timed_and_not_judged_on_accuracy(workdir):
+    ran = record(workdir, SYNTHETIC_RUN)
+    assert ran["status"] == "ok", ran.get("error")
+    assert ran["parameters"] == 12 * 10 * 3 * 8 + 8 + 8 * 4 + 4
+    assert ran["train_samples"] == 256 and ran["steady_epoch_seconds"] > 0
+    summary = pd.read_csv(workdir / "results/summary.csv").set_index(["dataset", "backend"])
+    for backend in BACKENDS[:2]:  # two backends ran: parity would be judged on real labels
+        assert summary.loc[("pixels", backend), "status"] == "ok"
+        assert pd.isna(summary.loc[("pixels", backend), "accuracy_parity"])
+    assert summary.loc[("pixels", "native-torch"), "status"] == "not_applicable"
+    counted = json.loads((workdir / "results/flops/pixels/own_dense.json").read_text())
+    assert counted["forward"] == 2 * (12 * 10 * 3 * 8 + 8 * 4)

@@ -1,19 +1,21 @@
 """Models of the user's own (config ``custom_models``): registered beside the
 built-in workloads, Keras backends only, their file in the spec and the
-record, their lines counted. The runs themselves: test_workflow_e2e (the
-example on the smoke) and test_custom_model_e2e (a model outside the repo,
-Keras 2 included)."""
+record, their lines counted; synthetic datasets of a shape the config gives.
+The runs themselves: test_workflow_e2e (the example on the smoke) and
+test_custom_model_e2e (a model outside the repo, Keras 2 included)."""
 
 import copy
 import hashlib
+import json
 import textwrap
 
+import numpy as np
 import pytest
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from conftest import REPO, fixture_record
-from dlbench import catalog, lines, matrix, record_schema, workloads
+from dlbench import catalog, data, lines, matrix, record_schema, workloads
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
 MODEL = textwrap.dedent(
@@ -147,3 +149,65 @@ def test_its_lines_are_the_builder_and_what_it_reaches(own_model):
     # make: def + layers + return ... (4 lines of the call) = 6; helper: 2
     assert counted["model_lines"] == 8
     assert counted["step_lines"] == lines.count("keras-torch", "mlp", "train")["step_lines"]
+
+
+SYNTHETIC = {
+    "pixels": {"input_shape": [6, 5, 3], "classes": 4, "train": 40, "test": 8},
+    "tokens": {"input_shape": [12], "classes": 3, "vocabulary": 50},
+}
+
+
+@pytest.fixture
+def synthetic():
+    yield SYNTHETIC
+    for name in SYNTHETIC:
+        catalog.DATASETS.pop(name, None)
+
+
+def test_synthetic_datasets_are_random_inputs_of_the_given_shape(synthetic, tmp_path):
+    catalog.add_synthetic_datasets(synthetic)
+    assert catalog.speed_only("pixels") and not catalog.speed_only("digits")
+    assert catalog.input_shape_of("pixels") == (6, 5, 3)
+    data.prepare("pixels", {}, tmp_path / "pixels.npz")
+    data.prepare("tokens", {}, tmp_path / "tokens.npz")
+    with np.load(tmp_path / "pixels.npz") as arrays:
+        assert arrays["x_train"].shape == (40, 6, 5, 3) and arrays["x_test"].shape == (8, 6, 5, 3)
+        assert arrays["x_train"].dtype == np.float32
+        assert 0 <= arrays["x_train"].min() and arrays["x_train"].max() < 1
+        assert set(arrays["y_train"]) <= set(range(4))
+        assert json.loads(str(arrays["meta"])) == {"classes": 4}
+    with np.load(tmp_path / "tokens.npz") as arrays:
+        assert arrays["x_train"].shape == (512, 12) and arrays["x_test"].shape == (128, 12)
+        assert arrays["x_train"].dtype == np.int32
+        assert 1 <= arrays["x_train"].min() and arrays["x_train"].max() < 50
+        assert json.loads(str(arrays["meta"])) == {"classes": 3, "vocabulary": 50}
+    data.prepare("tokens", {}, tmp_path / "again.npz")
+    with np.load(tmp_path / "tokens.npz") as one, np.load(tmp_path / "again.npz") as two:
+        assert (one["x_train"] == two["x_train"]).all()  # the same data for every backend
+
+
+def test_synthetic_datasets_take_models_of_your_own_only(synthetic, own_model, smoke_config):
+    config = config_with(smoke_config, {"file": own_model["file"]}, dataset="pixels")
+    config["synthetic_datasets"] = synthetic
+    validate(config, SCHEMA)
+    matrix.check(config)
+    own = [run for run in matrix.runs(config) if run.model == "own_dense"]
+    assert {run.dataset for run in own} == {"pixels"}
+    assert sorted(run.backend for run in own) == sorted(
+        backend
+        for backend, entry in catalog.BACKENDS.items()
+        if entry["family"] == "keras" and "train" in entry["tasks"]
+    )
+    builtin = copy.deepcopy(config)
+    builtin["workloads"][-1]["model"] = "mlp"
+    builtin["workloads"][-1]["dataset"] = "tokens"
+    with pytest.raises(matrix.ConfigError, match="model 'mlp' does not fit dataset 'tokens'"):
+        matrix.check(builtin)
+    unknown = copy.deepcopy(config)
+    unknown["workloads"][-1]["dataset"] = "imagenet"
+    with pytest.raises(matrix.ConfigError, match="'imagenet' is not one of the datasets"):
+        matrix.check(unknown)
+    clash = copy.deepcopy(config)
+    clash["synthetic_datasets"] = {"digits": SYNTHETIC["pixels"]}
+    with pytest.raises(matrix.ConfigError, match="a built-in dataset has that name"):
+        matrix.check(clash)

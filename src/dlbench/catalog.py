@@ -112,6 +112,48 @@ MODELS = {
 }
 
 
+def add_from_config(config):
+    """What a config adds to the catalog: its models of the user's own and
+    its synthetic datasets (idempotent)."""
+    add_synthetic_datasets(config.get("synthetic_datasets"))
+    add_custom_models(config.get("custom_models"))
+
+
+def add_synthetic_datasets(synthetic_datasets):
+    """Register the config's ``synthetic_datasets`` ({name: {input_shape,
+    classes, vocabulary, train, test}}): random inputs of the given shape
+    with random labels, for speed-only runs of the user's own models (the
+    input kind ``synthetic``, which no built-in workload takes)."""
+    for name, entry in sorted((synthetic_datasets or {}).items()):
+        if name in DATASETS and SYNTHETIC not in DATASETS[name]:
+            raise ValueError(
+                "synthetic_datasets.{}: a built-in dataset has that name; choose another".format(
+                    name
+                )
+            )
+        DATASETS[name] = {
+            "base_url": None,
+            "files": {},
+            "input": SYNTHETIC,
+            "like": SYNTHETIC,
+            SYNTHETIC: dict(entry),
+        }
+
+
+def speed_only(dataset):
+    """Random labels: accuracy means nothing there and is not compared."""
+    return SYNTHETIC in DATASETS[dataset]
+
+
+def input_shape_of(dataset):
+    """The shape of one sample of ``dataset``'s model input (a dict of them
+    for several named inputs; None where the data decides a length)."""
+    entry = DATASETS[dataset]
+    if SYNTHETIC in entry:
+        return tuple(entry[SYNTHETIC]["input_shape"])
+    return INPUT_SHAPES[entry["input"]]
+
+
 def add_custom_models(custom_models):
     """Register the config's ``custom_models`` ({name: {file, builder,
     inputs, description}}), the user's own Keras models, beside the built-in
@@ -149,7 +191,10 @@ INPUT_SHAPES = {
     # Two named inputs; their lengths are those of the longest story and
     # question in the data.
     "story_question": {"story": (None,), "question": (None,)},
+    # A synthetic dataset's own shape (the config's synthetic_datasets): input_shape_of
+    "synthetic": None,
 }
+SYNTHETIC = "synthetic"
 # Several named inputs are stored as x_<split>__<name> in a prepared file.
 INPUT_SEPARATOR = "__"
 

@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 import numpy as np
 import pooch
 
-from dlbench.catalog import DATASETS, INPUT_SEPARATOR, INPUT_SHAPES
+from dlbench.catalog import DATASETS, INPUT_SEPARATOR, INPUT_SHAPES, input_shape_of
 
 DOWNLOAD_RETRIES = 3
 DIGITS_SPLIT_SEED = 0
@@ -340,6 +340,26 @@ def load_imagenet_synthetic(files, entry, seed=0):
     }
 
 
+def load_synthetic(files, entry, seed=0):
+    """Random inputs of the config's shape (synthetic_datasets) and random
+    labels, for speed-only runs: floats in [0, 1), or word ids in
+    [1, vocabulary) as int32 where the dataset has a vocabulary."""
+    spec = entry["synthetic"]
+    rng = np.random.RandomState(seed)
+    prepared = {"meta": {"classes": spec["classes"]}}
+    if spec.get("vocabulary"):
+        prepared["meta"]["vocabulary"] = spec["vocabulary"]
+    for split, default in (("train", 512), ("test", 128)):
+        shape = (spec.get(split, default),) + tuple(spec["input_shape"])
+        if spec.get("vocabulary"):
+            inputs = rng.randint(1, spec["vocabulary"], shape).astype("int32")
+        else:
+            inputs = rng.random_sample(shape).astype("float32")
+        prepared["x_" + split] = inputs
+        prepared["y_" + split] = rng.randint(0, spec["classes"], shape[0]).astype("int64")
+    return prepared
+
+
 def load_imdb(files, entry):
     arrays = read_npz_ragged(files["imdb.npz"])
     prepared = {"meta": {"classes": 2, "vocabulary": entry["vocabulary"]}}
@@ -365,6 +385,7 @@ LOADERS = {
     "cifar10": load_cifar10,
     "imagenet_synthetic": load_imagenet_synthetic,
     "babi": load_babi,
+    "synthetic": load_synthetic,
 }
 
 
@@ -382,7 +403,7 @@ def _matches(shape, expected):
 
 
 def check_inputs(dataset, arrays):
-    expected = INPUT_SHAPES[DATASETS[dataset]["input"]]
+    expected = input_shape_of(dataset)
     for split in ("train", "test"):
         x, y = model_inputs(arrays, split), arrays["y_" + split]
         found = {name: a.shape for name, a in x.items()} if isinstance(x, dict) else x.shape

@@ -133,13 +133,20 @@ def check(config):
     (and make whole-number floats integers: ``normalise``)."""
     normalise(config)
     try:
-        catalog.add_custom_models(config.get("custom_models"))
-    except ValueError as error:  # a name the built-in workloads have
+        catalog.add_from_config(config)
+    except ValueError as error:  # a name the built-in workloads or datasets have
         raise ConfigError(str(error)) from None
     seen = {}
     for index, workload in enumerate(config["workloads"]):
         key = "workloads[{}]".format(index)
         name = "{}/{}".format(workload["dataset"], workload["model"])
+        if workload["dataset"] not in catalog.DATASETS:
+            raise ConfigError(
+                "{}.dataset: '{}' is not one of the datasets ({}; or one of your own under "
+                "synthetic_datasets)".format(
+                    key, workload["dataset"], ", ".join(sorted(catalog.DATASETS))
+                )
+            )
         if workload["model"] not in catalog.MODELS:
             raise ConfigError(
                 "{}.model: '{}' is not one of the workloads ({}; one folder each in "
@@ -288,7 +295,7 @@ def not_applicable_cells(config):
     never counted as failures."""
     found = []
     machine = machine_name(config)
-    catalog.add_custom_models(config.get("custom_models"))
+    catalog.add_from_config(config)
     for entry in config["workloads"]:
         task = entry.get("task", "train")
         for backend, *values in itertools.product(
@@ -331,7 +338,7 @@ def timeout_minutes(config, entry):
 def runs(config):
     """Every run of the matrix, in a stable order."""
     machine = machine_name(config)
-    catalog.add_custom_models(config.get("custom_models"))
+    catalog.add_from_config(config)
     found = []
     for entry in config["workloads"]:
         for values in itertools.product(*(dimension_values(config, n) for n in DIMENSION_NAMES)):

@@ -44,5 +44,7 @@ rule prepare:
         MAIN_ENV
     resources:
         cpu_exclusive=SETUP_SHARE,
+    params:
+        synthetic=lambda wildcards: config["synthetic_datasets"].get(wildcards.dataset),
     script:
         "../scripts/prepare.py"

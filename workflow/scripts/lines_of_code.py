@@ -5,7 +5,7 @@ import sys
 from dlbench import catalog, lines, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
-catalog.add_custom_models(snakemake.config["custom_models"])
+catalog.add_from_config(snakemake.config)
 table = lines.table(snakemake.params.implementations)
 title = "Lines of code per implementation"
 tables.write(snakemake.output, table, title, lines.CAPTION, shown=lines.wide(table))

@@ -2,10 +2,11 @@
 
 import sys
 
-from dlbench import integrity
+from dlbench import catalog, integrity
 from dlbench.data import prepare
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
+catalog.add_from_config(snakemake.config)  # synthetic datasets of the config
 raw_files = {name: path for name, path in snakemake.input.items() if name != "code"}
 shapes = prepare(snakemake.wildcards.dataset, raw_files, snakemake.output[0])
 print(shapes)

@@ -28,7 +28,7 @@ def flops_of(dataset, model, data_path):
     return found
 
 
-catalog.add_custom_models(snakemake.config["custom_models"])
+catalog.add_from_config(snakemake.config)
 found = {
     (dataset, model): flops_of(dataset, model, path)
     for (dataset, model), path in zip(snakemake.params.workloads, snakemake.input.data)
