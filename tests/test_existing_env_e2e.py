@@ -33,6 +33,7 @@ def existing_config(workdir, interpreters):
         workloads=[dict(mlp, epochs=2, repeats=1, backends=BACKENDS)],
         env_mode="existing",
         existing_environments=interpreters,
+        initial_weights="own",  # shared ones are drawn on keras-torch, not named here
     )
     return str(write_config(workdir / "config" / "existing.yaml", config))
 

@@ -65,6 +65,18 @@ def test_cells_a_backend_cannot_run_are_not_applicable_not_run(smoke_config):
             )
 
 
+def test_a_workload_a_framework_computes_wrongly_is_shown_with_what_was_measured(full_config):
+    (cell,) = [
+        c
+        for c in matrix.not_applicable_cells(full_config)
+        if (c["backend"], c["model"]) == ("keras-mxnet", "hrnn")
+    ]
+    assert "returns zeros" in cell["reason"] and "does not bind" in cell["reason"]
+    assert not [
+        r for r in matrix.runs(full_config) if (r.backend, r.model) == ("keras-mxnet", "hrnn")
+    ]
+
+
 def test_workload_no_backend_can_run_is_refused(smoke_config):
     smoke_config["workloads"][0]["backends"] = ["keras-openvino"]
     with pytest.raises(matrix.ConfigError, match=r"workloads\[0\].backends: no backend"):
@@ -93,6 +105,37 @@ def test_existing_mode_needs_an_interpreter_for_every_environment(smoke_config):
     matrix.check(smoke_config)
 
 
+def test_shared_weights_in_existing_mode_need_keras_on_torch(smoke_config):
+    (mlp,) = [entry for entry in smoke_config["workloads"] if entry["model"] == "mlp"]
+    smoke_config.update(
+        env_mode="existing",
+        existing_environments={"native-torch": "/x"},
+        backends={"native-torch": None},
+        workloads=[dict(mlp, backends=["native-torch"])],
+    )
+    with pytest.raises(matrix.ConfigError, match="initial_weights: shared .* keras-torch"):
+        matrix.check(smoke_config)
+    matrix.check(dict(smoke_config, initial_weights="own"))
+    smoke_config["existing_environments"]["keras-torch"] = "/y"
+    matrix.check(smoke_config)
+
+
+def test_training_runs_share_initial_weights_per_workload_and_seed(smoke_config):
+    def spec(model, backend, repeat=1):
+        run = matrix.Run("digits", model, backend, devices=0, repeat=repeat)
+        return matrix.spec(smoke_config, run)
+
+    assert spec("mlp", "keras-jax")["initial_weights"] == "results/weights/digits/mlp/seed42.npz"
+    assert (
+        spec("mlp", "native-torch")["initial_weights"]
+        == spec("mlp", "keras-jax")["initial_weights"]
+    )
+    assert spec("mlp", "keras-jax", 3)["initial_weights"].endswith("/seed44.npz")
+    assert "initial_weights" not in spec("lenet", "keras-jax")  # inference: item 5
+    smoke_config["initial_weights"] = "own"
+    assert "initial_weights" not in spec("mlp", "keras-jax")
+
+
 def test_full_matrix(full_config):
     """Every training workload on the 6 Keras backends that train, every
     inference workload on 7 (OpenVINO infers), each native backend on the
@@ -102,6 +145,7 @@ def test_full_matrix(full_config):
     cells = 0
     for _, model, task in workloads:
         cells += 6 if task == "train" else 7
+        cells -= model == "hrnn"  # keras-mxnet cannot run it (catalog: cannot_run)
         cells += sum(model in catalog.models_of(backend) for backend in NATIVE)
     assert len(runs) == cells * 1 * 3
     assert {(run.dataset, run.model) for run in runs} == {(d, m) for d, m, _ in workloads}

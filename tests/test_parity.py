@@ -1,16 +1,22 @@
 """Every workload, in every framework that implements it, built in its own
 environment as a run builds it (as algoperf's test_num_params does): its
 parameter count is the workload's, and a forward pass of two samples gives
-the workload's outputs. The Keras definitions are built once through Keras 3
-(keras-torch) and once through the Keras 2 layer (keras-mxnet)."""
+the workload's outputs; loaded with the shared initial weights
+(dlbench.initial_weights), the same outputs as Keras 3 on torch gives from
+them. The Keras definitions are built once through Keras 3 (keras-torch)
+and through the Keras 2 layer on MXNet, Theano (whose convolutions flip
+their kernels) and CNTK (whose recurrent loop returned an LSTM's cell state:
+unrolled since)."""
 
 import json
 import os
 import subprocess
 
+import numpy
 import pytest
+import yaml
 
-from conftest import RUN_TIMEOUT_S
+from conftest import REPO, RUN_TIMEOUT_S
 from dlbench import catalog, parity, runtime, workloads
 
 pytestmark = pytest.mark.e2e
@@ -18,6 +24,8 @@ pytestmark = pytest.mark.e2e
 IMPLEMENTATIONS = [
     "keras-torch",
     "keras-mxnet",
+    "keras2-theano",
+    "keras2-cntk",
     "native-torch",
     "native-tensorflow",
     "native-jax",
@@ -29,8 +37,15 @@ IMPLEMENTATIONS = [
 
 
 def implemented(backend):
-    # your own models (custom_models) are the Keras family's too, but have no native counterpart
-    return [model for model in catalog.models_of(backend) if model in workloads.built_in()]
+    """The built-in workloads the backend runs (your own models have no
+    native counterpart; a workload the catalog says the framework cannot run
+    is left out, with its reason)."""
+    return [
+        model
+        for model in catalog.models_of(backend)
+        if model in workloads.built_in()
+        and not catalog.not_applicable(backend, "train", model=model)
+    ]
 
 
 def test_every_framework_is_covered():
@@ -41,17 +56,56 @@ def test_every_framework_is_covered():
     }
 
 
-@pytest.mark.parametrize("backend", IMPLEMENTATIONS)
-def test_workloads_agree_across_frameworks(built_workflow, backend):
+# float32 sums in another order: measured differences up to 5e-8 of a probability
+SAME_OUTPUTS = 1e-5
+SEED = 7
+# The workloads the workflow draws shared weights for: those it trains.
+TRAINED = sorted(
+    {
+        entry["model"]
+        for entry in yaml.safe_load((REPO / "config" / "config.yaml").read_text())["workloads"]
+        if entry.get("task", "train") == "train"
+    }
+)
+# Converted by every framework's loader; the others start from their own draw (their runs say so).
+LOADED_EVERYWHERE = {"mlp", "cnn"}
+
+
+@pytest.fixture(scope="module")
+def shared_weights(built_workflow, tmp_path_factory):
+    """Shared initial weights of every workload, drawn as the workflow draws
+    them (dlbench.initial_weights on keras-torch)."""
+    folder = tmp_path_factory.mktemp("parity_weights")
+    (data,) = {path.parent for path in built_workflow.build(*parity_data())}
+    python = built_workflow.venv("keras-torch") / "bin" / "python"
+    draw = "\n".join(
+        "initial_weights.main(['--model', '{0}', '--data', '{1}', '--seed', '{2}', "
+        "'--output', '{3}'])".format(
+            model, data / "{}.npz".format(parity.dataset_of(model)), SEED, folder / (model + ".npz")
+        )
+        for model in TRAINED
+    )
+    done = subprocess.run(
+        [str(python), "-c", "from dlbench import initial_weights\n" + draw],
+        cwd=built_workflow.path / "src",
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return folder
+
+
+def run_parity(built_workflow, backend, models, weights=None):
     venv = built_workflow.venv(backend)
     python = venv / "bin" / "python"
     # what the environment asks for before it starts (CNTK's OpenMPI), as the supervisor gives it
     env = dict(os.environ, **runtime.environment_additions(str(venv), os.environ))
     (data,) = {path.parent for path in built_workflow.build(*parity_data())}
-    models = implemented(backend)
     done = subprocess.run(
         [str(python), "-m", "dlbench.parity", "--backend", backend, "--data", str(data)]
-        + ["--models", *models],
+        + ["--models", *models]
+        + (["--weights", str(weights)] if weights else []),
         cwd=built_workflow.path / "src",
         env=env,
         capture_output=True,
@@ -59,7 +113,33 @@ def test_workloads_agree_across_frameworks(built_workflow, backend):
         timeout=RUN_TIMEOUT_S,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def keras_outputs(built_workflow, shared_weights):
+    found = run_parity(built_workflow, "keras-torch", implemented("keras-torch"), shared_weights)
+    return {model: numpy.array(result["outputs"]) for model, result in found.items()}
+
+
+@pytest.mark.parametrize("backend", IMPLEMENTATIONS)
+def test_the_shared_weights_give_every_framework_the_same_outputs(
+    built_workflow, shared_weights, keras_outputs, backend
+):
+    models = implemented(backend)
+    found = run_parity(built_workflow, backend, models, shared_weights)
+    loaded = {model for model in models if "outputs" in found[model]}
+    assert LOADED_EVERYWHERE & set(models) <= loaded, {m: found[m].get("error") for m in models}
+    for model in loaded:
+        difference = numpy.abs(numpy.array(found[model]["outputs"]) - keras_outputs[model]).max()
+        assert difference < SAME_OUTPUTS, (backend, model, difference)
+    print(backend, "loads", sorted(loaded), "not", sorted(set(models) - loaded))
+
+
+@pytest.mark.parametrize("backend", IMPLEMENTATIONS)
+def test_workloads_agree_across_frameworks(built_workflow, backend):
+    models = implemented(backend)
+    found = run_parity(built_workflow, backend, models)
     assert {model: found[model].get("error") for model in models} == dict.fromkeys(models)
     assert {m: found[m]["parameters"] for m in models} == {
         m: found[m]["expected_parameters"] for m in models

@@ -209,7 +209,8 @@ URL_SCHEMES = ("http", "https", "ftp", "sftp")
 # dlbench.launch): "one_process" drives every device from one process,
 # "process_per_device" starts one process per device (torchrun); ``unsupported``
 # gives the reason where there is no data-parallel training. ``gpu_build``: an
-# envs/<backend>.cuda.yaml exists for NVIDIA GPUs.
+# envs/<backend>.cuda.yaml exists for NVIDIA GPUs. ``cannot_run``: workloads the
+# backend's framework computes wrongly or not at all, with what was measured.
 ONE_DEVICE_KERAS2 = "Keras 2's {} backend trains on one device: multi_gpu_model is TensorFlow-only"
 BACKENDS = {
     "keras-tensorflow": {
@@ -272,6 +273,12 @@ BACKENDS = {
             "method": "keras-mxnet compile(context=[...]): MXNet Module, one executor per device",
         },
         "gpu_build": True,
+        # Measured with the shared initial weights (tests/test_parity.py).
+        "cannot_run": {
+            "hrnn": "keras-mxnet 2.2.4.3 on MXNet 1.9: an LSTM inside TimeDistributed returns "
+            "zeros through MXNet's loop over time, and unrolled it does not bind "
+            "(dot shape error)",
+        },
     },
     # Native implementations: the framework's own API, no Keras; the workloads
     # a family implements are its modules in dlbench/workloads/<model>/ (the
@@ -379,6 +386,8 @@ def not_applicable(backend, task, devices=0, accelerator="gpu", model=None):
     entry = BACKENDS[backend]
     if model is not None and not workloads.implemented(model, entry["family"]):
         return "n/a ({})".format(workloads.missing(model, entry["family"]))
+    if model in entry.get("cannot_run", {}):
+        return "n/a ({})".format(entry["cannot_run"][model])
     if task not in entry["tasks"]:
         return "n/a ({} only)".format(" and ".join(TASK_WORDS[t] for t in entry["tasks"]))
     if not devices:

@@ -99,6 +99,15 @@ def _error_line(text):
     return text.strip().splitlines()[-1] if isinstance(text, str) and text.strip() else None
 
 
+def _initial_weights(record):
+    """ "shared", or "OWN: why" for a run that could not load the shared
+    initial weights; None where there were none to load."""
+    found = record.get("initial_weights")
+    if not found:
+        return None
+    return "shared" if found["loaded"] else "OWN: {}".format(found.get("reason") or "?")
+
+
 def metrics(records):
     rows = []
     for record in records:
@@ -112,6 +121,7 @@ def metrics(records):
                 "environment": record.get("environment_name"),
                 "env_mode": (record.get("environment_check") or {}).get("mode"),
                 "env_mismatches": _mismatches(record),
+                "initial_weights": _initial_weights(record),
                 "accelerator": _accelerator(record),
                 "status": record["status"],
                 "error": record.get("reason") or _error_line(record.get("error")),
@@ -286,6 +296,10 @@ def summary(
                     )
                 )
                 or None,
+                "initial_weights": "; ".join(
+                    sorted(set(runs.get("initial_weights", pd.Series()).dropna()))
+                )
+                or None,
             }
         )
     for cell in not_applicable:
@@ -354,6 +368,7 @@ SUMMARY_COLUMNS = CELL + [
     "threads_used",
     "node",
     "env_mismatches",
+    "initial_weights",
 ]
 
 

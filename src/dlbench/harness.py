@@ -20,7 +20,7 @@ import sys
 import time
 import traceback
 
-from dlbench import backends, catalog, integrity, launch, probe, runtime
+from dlbench import backends, catalog, initial_weights, integrity, launch, probe, runtime
 
 EPOCH_COLUMNS = (
     "epoch",
@@ -115,6 +115,29 @@ def timed_epoch(adapter, model, x, y, batch_size):
     return timed(adapter, adapter.train_epoch, model, x, y, batch_size)
 
 
+def load_initial_weights(spec, adapter, model):
+    """The run's shared initial weights (the spec names the file), loaded
+    before the clock starts; a backend that cannot load them keeps its own
+    initialisation and its record says why."""
+    path = spec.get("initial_weights")
+    if not path:
+        return None
+    loader = getattr(adapter, "load_initial_weights", None)
+    if loader is None:
+        return initial_weights.record_of(
+            path, False, "{} cannot load shared weights yet".format(spec["backend"])
+        )
+    manifest, weights = initial_weights.read(path)
+    try:
+        loader(model, manifest, weights)
+    except Exception as error:  # the run goes on from the backend's own draw
+        reason = "could not load them: {}: {}".format(type(error).__name__, error)
+        print("initial weights: " + reason, flush=True)
+        return initial_weights.record_of(path, False, reason)
+    print("initial weights: loaded {}".format(path), flush=True)
+    return initial_weights.record_of(path, True)
+
+
 class EpochLog(object):
     """Per-epoch CSV written as the run goes, so progress is visible and a
     crashed run still shows how far it got."""
@@ -155,6 +178,7 @@ def train(spec, adapter, data, epoch_log, place=(0, 0, 1)):
 
     model = adapter.build(spec["model"], data["meta"], hyper)
     result = {"parameters": adapter.parameter_count(model), "epochs": []}
+    result["initial_weights"] = load_initial_weights(spec, adapter, model)
     print(
         "{} on {}: {} parameters, {} training samples ({} held out for validation), "
         "batch {}, {} epochs".format(

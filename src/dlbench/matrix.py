@@ -247,6 +247,19 @@ def _check_existing_environments(config):
                     ", ".join(unnamed), unnamed[0]
                 )
             )
+        trains = any(entry.get("task", "train") == "train" for entry in config["workloads"])
+        shared = config.get("initial_weights", "shared") == "shared"
+        if trains and shared and not existing_python(config, KERAS_ON_TORCH):
+            raise ConfigError(
+                "initial_weights: shared draws the weights by building the Keras model on "
+                "{0}; under env_mode: existing name an interpreter for it in "
+                "existing_environments, or set initial_weights: own".format(KERAS_ON_TORCH)
+            )
+
+
+# The environment in which the workflow itself builds Keras models (shared
+# initial weights, FLOPs of the user's own models).
+KERAS_ON_TORCH = "keras-torch"
 
 
 def workload(config, dataset, model):
@@ -450,7 +463,21 @@ def spec(config, run):
         "backend_settings": backend_settings(config, entry, run.backend),
         # A model of the user's: its file and digest, so that an edit re-runs its cells.
         **custom_model_entry(run.model),
+        **initial_weights_entry(config, entry, run),
     }
+
+
+# The shared initial weights of a training workload and seed (dlbench.initial_weights).
+WEIGHTS = "results/weights/{dataset}/{model}/seed{seed}.npz"
+
+
+def initial_weights_entry(config, entry, run):
+    """The file of shared initial weights a training run loads (config
+    ``initial_weights: shared``, the default), else nothing."""
+    if entry.get("task", "train") != "train" or config.get("initial_weights", "shared") != "shared":
+        return {}
+    seed = config["seed"] + int(run.repeat) - 1
+    return {"initial_weights": WEIGHTS.format(dataset=run.dataset, model=run.model, seed=seed)}
 
 
 def custom_model_entry(model):

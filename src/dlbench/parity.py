@@ -1,10 +1,13 @@
 """Build every model a backend implements on its dataset, as a run would,
 and report what the tests compare across frameworks: the parameter count
-against the workload's, and the shape of a forward pass of two samples.
-Runs inside a backend environment (Python 3.6 and later); prints JSON.
+against the workload's, and the shape of a forward pass of two samples;
+with ``--weights``, the outputs after loading the shared initial weights
+(``<folder>/<model>.npz``, dlbench.initial_weights), which must then agree
+across frameworks. Runs inside a backend environment (Python 3.6 and
+later); prints JSON.
 
     python -m dlbench.parity --backend native-torch --data results/data \\
-        --models mlp cnn hrnn
+        --models mlp cnn hrnn [--weights results/parity_weights]
 """
 
 import argparse
@@ -12,7 +15,7 @@ import json
 import os
 import traceback
 
-from dlbench import backends, catalog, harness, launch
+from dlbench import backends, catalog, harness, initial_weights, launch
 
 # The dataset each model is built on: the smallest prepared data of its input.
 DATASETS = {
@@ -40,18 +43,25 @@ def first_samples(x, count):
     return x[:count]
 
 
-def check_model(adapter, model, data):
+def check_model(adapter, model, data, weights_file=None):
     built = adapter.build(model, data["meta"], {"batch_size": SAMPLES})
+    found = {}
+    if weights_file:
+        manifest, weights = initial_weights.read(weights_file)
+        adapter.load_initial_weights(built, manifest, weights)
     outputs = adapter.predict(built, first_samples(data["x_test"], SAMPLES))
-    return {
-        "parameters": int(adapter.parameter_count(built)),
-        "expected_parameters": catalog.parameter_count(model, data["meta"]),
-        "output_shape": [int(n) for n in getattr(outputs, "shape", ())],
-        "expected_output_shape": [SAMPLES, outputs_of(model, data["meta"])],
-    }
+    if weights_file:
+        found["outputs"] = [[float(value) for value in row] for row in outputs]
+    return dict(
+        found,
+        parameters=int(adapter.parameter_count(built)),
+        expected_parameters=catalog.parameter_count(model, data["meta"]),
+        output_shape=[int(n) for n in getattr(outputs, "shape", ())],
+        expected_output_shape=[SAMPLES, outputs_of(model, data["meta"])],
+    )
 
 
-def check(backend, models, data_folder):
+def check(backend, models, data_folder, weights_folder=None):
     adapter = backends.adapter_for(backend, {})
     adapter.setup(
         threads=1,
@@ -67,7 +77,10 @@ def check(backend, models, data_folder):
             if dataset not in loaded:
                 path = os.path.join(data_folder, dataset + ".npz")
                 loaded[dataset] = harness.load_dataset(path)
-            found[model] = check_model(adapter, model, loaded[dataset])
+            weights_file = os.path.join(weights_folder or "", model + ".npz")
+            if not (weights_folder and os.path.exists(weights_file)):
+                weights_file = None
+            found[model] = check_model(adapter, model, loaded[dataset], weights_file)
         except Exception as error:  # the report says which model failed and how
             found[model] = {"error": "{}: {}".format(type(error).__name__, error)}
             found[model]["traceback"] = traceback.format_exc(limit=3)[-1500:]
@@ -80,8 +93,9 @@ def main(argv=None):
     parser.add_argument("--backend", required=True)
     parser.add_argument("--data", required=True, help="the folder of prepared datasets")
     parser.add_argument("--models", nargs="+", required=True)
+    parser.add_argument("--weights", help="the folder of shared initial weights, <model>.npz")
     args = parser.parse_args(argv)
-    print(json.dumps(check(args.backend, args.models, args.data)))
+    print(json.dumps(check(args.backend, args.models, args.data, args.weights)))
 
 
 if __name__ == "__main__":

@@ -127,6 +127,8 @@ def workload_table(summary_frame, dataset, model):
         }
     cells = cells.assign(parameters=cells["parameters"].map(_count))
     extra["parameters"] = "parameters"
+    if "initial_weights" in cells and cells["initial_weights"].notna().any():
+        extra["initial_weights"] = "initial_weights"
     if "env_mismatches" in cells and cells["env_mismatches"].notna().any():
         extra["NOT the pinned environment"] = "env_mismatches"
     others = cells.groupby("backend").agg(**{k: (v, "first") for k, v in extra.items()})
@@ -156,7 +158,9 @@ TABLE_CAPTIONS = {
     "train": "Steady-state seconds per training epoch (median of epochs 2 onwards, median over "
     "repeats, [confidence interval for the median]); first epoch apart; test accuracy after "
     "the last epoch; accuracy parity: the test accuracy's distance from the median over the "
-    "backends, flagged OUTSIDE beyond the workload's tolerance. Scaling efficiency: "
+    "backends, flagged OUTSIDE beyond the workload's tolerance. Initial weights: shared (every "
+    "backend started from the same weights, drawn once per workload and seed) or OWN (the "
+    "backend could not load them and started from its own draw; why). Scaling efficiency: "
     "throughput on N devices / (N x throughput on the fewest devices measured); emulated "
     "devices share the CPU's cores and show the data-parallel overhead, not a speed-up.",
     "infer": "Latency of one sample in ms (median of the timed calls after warm-up, median "

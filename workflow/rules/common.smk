@@ -79,6 +79,7 @@ wildcard_constraints:
     backend="|".join(catalog.BACKENDS),
     machine=matrix.MACHINE_PATTERN,
     rep=r"\d+",
+    seed=r"\d+",
     filename=r"[^/]+",
     family="|".join({entry["family"] for entry in catalog.BACKENDS.values()}),
     environment="|".join(
@@ -234,50 +235,6 @@ def workload_data():
     return [f"results/data/{dataset}.npz" for dataset, _, _ in WORKLOADS]
 
 
-# The FLOPs of the user's own models are counted (dlbench.flops_count) in
-# this environment's interpreter, whichever backends the config runs.
-FLOPS_COUNTER_ENVIRONMENT = "keras-torch"
-
-
-def counted_flops():
-    """The counted FLOPs of every workload of a model of the user's (none
-    where the counter's environment is an existing interpreter not named)."""
-    counter = FLOPS_COUNTER_ENVIRONMENT
-    named = matrix.existing_python(config, counter)
-    if environment_mode(counter) == "existing" and not named:
-        return {}
-    return {
-        f"{dataset}/{model}": f"results/flops/{dataset}/{model}.json"
-        for dataset, model, _ in WORKLOADS
-        if workloads.is_custom(model)
-    }
-
-
-def flops_count_inputs(wildcards):
-    inputs = {
-        "data": f"results/data/{wildcards.dataset}.npz",
-        "model": workloads.source(wildcards.model, "keras"),
-        "code": str(Path(SRC) / "dlbench" / "flops_count.py"),
-    }
-    marker = environment_marker(FLOPS_COUNTER_ENVIRONMENT)
-    if marker:
-        inputs["env"] = marker
-    return inputs
-
-
-def flops_counter_python():
-    return {
-        "venv": f".venvs/{FLOPS_COUNTER_ENVIRONMENT}/bin/python",
-        "conda": "python",
-        "existing": matrix.existing_python(config, FLOPS_COUNTER_ENVIRONMENT),
-        "current": sys.executable,
-    }[environment_mode(FLOPS_COUNTER_ENVIRONMENT)]
-
-
-def custom_model_json(wildcards):
-    return json.dumps(config["custom_models"][wildcards.model], sort_keys=True)
-
-
 def implementations():
     """(dataset, model, task, backend) of every implementation the config
     runs somewhere, for the lines-of-code table."""
@@ -294,6 +251,74 @@ def implementation_sources():
     for _, model, _, backend in implementations():
         files.update(lines.source_files(backend, model))
     return sorted(str(path) for path in files)
+
+
+# The workflow builds Keras models itself in this environment: to count
+# the FLOPs of the user's own models (dlbench.flops_count) and to draw the
+# shared initial weights (dlbench.initial_weights), whichever backends run.
+KERAS_ON_TORCH = matrix.KERAS_ON_TORCH
+
+
+def keras_on_torch_available():
+    """False only where it is an existing interpreter the config does not name."""
+    named = matrix.existing_python(config, KERAS_ON_TORCH)
+    return environment_mode(KERAS_ON_TORCH) != "existing" or bool(named)
+
+
+def keras_on_torch_python():
+    return {
+        "venv": f".venvs/{KERAS_ON_TORCH}/bin/python",
+        "conda": "python",
+        "existing": matrix.existing_python(config, KERAS_ON_TORCH),
+        "current": sys.executable,
+    }[environment_mode(KERAS_ON_TORCH)]
+
+
+def keras_model_inputs(wildcards):
+    """The prepared data, the Keras definition of the model (a user's file,
+    or the workload's folder and the shared Keras layers) and the
+    environment that builds it."""
+    inputs = {
+        "data": f"results/data/{wildcards.dataset}.npz",
+        "model": workloads.source(wildcards.model, "keras"),
+    }
+    if not workloads.is_custom(wildcards.model):
+        package = Path(SRC) / "dlbench"
+        inputs["facts"] = str(package / "workloads" / wildcards.model / "__init__.py")
+        inputs["layers"] = str(package / "layers" / "keras_layers.py")
+    marker = environment_marker(KERAS_ON_TORCH)
+    if marker:
+        inputs["env"] = marker
+    return inputs
+
+
+def counted_flops():
+    """The counted FLOPs of every workload of a model of the user's."""
+    if not keras_on_torch_available():
+        return {}
+    return {
+        f"{dataset}/{model}": f"results/flops/{dataset}/{model}.json"
+        for dataset, model, _ in WORKLOADS
+        if workloads.is_custom(model)
+    }
+
+
+def flops_count_inputs(wildcards):
+    code = str(Path(SRC) / "dlbench" / "flops_count.py")
+    return dict(keras_model_inputs(wildcards), code=code)
+
+
+def initial_weights_inputs(wildcards):
+    code = str(Path(SRC) / "dlbench" / "initial_weights.py")
+    return dict(keras_model_inputs(wildcards), code=code)
+
+
+def custom_model_option(wildcards):
+    """``--custom JSON`` for a model of the user's, nothing for a built-in one."""
+    entry = config["custom_models"].get(wildcards.model)
+    if entry is None:
+        return ""
+    return f"--custom {shlex.quote(json.dumps(entry, sort_keys=True))}"
 
 
 # Input functions of the data rules
@@ -359,6 +384,13 @@ def bench_inputs(wildcards):
         inputs["env"] = marker
     if workloads.is_custom(wildcards.model):
         inputs["model"] = workloads.source(wildcards.model, family)
+    weights = matrix.initial_weights_entry(
+        config,
+        matrix.workload(config, wildcards.dataset, wildcards.model),
+        run_of(wildcards),
+    )
+    if weights:
+        inputs["weights"] = weights["initial_weights"]
     return inputs
 
 

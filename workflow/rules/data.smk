@@ -48,3 +48,24 @@ rule prepare:
         synthetic=lambda wildcards: config["synthetic_datasets"].get(wildcards.dataset),
     script:
         "../scripts/prepare.py"
+
+
+rule initial_weights:
+    input:
+        unpack(initial_weights_inputs),
+    output:
+        "results/weights/{dataset}/{model}/seed{seed}.npz",
+    log:
+        "logs/weights/{dataset}/{model}/seed{seed}.log",
+    conda:
+        env_file(KERAS_ON_TORCH)
+    resources:
+        cpu_exclusive=SETUP_SHARE,
+    params:
+        python=keras_on_torch_python(),
+        custom=custom_model_option,
+        src=os.path.relpath(SRC),
+    shell:
+        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.initial_weights"
+        " --model {wildcards.model:q} {params.custom} --data {input.data:q}"
+        " --seed {wildcards.seed} --output {output:q} > {log:q} 2>&1"

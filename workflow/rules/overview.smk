@@ -76,16 +76,16 @@ rule count_flops:
     log:
         "logs/flops/{dataset}/{model}.log",
     conda:
-        env_file(FLOPS_COUNTER_ENVIRONMENT)
+        env_file(KERAS_ON_TORCH)
     resources:
         cpu_exclusive=SETUP_SHARE,
     params:
-        python=flops_counter_python(),
-        custom=custom_model_json,
+        python=keras_on_torch_python(),
+        custom=custom_model_option,
         src=os.path.relpath(SRC),
     shell:
         "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.flops_count"
-        " --model {wildcards.model:q} --custom {params.custom:q} --data {input.data:q}"
+        " --model {wildcards.model:q} {params.custom} --data {input.data:q}"
         " --output {output:q} > {log:q} 2>&1"
 
 

@@ -24,17 +24,40 @@ KERAS2_FIXED = {"rmsprop": {"momentum": 0.0, "centered": False}}
 class Keras2Layers(object):
     """``keras.layers`` with Keras 3's defaults where Keras 2's differ: the
     GRU's ``reset_after=True`` (Keras 3's and cuDNN's formulation, with two
-    bias vectors; Keras 2 defaulted to the original one)."""
+    bias vectors; Keras 2 defaulted to the original one), and the LSTM's and
+    GRU's ``recurrent_activation="sigmoid"`` (Keras 2.2, keras-mxnet's,
+    defaulted to ``hard_sigmoid``; 2.3 to ``sigmoid``).
 
-    def __init__(self, layers):
+    With ``unroll``, recurrent layers are unrolled over their (fixed) time
+    steps. Keras 2 on MXNet and on CNTK needs it, measured against numpy
+    with the same weights: keras-mxnet 2.2.4.3's loop over time on MXNet 1.9
+    (``mx.sym.contrib.foreach``) returns zeros, and Keras 2.3.1's on CNTK
+    2.7 returns an LSTM's cell state where its output belongs; unrolled,
+    both agree with numpy to 4e-8."""
+
+    def __init__(self, layers, unroll=False):
         self._layers = layers
+        self._unroll = unroll
 
     def __getattr__(self, name):
         return getattr(self._layers, name)
 
+    def _recurrent(self, kind, units, kwargs):
+        if self._unroll:
+            kwargs.setdefault("unroll", True)
+        return getattr(self._layers, kind)(units, **kwargs)
+
     def GRU(self, units, **kwargs):  # noqa: N802 - Keras' own name
         kwargs.setdefault("reset_after", True)
-        return self._layers.GRU(units, **kwargs)
+        kwargs.setdefault("recurrent_activation", "sigmoid")
+        return self._recurrent("GRU", units, kwargs)
+
+    def LSTM(self, units, **kwargs):  # noqa: N802 - Keras' own name
+        kwargs.setdefault("recurrent_activation", "sigmoid")
+        return self._recurrent("LSTM", units, kwargs)
+
+    def SimpleRNN(self, units, **kwargs):  # noqa: N802 - Keras' own name
+        return self._recurrent("SimpleRNN", units, kwargs)
 
 
 class Keras2Namespace(object):
@@ -42,9 +65,9 @@ class Keras2Namespace(object):
     takes no ``Input`` tensor as its first entry; it becomes an InputLayer
     of the same shape and type, which builds the same model."""
 
-    def __init__(self, keras):
+    def __init__(self, keras, unroll_recurrent=False):
         self._keras = keras
-        self.layers = Keras2Layers(keras.layers)
+        self.layers = Keras2Layers(keras.layers, unroll_recurrent)
 
     def __getattr__(self, name):
         return getattr(self._keras, name)
@@ -152,9 +175,26 @@ class Adapter(keras_adapter.Adapter):
 
             mxnet.nd.waitall()
 
+    def load_initial_weights(self, model, manifest, weights):
+        """Keras 2's Theano backend computes a true convolution (its kernels
+        flipped against every other backend's cross-correlation, what
+        keras.utils.conv_utils.convert_kernel converts): measured, the
+        shared weights unflipped gave the cnn outputs 0.008 from Keras 3's,
+        flipped 1.5e-8. The other Keras 2 backends take them as they are."""
+        if self.framework == "theano":
+            weights = [
+                values[::-1, ::-1].copy()
+                if entry["class"] == "Conv2D" and entry["variable"] == "kernel"
+                else values
+                for entry, values in zip(manifest["weights"], weights)
+            ]
+        keras_adapter.Adapter.load_initial_weights(model, manifest, weights)
+
     def build(self, model_name, data_spec, hyper):
         keras = self.keras
-        model = workloads.builder(model_name, "keras")(Keras2Namespace(keras), data_spec)
+        unroll = self.framework in ("mxnet", "cntk")
+        namespace = Keras2Namespace(keras, unroll_recurrent=unroll)
+        model = workloads.builder(model_name, "keras")(namespace, data_spec)
         settings = {}
         if self.framework == "mxnet":
             # Without a context keras-mxnet takes the first GPU nvidia-smi
@@ -174,8 +214,8 @@ class Adapter(keras_adapter.Adapter):
         for layer in _all_layers(model):
             kind = type(layer).__name__
             if kind in ("GRU", "LSTM"):
-                self.recurrent_kernels[kind.lower()] = "Keras 2 {} on {}'s rnn loop".format(
-                    kind, self.framework
+                self.recurrent_kernels[kind.lower()] = "Keras 2 {} on {}'s rnn loop{}".format(
+                    kind, self.framework, ", unrolled" if unroll else ""
                 )
         return model
 

@@ -12,7 +12,7 @@ Importable on Python 3.6.
 import os
 import time
 
-from dlbench import launch, workloads
+from dlbench import initial_weights, launch, workloads
 from dlbench.backends import frameworks
 from dlbench.layers import keras_layers
 
@@ -244,6 +244,13 @@ class Adapter(object):
     @staticmethod
     def parameter_count(model):
         return int(model.count_params())
+
+    @staticmethod
+    def load_initial_weights(model, manifest, weights):
+        """The shared initial weights (dlbench.initial_weights): Keras'
+        own layout and order, Keras 2's too."""
+        initial_weights.check_shapes([w.shape for w in model.get_weights()], manifest)
+        model.set_weights(weights)
 
     def train_epoch(self, model, x, y, batch_size):
         timer = epoch_timer(self.keras)

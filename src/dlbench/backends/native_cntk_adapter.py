@@ -9,7 +9,7 @@ imported in ``setup``. Importable on Python 3.6.
 
 import time
 
-from dlbench import catalog, workloads
+from dlbench import catalog, initial_weights, workloads
 from dlbench.backends import native
 from dlbench.layers import cntk_layers
 
@@ -75,6 +75,18 @@ class Adapter(native.NativeAdapter):
                 self.applied["optimizer_notes"] = notes
             model["trainer"] = C.Trainer(logits, (model["loss"], model["error"]), [learner])
         return model
+
+    @staticmethod
+    def load_initial_weights(model, manifest, weights):
+        # CNTK lists a graph's parameters from its output back: reversed,
+        # same-shaped weights (two dense biases) pair in Keras' order
+        parameters = list(reversed(model["logits"].parameters))
+        converted = cntk_layers.keras_weights(manifest, weights)
+        shapes = [tuple(parameter.shape) for parameter in parameters]
+        for parameter, value in zip(
+            parameters, initial_weights.assign_by_shape(shapes, converted, "CNTK")
+        ):
+            parameter.value = value
 
     @staticmethod
     def parameter_count(model):

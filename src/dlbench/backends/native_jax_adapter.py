@@ -97,6 +97,7 @@ class Adapter(native.NativeAdapter):
             import optax
 
             optimizer = jax_layers.optimizer(optax, native, hyper["optimizer"])
+            model["optimizer"] = optimizer
             model["optimizer_state"] = optimizer.init(params)
             model["train_step"] = self._train_step(forward, optimizer)
             self.applied["optimizer"] = jax_layers.OPTIMIZER_NOTES[hyper["optimizer"]["name"]]
@@ -136,6 +137,14 @@ class Adapter(native.NativeAdapter):
 
         placement = {} if self.replicated is None else {"out_shardings": self.replicated}
         return jax.jit(step, donate_argnums=(0, 1), **placement)
+
+    def load_initial_weights(self, model, manifest, weights):
+        params = jax_layers.load_keras_weights(self.jax, model["params"], manifest, weights)
+        if self.replicated is not None:
+            params = self.jax.device_put(params, self.replicated)
+        model["params"] = params
+        if "optimizer" in model:  # its state follows the parameters it was made from
+            model["optimizer_state"] = model["optimizer"].init(params)
 
     def parameter_count(self, model):
         return sum(int(leaf.size) for leaf in self.jax.tree_util.tree_leaves(model["params"]))

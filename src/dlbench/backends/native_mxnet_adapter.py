@@ -9,7 +9,7 @@ after its thread variables are set. Importable on Python 3.6.
 import os
 import time
 
-from dlbench import runtime, workloads
+from dlbench import initial_weights, runtime, workloads
 from dlbench.backends import native
 from dlbench.layers import mxnet_layers
 
@@ -65,6 +65,16 @@ class Adapter(native.NativeAdapter):
             model["trainer"] = mx.gluon.Trainer(net.collect_params(), optimizer)
             model["loss"] = mx.gluon.loss.SoftmaxCrossEntropyLoss()
         return model
+
+    def load_initial_weights(self, model, manifest, weights):
+        parameters = list(model["net"].collect_params().values())
+        values = initial_weights.assign_by_shape(
+            [p.shape for p in parameters],
+            initial_weights.channels_first(manifest, weights),
+            "MXNet",
+        )
+        for parameter, value in zip(parameters, values):
+            parameter.set_data(self.mx.nd.array(value, ctx=self.context))
 
     @staticmethod
     def parameter_count(model):

@@ -14,7 +14,7 @@ import sys
 import sysconfig
 import time
 
-from dlbench import runtime, workloads
+from dlbench import initial_weights, runtime, workloads
 from dlbench.backends import native
 from dlbench.layers import pytensor_layers
 
@@ -88,6 +88,16 @@ class Adapter(native.NativeAdapter):
             )
             model["train"] = pytensor.function([x, labels], [loss, hits], updates=updates)
         return model
+
+    @staticmethod
+    def load_initial_weights(model, manifest, weights):
+        params = model["params"]
+        converted = initial_weights.channels_first(manifest, weights, dense_units_first=False)
+        shapes = [param.get_value(borrow=True).shape for param in params]
+        for param, value in zip(
+            params, initial_weights.assign_by_shape(shapes, converted, "PyTensor")
+        ):
+            param.set_value(value)
 
     @staticmethod
     def parameter_count(model):

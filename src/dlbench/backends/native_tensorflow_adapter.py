@@ -104,6 +104,10 @@ class Adapter(native.NativeAdapter):
         return step
 
     @staticmethod
+    def load_initial_weights(model, manifest, weights):
+        tensorflow_layers.load_keras_weights(model["net"], manifest, weights)
+
+    @staticmethod
     def parameter_count(model):
         return int(sum(variable.shape.num_elements() for variable in model["net"].variables))
 

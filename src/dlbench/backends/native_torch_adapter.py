@@ -11,6 +11,7 @@ import time
 
 from dlbench import catalog, workloads
 from dlbench.backends import frameworks, native
+from dlbench.layers import torch_layers
 
 # Keras' optimizer settings -> torch.optim arguments (None: handled below).
 # Same update rules; where epsilon goes differs for RMSprop (Keras adds it
@@ -125,6 +126,9 @@ class Adapter(native.NativeAdapter):
             model["optimizer"], model["schedule"] = optimizer(torch, trained, hyper["optimizer"])
             self.applied["optimizer"] = OPTIMIZER_NOTES[hyper["optimizer"]["name"]]
         return model
+
+    def load_initial_weights(self, model, manifest, weights):
+        torch_layers.load_keras_weights(self.torch, model["net"], manifest, weights)
 
     @staticmethod
     def parameter_count(model):

@@ -131,3 +131,27 @@ def gru(C, units):
         return z * h + (1 - z) * candidate
 
     return C.layers.Recurrence(step)
+
+
+def keras_weights(manifest, weights):
+    """The shared initial weights (dlbench.initial_weights) in CNTK's shapes,
+    [(shape, values)]: a dense weight is (inputs..., units) with a
+    flattened feature map's inputs channels-first, a convolution's
+    (filters, channels, height, width) and its bias (filters, 1, 1)."""
+    from dlbench import initial_weights as shared
+
+    converted = []
+    for keras_class, arrays, flattened_from in shared.by_layer(manifest, weights):
+        if keras_class == "Dense":
+            kernel = shared.dense_out_in(arrays["kernel"], flattened_from).T
+            if flattened_from:
+                height, width, channels = flattened_from
+                kernel = kernel.reshape(channels, height, width, -1)
+            found = [kernel.copy(), arrays["bias"]]
+        elif keras_class == "Conv2D":
+            bias = arrays["bias"]
+            found = [shared.conv_oihw(arrays["kernel"]), bias.reshape(bias.shape[0], 1, 1)]
+        else:
+            raise ValueError("no CNTK conversion of Keras' {} here".format(keras_class))
+        converted.extend((tuple(values.shape), values) for values in found)
+    return converted

@@ -9,6 +9,77 @@ biases (LSTM forget gate 1), embeddings uniform in +-0.05, batch norm with
 Keras' epsilon and moving statistics. Images are channels-last, as Keras and
 the prepared data have them. Importable without jax until a model is built."""
 
+# The shared initial weights (dlbench.initial_weights) are in Keras' layout,
+# which is this family's: channels-last kernels, the same gate order and
+# biases. Only the names differ.
+KERAS_NAMES = {
+    "kernel": "w",
+    "recurrent_kernel": "u",
+    "bias": "b",
+    "gamma": "gamma",
+    "beta": "beta",
+    "moving_mean": "mean",
+    "moving_variance": "var",
+}
+LAYER_KEYS = set(KERAS_NAMES.values())
+
+
+def _kind(unit):
+    """The Keras class whose weights a parameter unit holds."""
+    if not isinstance(unit, dict):
+        return "Embedding"
+    if "gamma" in unit:
+        return "BatchNormalization"
+    if "u" in unit:
+        return "GRUCell" if unit["b"].ndim == 2 else "LSTMCell"
+    return "Conv2D" if unit["w"].ndim == 4 else "Dense"
+
+
+def load_keras_weights(jax, params, manifest, weights):
+    """``params`` with the shared initial weights in place of its own draw:
+    its layers (in the order the builder wrote them) take the Keras layers of
+    their kind in order; every shape is checked before anything is replaced."""
+    import numpy as np
+
+    from dlbench import initial_weights as shared
+
+    waiting = shared.by_layer(manifest, weights)
+
+    def replaced(unit):
+        if isinstance(unit, (list, tuple)):
+            return type(unit)(replaced(item) for item in unit)
+        if isinstance(unit, dict) and not set(unit) <= LAYER_KEYS:
+            return {name: replaced(item) for name, item in unit.items()}
+        kind = _kind(unit)
+        matching = [group for group in waiting if group[0] == kind]
+        if not matching:
+            raise ValueError("no Keras layer left for a JAX {} layer".format(kind))
+        waiting.remove(matching[0])
+        arrays = matching[0][1]
+        if kind == "Embedding":
+            found = {"embeddings": unit}
+        else:
+            found = {keras: unit[mine] for keras, mine in KERAS_NAMES.items() if mine in unit}
+        if sorted(found) != sorted(arrays):
+            raise ValueError(
+                "a JAX {} holds {}, Keras' {}".format(kind, sorted(found), sorted(arrays))
+            )
+        for name, mine in found.items():
+            if tuple(mine.shape) != arrays[name].shape:
+                raise ValueError(
+                    "{}.{}: JAX's shape {} is not Keras' {}".format(
+                        kind, name, tuple(mine.shape), arrays[name].shape
+                    )
+                )
+        if kind == "Embedding":
+            return np.asarray(arrays["embeddings"])
+        return {KERAS_NAMES[name]: np.asarray(values) for name, values in arrays.items()}
+
+    loaded = replaced(params)
+    if waiting:
+        raise ValueError("{} Keras layers have no JAX counterpart".format(len(waiting)))
+    return jax.tree_util.tree_map(jax.numpy.asarray, loaded)
+
 
 def split_keys(jax, key, count):
     """``count`` keys from ``key``; ``count`` Nones without one."""

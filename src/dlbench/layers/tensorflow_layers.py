@@ -26,6 +26,22 @@ def add_variable(tf, model, initial, trainable=True):
     return model.weights[-1]
 
 
+def load_keras_weights(model, manifest, weights):
+    """Assign the shared initial weights (dlbench.initial_weights, Keras'
+    layout, which is this family's: channels-last, the same gates and
+    biases) to ``model.weights``. Each variable takes the next Keras weight
+    of its shape: the order of creation here and Keras' graph order differ
+    only between layers of different shapes (babi_rnn builds story, then
+    question; Keras lists both embeddings first). Every shape is matched
+    before anything is assigned."""
+    from dlbench import initial_weights as shared
+
+    keras = [(tuple(entry["shape"]), values) for entry, values in zip(manifest["weights"], weights)]
+    shapes = [tuple(variable.shape.as_list()) for variable in model.weights]
+    for variable, values in zip(model.weights, shared.assign_by_shape(shapes, keras, "TensorFlow")):
+        variable.assign(values)
+
+
 def glorot(tf, shape):
     """Keras' GlorotUniform: fans over the receptive field of a kernel."""
     receptive = 1

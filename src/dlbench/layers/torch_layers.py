@@ -50,6 +50,103 @@ def recurrent(module, nn):
     return glorot(module, nn)
 
 
+# Keras layer class -> the torch module that holds the same weights, and how.
+GRU_GATES = (1, 0, 2)  # torch r, z, n from Keras z, r, h
+
+
+def _torch_arrays(keras_class, arrays, flattened_from, module, nn):
+    import numpy as np
+
+    from dlbench import initial_weights as shared
+
+    if keras_class == "Dense" and isinstance(module, nn.Linear):
+        return {
+            "weight": shared.dense_out_in(arrays["kernel"], flattened_from),
+            "bias": arrays["bias"],
+        }
+    if keras_class == "Conv2D" and isinstance(module, nn.Conv2d):
+        return {"weight": shared.conv_oihw(arrays["kernel"]), "bias": arrays["bias"]}
+    if keras_class == "Embedding" and isinstance(module, nn.Embedding):
+        return {"weight": arrays["embeddings"]}
+    if keras_class == "GRUCell" and isinstance(module, nn.GRU):
+        bias = arrays["bias"]
+        return {
+            "weight_ih_l0": shared.gate_order(arrays["kernel"], GRU_GATES).T.copy(),
+            "weight_hh_l0": shared.gate_order(arrays["recurrent_kernel"], GRU_GATES).T.copy(),
+            "bias_ih_l0": shared.gate_order(bias[0], GRU_GATES),
+            "bias_hh_l0": shared.gate_order(bias[1], GRU_GATES),
+        }
+    if keras_class == "LSTMCell" and isinstance(module, nn.LSTM):  # the same gate order
+        return {
+            "weight_ih_l0": arrays["kernel"].T.copy(),
+            "weight_hh_l0": arrays["recurrent_kernel"].T.copy(),
+            "bias_ih_l0": arrays["bias"],
+            "bias_hh_l0": np.zeros_like(arrays["bias"]),  # Keras' LSTM has one bias
+        }
+    if keras_class == "BatchNormalization" and isinstance(module, nn.BatchNorm2d):
+        return {
+            "weight": arrays["gamma"],
+            "bias": arrays["beta"],
+            "running_mean": arrays["moving_mean"],
+            "running_var": arrays["moving_variance"],
+        }
+    raise ValueError(
+        "no conversion of Keras' {} to torch's {}".format(keras_class, type(module).__name__)
+    )
+
+
+def load_keras_weights(torch, net, manifest, weights):
+    """Copy the shared initial weights (Keras' layout, dlbench.initial_weights)
+    into ``net``: its modules with weights, in order, take the Keras layers'
+    weights in order, converted; every shape is checked before any copy."""
+    from dlbench import initial_weights as shared
+
+    nn = torch.nn
+    modules = [
+        module
+        for module in net.modules()
+        if list(module.parameters(recurse=False)) or isinstance(module, nn.BatchNorm2d)
+    ]
+    groups = shared.by_layer(manifest, weights)
+    if len(modules) != len(groups):
+        raise ValueError(
+            "torch has {} layers with weights, the Keras model {}".format(len(modules), len(groups))
+        )
+    # The k-th torch layer of a kind takes the k-th Keras layer of that kind:
+    # a functional Keras model orders its layers by the graph (both of
+    # babi_rnn's embeddings before its LSTMs), torch by construction.
+    kinds = {
+        "Dense": nn.Linear,
+        "Conv2D": nn.Conv2d,
+        "Embedding": nn.Embedding,
+        "GRUCell": nn.GRU,
+        "LSTMCell": nn.LSTM,
+        "BatchNormalization": nn.BatchNorm2d,
+    }
+    waiting = list(groups)
+    copies = []
+    for module in modules:
+        matching = [
+            group for group in waiting if isinstance(module, kinds.get(group[0], type(None)))
+        ]
+        if not matching:
+            raise ValueError("no Keras layer left for torch's {}".format(type(module).__name__))
+        keras_class, arrays, flattened_from = matching[0]
+        waiting.remove(matching[0])
+        for name, values in _torch_arrays(keras_class, arrays, flattened_from, module, nn).items():
+            target = getattr(module, name)
+            if tuple(target.shape) != values.shape:
+                raise ValueError(
+                    "{}.{}: torch's shape {} is not the converted {}".format(
+                        type(module).__name__, name, tuple(target.shape), values.shape
+                    )
+                )
+            copies.append((target, values))
+    with torch.no_grad():
+        for target, values in copies:
+            target.copy_(torch.from_numpy(values).to(target.device, target.dtype))
+
+
 def channels_first_shape(spec):
     height, width, channels = spec["input_shape"]
     return channels, height, width
