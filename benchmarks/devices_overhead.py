@@ -51,9 +51,8 @@ def main():
         divergence = []
         for pair in range(args.pairs):
             for devices in (1, 2) if pair % 2 == 0 else (2, 1):
-                spec = matrix.spec(
-                    config, matrix.Run(dataset, model, backend, devices=devices, repeat=1)
-                )
+                run = matrix.Run(dataset, model, backend, devices=devices, repeat=1)
+                spec = runs.with_inputs(matrix.spec(config, run), args.config)
                 record = measure(spec, python, data)
                 steady[devices].append(record["steady_epoch_seconds"])
                 if devices == 2:

@@ -46,7 +46,8 @@ def main():
     config.setdefault("threads", "all")
     config.setdefault("validate_every_epoch", True)
     dataset, model = args.workload.split("/")
-    spec = matrix.spec(config, matrix.Run(dataset, model, args.backend, devices=0, repeat=1))
+    run = matrix.Run(dataset, model, args.backend, devices=0, repeat=1)
+    spec = runs.with_inputs(matrix.spec(config, run), args.config)
     if args.epochs:
         spec["hyper"]["epochs"] = args.epochs
     python = runs.venv_python(args.backend)

@@ -33,7 +33,8 @@ def main():
     if args.accelerator:
         config["accelerator"] = args.accelerator
     dataset, model, backend, devices = args.run.split("/")
-    spec = matrix.spec(config, matrix.Run(dataset, model, backend, devices=int(devices), repeat=1))
+    run = matrix.Run(dataset, model, backend, devices=int(devices), repeat=1)
+    spec = runs.with_inputs(matrix.spec(config, run), args.config)
     data = str(ROOT / "results" / "data" / "{}.npz".format(dataset))
     python = runs.venv_python(spec["environment"])
     reasons = collections.Counter()

@@ -151,12 +151,19 @@ class BuiltWorkflow(object):
         self.smoke_done = threading.Event()
 
     def setup_targets(self):
-        """Every venv and prepared dataset of the smoke config."""
+        """Every venv, prepared dataset and file of shared initial weights of
+        the smoke config (the benchmark scripts run cells outside Snakemake)."""
         environments = {catalog.environment_of(b, 0, "gpu") for b in self.config["backends"]}
         datasets = {entry["dataset"] for entry in self.config["workloads"]}
-        return [".venvs/{}/ready.json".format(e) for e in sorted(environments)] + [
-            "results/data/{}.npz".format(d) for d in sorted(datasets)
-        ]
+        weights = set()
+        for run in matrix.runs(self.config):
+            entry = matrix.workload(self.config, run.dataset, run.model)
+            weights.update(matrix.initial_weights_entry(self.config, entry, run).values())
+        return (
+            [".venvs/{}/ready.json".format(e) for e in sorted(environments)]
+            + ["results/data/{}.npz".format(d) for d in sorted(datasets)]
+            + sorted(weights)
+        )
 
     def start(self):
         """Set-up, then the smoke run, in the background. The tests' own

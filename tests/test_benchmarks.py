@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from conftest import INVOCATION_TIMEOUT_S, REPO, needs_browser
+from dlbench import matrix
 
 pytestmark = pytest.mark.e2e
 
@@ -34,9 +35,13 @@ def benchmark(workdir, script, *args, python=sys.executable, env=None):
 
 @pytest.fixture(scope="module")
 def keras_jax_on_digits(built_workflow):
-    """The built workflow with keras-jax's venv and the digits data."""
+    """The built workflow with keras-jax's venv, the digits data and the
+    shared initial weights of digits/mlp."""
     built_workflow.venv("keras-jax")
-    built_workflow.build("results/data/digits.npz")
+    weights = matrix.WEIGHTS.format(
+        dataset="digits", model="mlp", seed=built_workflow.config["seed"]
+    )
+    built_workflow.build("results/data/digits.npz", weights)
     return built_workflow.path
 
 
