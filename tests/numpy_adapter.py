@@ -33,6 +33,14 @@ class Adapter:
         }
 
     @staticmethod
+    def load_initial_weights(model, manifest, weights):
+        """A Dense layer's kernel and bias, as the shared weights hold them."""
+        kernel, bias = weights
+        if kernel.shape != model["w"].shape:
+            raise ValueError("kernel {} for {}".format(kernel.shape, model["w"].shape))
+        model["w"], model["b"] = kernel.astype("float64"), bias.astype("float64")
+
+    @staticmethod
     def parameter_count(model):
         return model["w"].size + model["b"].size
 

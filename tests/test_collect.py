@@ -1,5 +1,6 @@
 """Records -> metrics, epochs, summary, tables and plots."""
 
+import pandas as pd
 import pytest
 
 from dlbench import collect, harness, plots, tables
@@ -68,6 +69,15 @@ def test_workload_table_and_plots(records, tmp_path):
     assert "[" in cell and float(cell.split()[0]) > 0
     failed = tables.workload_table(summary, "digits", "cnn")[0].loc[0, "CPU: s/epoch"]
     assert failed.startswith("failed: ") and "absent.npz" in failed
+    checks = pd.DataFrame(
+        [
+            {"dataset": "digits", "model": "mlp", "backend": "numpy-test", "verdict": "same steps"},
+            {"dataset": "digits", "model": "cnn", "backend": "numpy-test", "verdict": "DEPARTS"},
+        ]
+    )
+    checked, _ = tables.workload_table(summary, "digits", "mlp", checks)
+    assert list(checked["same_steps"]) == ["same steps"]
+    assert "same_steps" not in table
     text = tables.markdown(table, "digits / mlp", "caption")
     assert "| numpy-test" in text and text.rstrip().endswith("caption")
     page = tables.html(table, "digits / mlp", "a <caption>")

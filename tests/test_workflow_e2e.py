@@ -16,7 +16,16 @@ import pytest
 import yaml
 
 from conftest import REPO, RUN_TIMEOUT_S, needs_browser, run_json, run_snakemake, write_config
-from dlbench import abstraction, catalog, flops, launch, matrix, record_schema, workloads
+from dlbench import (
+    abstraction,
+    catalog,
+    equivalence,
+    flops,
+    launch,
+    matrix,
+    record_schema,
+    workloads,
+)
 from report_browser import check_report
 
 pytestmark = pytest.mark.e2e
@@ -25,11 +34,15 @@ KERAS3 = ["keras-jax", "keras-tensorflow", "keras-torch"]
 LEGACY = ["keras-mxnet", "keras2-cntk", "keras2-theano"]
 BACKENDS = KERAS3 + ["keras-openvino"]
 NATIVE = sorted(b for b in catalog.BACKENDS if b.startswith("native-"))
-# CNTK's RMSProp learner is its own rule, not Keras' (the same CNTK network
-# with Keras' rule written as a cntk.learners.universal learner reached
-# 0.96-0.975 on the smoke's three seeds; CNTK's reached 0.96, 0.86, 0.70):
-# its mlp cell may be flagged, which the table shows; it must still learn.
-OWN_RMSPROP = {"native-cntk"}
+# The smoke's final accuracies are not a test of sameness: 4 epochs of 11
+# RMSprop steps on 1,438 digits leave the validation accuracy swinging from
+# epoch to epoch (measured on keras-torch from the shared weights: 0.86,
+# 0.92, 0.71, 0.97), and every framework draws its own dropout masks, so a
+# backend that computes the same can end 0.05 off the median. Whether the
+# backends compute the same is the equivalence check's question
+# (test_every_backend_takes_the_same_steps_from_the_same_weights); here
+# every backend must learn, and its parity must be judged.
+LEARNED = 0.5  # chance is 0.1
 # Installed as sitecustomize: each torchrun rank writes the names of its
 # threads when the interpreter begins to shut down (atexit runs before the
 # shutdown's last garbage collection).
@@ -196,8 +209,9 @@ def test_seed_systems_run_the_same_models(workdir):
             assert record["parameters"] == keras3["parameters"]
             assert record["test_accuracy"] > 0.5
     summary = pd.read_csv(workdir / "results/summary.csv").set_index(["model", "backend"])
-    for backend in LEGACY:  # mlp converges in 4 epochs; the cnn's 3 leave backends apart
-        assert summary.loc[("mlp", backend), "accuracy_parity"] == "ok"
+    for backend in LEGACY:
+        assert summary.loc[("mlp", backend), "test_accuracy"] > LEARNED, backend
+        assert summary.loc[("mlp", backend), "accuracy_parity"] in ("ok", "outside")
     theano = load_record(workdir, "mlp", "keras2-theano")["settings"]
     assert "floatX=float32" in theano["theano_flags"]
     assert load_record(workdir, "mlp", "keras2-cntk")["environment"]["python"].startswith("3.6")
@@ -273,8 +287,9 @@ def test_summary_and_tables(workdir):
 
 def test_native_backends_train_the_same_models_as_keras(workdir):
     """Every native backend of the smoke config, each in its own venv,
-    through the same harness: Keras' parameter counts, accuracy parity on
-    the mlp, the settings that ran recorded."""
+    through the same harness: Keras' parameter counts, the digits models
+    learned and their accuracy parity judged, the settings that ran
+    recorded."""
     config = snakemake_config(workdir)
     natives = [backend for backend in config["backends"] if backend.startswith("native-")]
     assert sorted(natives) == NATIVE
@@ -285,15 +300,58 @@ def test_native_backends_train_the_same_models_as_keras(workdir):
             assert record["status"] == "ok", (backend, model, record.get("error"))
             assert record["parameters"] == catalog.MODELS[model]["parameters"], (backend, model)
             assert record["settings"], backend
-        # mlp converges in its 4 epochs; the cnn's 3 leave runs apart
-        if backend in OWN_RMSPROP:
-            assert summary.loc[("mlp", backend), "test_accuracy"] > 0.6, backend
-        else:
-            assert summary.loc[("mlp", backend), "accuracy_parity"] == "ok", backend
-        assert summary.loc[("cnn", backend), "test_accuracy"] > 0.5, backend
+        for model in ("mlp", "cnn"):
+            assert summary.loc[(model, backend), "test_accuracy"] > LEARNED, (model, backend)
+            assert summary.loc[(model, backend), "accuracy_parity"] in ("ok", "outside")
         assert record["environment"]["python_executable"].startswith(
             str(workdir / ".venvs" / backend)
         )
+
+
+# What computes other than Keras 3 on the smoke's digits workloads (their
+# records' settings.own_rules): RMSprop with epsilon after the square root
+# (Keras 2 on Theano and CNTK, torch.optim) or CNTK's own epsilon (the mlp); on Theano and
+# PyTensor, max pooling's gradient to every tied maximum and (Keras 2 on
+# Theano) ReLU's gradient of 0.5 at 0 (the cnn).
+OWN_RULES = {
+    "mlp": {"keras2-cntk", "keras2-theano", "native-torch", "native-cntk"},
+    "cnn": {"keras2-theano", "native-pytensor"},
+}
+
+
+def test_every_backend_takes_the_same_steps_from_the_same_weights(workdir):
+    """The equivalence check on the smoke's digits workloads: every backend
+    that computes as Keras 3 does follows the median's curve for all its
+    steps; those whose framework has rules of its own depart from it (the
+    check sees their rules), and say so."""
+    config = snakemake_config(workdir)
+    table = pd.read_csv(workdir / "results/tables/equivalence.csv")
+    checked = {(run.dataset, run.model, run.backend) for run in matrix.check_runs(config)}
+    assert set(zip(table["dataset"], table["model"], table["backend"])) == checked
+    for run in matrix.check_runs(config):
+        record = json.loads((workdir / matrix.check_dir(run) / "check.json").read_text())
+        assert record_schema.problems(record) == [], run
+        assert record["status"] == "ok", (run, record.get("error"))
+        assert record["initial_weights"]["loaded"], run
+        assert len(record["check"]["losses"]) == config["equivalence_check"]["steps"] + 1
+    rows = table.set_index(["model", "backend"])
+    for model, own in OWN_RULES.items():
+        found = rows.loc[model]
+        assert set(found.index[found["own_rules"].notna()]) == own & set(found.index), model
+        keras_rules = found.drop(index=list(own & set(found.index)))
+        assert (keras_rules["verdict"] == equivalence.VERDICT_SAME).all(), keras_rules
+        for backend in own & set(found.index):
+            assert "(expected)" in found.loc[backend, "verdict"], (model, backend)
+    # step 0: the same forward pass from the same weights, to float32 rounding
+    initial = table.groupby("model")["initial_loss"]
+    assert ((initial.max() - initial.min()) / initial.min() < 1e-5).all(), initial.describe()
+    for model in ("mlp", "cnn"):
+        workload = pd.read_csv(workdir / "results/tables/digits_{}.csv".format(model))
+        assert set(workload["same_steps"].dropna()) <= set(table["verdict"])
+    assert (
+        "Do the backends take the same steps?"
+        in (workdir / "results/tables/equivalence.md").read_text()
+    )
 
 
 def test_abstraction_cost_and_lines_of_code_tables(workdir):

@@ -7,6 +7,9 @@ imports its framework after the threads are pinned. Importable on Python 3.6.
 Usage (the supervisor calls this in a child process)::
 
     python -m dlbench.harness --spec JSON --data DATA.npz --record run.json --epochs epochs.csv
+
+A spec of task ``check`` runs the equivalence check (dlbench.equivalence)
+instead, its steps' losses in the record and in the CSV.
 """
 
 import argparse
@@ -20,7 +23,16 @@ import sys
 import time
 import traceback
 
-from dlbench import backends, catalog, initial_weights, integrity, launch, probe, runtime
+from dlbench import (
+    backends,
+    catalog,
+    equivalence,
+    initial_weights,
+    integrity,
+    launch,
+    probe,
+    runtime,
+)
 
 EPOCH_COLUMNS = (
     "epoch",
@@ -142,9 +154,9 @@ class EpochLog(object):
     """Per-epoch CSV written as the run goes, so progress is visible and a
     crashed run still shows how far it got."""
 
-    def __init__(self, path):
+    def __init__(self, path, columns=EPOCH_COLUMNS):
         self.handle = open(path, "w", newline="")
-        self.writer = csv.DictWriter(self.handle, fieldnames=EPOCH_COLUMNS)
+        self.writer = csv.DictWriter(self.handle, fieldnames=columns)
         self.writer.writeheader()
 
     def add(self, row):
@@ -431,7 +443,8 @@ def run(spec, data_path, record_path, epochs_path):
     cpus = runtime.pin_to_cpus(
         threads, launch.cpus_of(runtime.available_cpus(), threads, local_rank)
     )
-    epoch_log = EpochLog(epochs_path if rank == 0 else os.devnull)
+    columns = equivalence.STEP_COLUMNS if spec["task"] == "check" else EPOCH_COLUMNS
+    epoch_log = EpochLog(epochs_path if rank == 0 else os.devnull, columns)
     adapter = None
     try:
         record["environment"] = runtime.environment(threads, cpus)
@@ -449,6 +462,10 @@ def run(spec, data_path, record_path, epochs_path):
         data = load_dataset(data_path)
         if spec["task"] == "infer":
             record.update(infer(spec, adapter, data))
+        elif spec["task"] == "check":
+            record.update(
+                equivalence.check_steps(spec, adapter, data, epoch_log, load_initial_weights)
+            )
         else:
             record.update(train(spec, adapter, data, epoch_log, place))
         record["settings"] = adapter.settings()

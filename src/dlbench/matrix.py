@@ -195,6 +195,7 @@ def check(config):
                 )
             )
     _check_existing_environments(config)
+    _check_equivalence_settings(config)
     for index, devices in enumerate(config["devices"]):
         for entry in config["workloads"] if devices else []:
             if entry.get("task", "train") == "train" and entry["batch_size"] % devices:
@@ -210,6 +211,30 @@ def check(config):
                         option(config, "batch_scaling"),
                     )
                 )
+
+
+def _check_equivalence_settings(config):
+    settings = check_settings(config)
+    reference = settings["reference"]
+    if reference != "median" and reference not in config["backends"]:
+        raise ConfigError(
+            "equivalence_check.reference: '{}' is neither median nor a configured backend "
+            "({})".format(reference, ", ".join(sorted(config["backends"])))
+        )
+    # A config cut down to fewer workloads keeps its list: names are
+    # checked against the datasets and models, not the workloads configured.
+    for index, name in enumerate(settings.get("workloads") or []):
+        dataset, model = name.split("/")
+        if dataset not in catalog.DATASETS or model not in catalog.MODELS:
+            raise ConfigError(
+                "equivalence_check.workloads[{}]: '{}' names no dataset/model (datasets: {}; "
+                "models: {})".format(
+                    index,
+                    name,
+                    ", ".join(sorted(catalog.DATASETS)),
+                    ", ".join(sorted(catalog.MODELS)),
+                )
+            )
 
 
 def existing_python(config, environment):
@@ -374,6 +399,47 @@ def runs(config):
     return found
 
 
+# The equivalence check (dlbench.equivalence): one run per training workload
+# and backend, beside the timed runs, never among them.
+CHECK_DIR = RUN_DIR.replace("results/runs/", "results/checks/", 1)
+CHECK_DEFAULTS = {"steps": 6, "reference": "median", "tolerance": 2e-4}
+
+
+def check_settings(config):
+    return dict(CHECK_DEFAULTS, **config.get("equivalence_check", {}))
+
+
+def check_runs(config):
+    """The runs of the equivalence check: every training workload (or those
+    ``equivalence_check.workloads`` names, as dataset/model) on each backend
+    that trains it, on one CPU thread (devices 0, threads 1), at the first
+    value of the other dimensions and the first seed. None where the
+    backends start from their own weights (``initial_weights: own``: their
+    curves differ from the first step) or where ``equivalence_check.steps``
+    is 0."""
+    settings = check_settings(config)
+    if config.get("initial_weights", "shared") != "shared" or not settings["steps"]:
+        return []
+    chosen = settings.get("workloads")
+    machine = machine_name(config)
+    catalog.add_from_config(config)
+    setting = {name: dimension_values(config, name)[0] for name in DIMENSION_NAMES}
+    # One thread: reductions in one order, and two checks side by side on two cores.
+    setting.update(devices=0, threads=1)
+    return [
+        Run(entry["dataset"], entry["model"], backend, repeat=1, machine=machine, **setting)
+        for entry in config["workloads"]
+        if entry.get("task", "train") == "train"
+        and (chosen is None or "{dataset}/{model}".format(**entry) in chosen)
+        for backend in runnable_backends(config, entry, 0)
+    ]
+
+
+def check_spec(config, run):
+    """A check run's spec: the run's, with task ``check`` and its steps."""
+    return dict(spec(config, run), task="check", check_steps=check_settings(config)["steps"])
+
+
 BATCH_RULES = {
     "fixed_global": (
         "the global batch is the workload's batch_size on every device count; each of the "
@@ -434,6 +500,10 @@ def run_of_path(path):
 
 def run_dir(run):
     return str(PurePosixPath(RUN_DIR.format(**run._asdict())))
+
+
+def check_dir(run):
+    return str(PurePosixPath(CHECK_DIR.format(**run._asdict())))
 
 
 def spec(config, run):

@@ -95,10 +95,12 @@ def _versus_fastest_cell(row):
     return text + " (not tested)"
 
 
-def workload_table(summary_frame, dataset, model):
+def workload_table(summary_frame, dataset, model, checks=None):
     """The published layout: a row per framework, a column per hardware
-    setting, the task's headline figure (median [CI]); then the rest.
-    Returns the table and the workload's task."""
+    setting, the task's headline figure (median [CI]); then the rest, with
+    the equivalence check's verdict per backend where ``checks`` (the
+    equivalence table) has the workload. Returns the table and the
+    workload's task."""
     cells = summary_frame[(summary_frame["dataset"] == dataset) & (summary_frame["model"] == model)]
     cells = cells.assign(
         hardware=collect.setting_labels(cells),
@@ -132,7 +134,12 @@ def workload_table(summary_frame, dataset, model):
     if "env_mismatches" in cells and cells["env_mismatches"].notna().any():
         extra["NOT the pinned environment"] = "env_mismatches"
     others = cells.groupby("backend").agg(**{k: (v, "first") for k, v in extra.items()})
-    return table.join(others).reset_index(), cells["task"].iloc[0]
+    table = table.join(others)
+    if checks is not None:
+        checked = checks[(checks["dataset"] == dataset) & (checks["model"] == model)]
+        if len(checked):
+            table = table.join(checked.set_index("backend")["verdict"].rename("same_steps"))
+    return table.reset_index(), cells["task"].iloc[0]
 
 
 def _count(value):

@@ -30,7 +30,7 @@ rule collect:
 
 rule workload_table:
     input:
-        "results/summary.csv",
+        unpack(workload_table_inputs),
     output:
         markdown="results/tables/{dataset}_{model}.md",
         csv=report(

@@ -59,6 +59,7 @@ if workflow.is_main_process:
         print(f"discarded, will be made again: {reason}", file=sys.stderr)
 
 RUNS = matrix.runs(config)
+CHECK_RUNS = matrix.check_runs(config)
 WORKLOADS = [(w["dataset"], w["model"], w["task"]) for w in config["workloads"]]
 PLOTS = {"train": ["epoch_time", "convergence"], "infer": ["latency", "throughput"]}
 # Scaling needs two device counts of the accelerator (the CPU is other hardware).
@@ -68,6 +69,7 @@ if len(config["threads"]) >= 2:
     PLOTS["train"].append("threads_scaling")
     PLOTS["infer"].append("threads_scaling")
 RUN_DIR = matrix.RUN_DIR.replace("{repeat}", "{rep}")
+CHECK_DIR = matrix.CHECK_DIR.replace("{repeat}", "{rep}")
 DOWNLOADED = "|".join(d for d in catalog.DATASETS if catalog.downloaded(d))
 GENERATED = "|".join(d for d in catalog.DATASETS if catalog.generated(d))
 
@@ -169,6 +171,20 @@ def bench_threads(wildcards):
     return os.cpu_count() if threads == "all" else int(threads)
 
 
+def check_records():
+    """The equivalence check's records (dlbench.equivalence)."""
+    return [f"{matrix.check_dir(run)}/check.json" for run in CHECK_RUNS]
+
+
+def workload_table_inputs(wildcards):
+    """The summary, and the equivalence table where the workload is checked."""
+    inputs = {"summary": "results/summary.csv"}
+    checked = {(run.dataset, run.model) for run in CHECK_RUNS}
+    if (wildcards.dataset, wildcards.model) in checked:
+        inputs["checks"] = "results/tables/equivalence.csv"
+    return inputs
+
+
 def run_records():
     return [f"{matrix.run_dir(run)}/run.json" for run in RUNS]
 
@@ -222,6 +238,8 @@ def all_outputs():
         "results/tables/utilisation.md",
         "results/plots/utilisation.png",
     ]
+    if check_records():
+        outputs.append("results/tables/equivalence.md")
     if abstraction.pairs(set(config["backends"])):
         outputs += [
             "results/tables/abstraction_cost.md",
@@ -356,6 +374,10 @@ def run_spec(wildcards):
     return json.dumps(matrix.spec(config, run_of(wildcards)), sort_keys=True)
 
 
+def check_spec(wildcards):
+    return json.dumps(matrix.check_spec(config, run_of(wildcards)), sort_keys=True)
+
+
 def run_environment(wildcards):
     """The backend's CPU environment, or its CUDA one on GPUs."""
     return catalog.environment_of(
@@ -422,6 +444,8 @@ def family_sources(wildcards):
         "launch.py",
         "gpus.py",
         "probe.py",
+        "equivalence.py",
+        "initial_weights.py",
     ]
     files += ["backends/__init__.py", "backends/frameworks.py", "backends/native.py"]
     files += ["workloads/__init__.py", "layers/__init__.py"]

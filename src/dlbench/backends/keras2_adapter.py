@@ -14,11 +14,25 @@ import time
 
 from dlbench import workloads
 from dlbench.backends import frameworks, keras_adapter
-from dlbench.layers import keras_layers
+from dlbench.layers import dropout_on, keras_layers
 
 # Keras 3 optimizer settings that Keras 2's optimizer lacks, with the only
 # value Keras 2 runs.
 KERAS2_FIXED = {"rmsprop": {"momentum": 0.0, "centered": False}}
+
+
+# Where Keras 2 computes other than Keras 3 (the record's settings.own_rules;
+# the equivalence check expects such a backend's steps to depart): an
+# optimizer's update rule (on Theano and CNTK; keras-mxnet's are MXNet's),
+# and on Theano two gradients, measured.
+OWN_RULES = {"rmsprop": "Keras 2's RMSprop: epsilon after the square root (Keras 3: under it)"}
+THEANO_RULES = {
+    "relu": "ReLU's gradient at 0 is 0.5 (Theano's relu, (x + |x|) / 2; Keras 3's backends: 0)",
+    "MaxPooling2D": (
+        "max pooling's gradient goes to every tied maximum (Theano's MaxPoolGrad; Keras 3's "
+        "backends: to one)"
+    ),
+}
 
 
 class Keras2Layers(object):
@@ -26,7 +40,8 @@ class Keras2Layers(object):
     GRU's ``reset_after=True`` (Keras 3's and cuDNN's formulation, with two
     bias vectors; Keras 2 defaulted to the original one), and the LSTM's and
     GRU's ``recurrent_activation="sigmoid"`` (Keras 2.2, keras-mxnet's,
-    defaulted to ``hard_sigmoid``; 2.3 to ``sigmoid``).
+    defaulted to ``hard_sigmoid``; 2.3 to ``sigmoid``). Dropout at rate 0
+    while the equivalence check turns it off (dlbench.layers.set_dropout).
 
     With ``unroll``, recurrent layers are unrolled over their (fixed) time
     steps. Keras 2 on MXNet and on CNTK needs it, measured against numpy
@@ -59,6 +74,23 @@ class Keras2Layers(object):
     def SimpleRNN(self, units, **kwargs):  # noqa: N802 - Keras' own name
         return self._recurrent("SimpleRNN", units, kwargs)
 
+    def Dropout(self, rate, **kwargs):  # noqa: N802 - Keras' own name
+        # Keras 2 builds its graph as layers are called, when the model is
+        # defined: a rate changed afterwards would not reach it. Turned off,
+        # no layer at all: an identity layer makes Keras 2 copy its input
+        # with K.identity, which keras-mxnet evaluates and cannot bind.
+        return self._layers.Dropout(rate, **kwargs) if dropout_on() else NO_DROPOUT
+
+
+class _NoDropout(object):
+    """Dropout turned off: its input, unchanged (left out of a Sequential)."""
+
+    def __call__(self, inputs, **kwargs):
+        return inputs
+
+
+NO_DROPOUT = _NoDropout()
+
 
 class Keras2Namespace(object):
     """``keras`` as the model definitions use it. Keras 2's ``Sequential``
@@ -73,7 +105,7 @@ class Keras2Namespace(object):
         return getattr(self._keras, name)
 
     def Sequential(self, layers, name=None):  # noqa: N802 - Keras' own name
-        layers = list(layers)
+        layers = [layer for layer in layers if layer is not NO_DROPOUT]
         if layers and hasattr(layers[0], "_keras_history"):
             backend = self._keras.backend
             layers[0] = self._keras.layers.InputLayer(
@@ -202,6 +234,7 @@ class Adapter(keras_adapter.Adapter):
             settings["context"] = getattr(self, "mxnet_context", None) or ["cpu"]
             self.applied["mxnet_context"] = settings["context"]
         if "optimizer" in hyper:
+            self.applied["own_rules"] = self._own_rules(model, hyper["optimizer"]["name"])
             settings.update(
                 optimizer=optimizer(keras, hyper["optimizer"]),
                 loss=hyper["loss"],
@@ -218,6 +251,21 @@ class Adapter(keras_adapter.Adapter):
                     kind, self.framework, ", unrolled" if unroll else ""
                 )
         return model
+
+    def _own_rules(self, model, optimizer_name):
+        # keras-mxnet's optimizers are MXNet's (RMSProp: epsilon under the root)
+        own = optimizer_name in OWN_RULES and self.framework != "mxnet"
+        rules = [OWN_RULES[optimizer_name]] if own else []
+        if self.framework == "theano":
+            layers = _all_layers(model)
+            if any(type(layer).__name__ == "MaxPooling2D" for layer in layers):
+                rules.append(THEANO_RULES["MaxPooling2D"])
+            activations = {
+                getattr(getattr(layer, "activation", None), "__name__", None) for layer in layers
+            }
+            if "relu" in activations:
+                rules.append(THEANO_RULES["relu"])
+        return rules
 
     def train_epoch(self, model, x, y, batch_size):
         # Keras 2 compiles the training function in fit's set-up, before the

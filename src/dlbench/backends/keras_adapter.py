@@ -14,7 +14,16 @@ import time
 
 from dlbench import initial_weights, launch, workloads
 from dlbench.backends import frameworks
-from dlbench.layers import keras_layers
+from dlbench.layers import dropout_on, keras_layers
+
+
+def without_dropout(layers):
+    """Keras 3's Dropout layers at rate 0, which pass their inputs through:
+    for the equivalence check (dlbench.layers.set_dropout). Keras 3 reads
+    the rate when a step is traced, after the model is built."""
+    for layer in layers:
+        if "Dropout" in type(layer).__name__ and hasattr(layer, "rate"):
+            layer.rate = 0.0
 
 
 class Adapter(object):
@@ -228,6 +237,8 @@ class Adapter(object):
             settings["jit_compile"] = False
         with self._scope():
             model = workloads.builder(model_name, "keras")(keras, data_spec)
+            if not dropout_on():
+                without_dropout(model._flatten_layers(include_self=False))
             if "optimizer" in hyper:  # training; inference compiles only the jit choice
                 settings.update(
                     optimizer=keras_layers.optimizer(keras, hyper["optimizer"]),

@@ -73,6 +73,7 @@ class Adapter(native.NativeAdapter):
             learner, notes = cntk_layers.optimizer(C, logits.parameters, hyper["optimizer"], native)
             if notes:
                 self.applied["optimizer_notes"] = notes
+            self.applied["own_rules"] = [notes["rule"]] if "rule" in notes else []
             model["trainer"] = C.Trainer(logits, (model["loss"], model["error"]), [learner])
         return model
 

@@ -100,7 +100,10 @@ class Adapter(native.NativeAdapter):
             model["optimizer"] = optimizer
             model["optimizer_state"] = optimizer.init(params)
             model["train_step"] = self._train_step(forward, optimizer)
-            self.applied["optimizer"] = jax_layers.OPTIMIZER_NOTES[hyper["optimizer"]["name"]]
+            name = hyper["optimizer"]["name"]
+            self.applied["optimizer"] = jax_layers.OPTIMIZER_NOTES[name]
+            own = name in jax_layers.OWN_RULES
+            self.applied["own_rules"] = [jax_layers.OPTIMIZER_NOTES[name]] if own else []
         return model
 
     def _sums(self, forward):

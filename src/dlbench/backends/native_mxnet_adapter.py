@@ -11,7 +11,7 @@ import time
 
 from dlbench import initial_weights, runtime, workloads
 from dlbench.backends import native
-from dlbench.layers import mxnet_layers
+from dlbench.layers import dropout_on, mxnet_layers
 
 
 class Adapter(native.NativeAdapter):
@@ -56,6 +56,12 @@ class Adapter(native.NativeAdapter):
     def build(self, model_name, data_spec, hyper):
         mx = self.mx
         net = workloads.builder(model_name, "mxnet")(mx, data_spec)
+        if not dropout_on():  # the equivalence check; before the graph is cached
+            net.apply(
+                lambda block: (
+                    setattr(block, "_rate", 0.0) if isinstance(block, mx.gluon.nn.Dropout) else None
+                )
+            )
         net.hybridize(static_alloc=True, static_shape=True)
         model = {"net": net, "step": 0}
         if "optimizer" in hyper:

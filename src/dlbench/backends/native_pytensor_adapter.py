@@ -78,6 +78,7 @@ class Adapter(native.NativeAdapter):
         x, labels = pt.tensor4("x", dtype="float32"), pt.ivector("labels")
         logits = forward(x, False)
         model = {"params": net.params}
+        self.applied["own_rules"] = list(net.own_rules)
         model["predict"] = pytensor.function([x], pt.special.softmax(logits, axis=1))
         model["evaluate"] = pytensor.function([x, labels], _loss_and_hits(pt, logits, labels))
         if "optimizer" in hyper:

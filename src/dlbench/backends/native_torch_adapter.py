@@ -11,7 +11,7 @@ import time
 
 from dlbench import catalog, workloads
 from dlbench.backends import frameworks, native
-from dlbench.layers import torch_layers
+from dlbench.layers import dropout_on, torch_layers
 
 # Keras' optimizer settings -> torch.optim arguments (None: handled below).
 # Same update rules; where epsilon goes differs for RMSprop (Keras adds it
@@ -33,6 +33,9 @@ OPTIMIZER_NOTES = {
     "adam": "torch.optim.Adam: epsilon beside the bias-corrected sqrt(v) (Keras: epsilon hat)",
     "sgd": "torch.optim.SGD: Keras 3's rule",
 }
+# Whose rule is not Keras 3's: the record says so (settings.own_rules),
+# and the equivalence check expects their steps to depart.
+OWN_RULES = {"rmsprop", "adam"}
 
 
 def optimizer(torch, parameters, settings):
@@ -104,6 +107,10 @@ class Adapter(native.NativeAdapter):
     def build(self, model_name, data_spec, hyper):
         torch = self.torch
         net = workloads.builder(model_name, "torch")(torch, data_spec).to(self.device)
+        if not dropout_on():  # the equivalence check
+            for layer in net.modules():
+                if isinstance(layer, torch.nn.modules.dropout._DropoutNd):
+                    layer.p = 0.0
         if any(isinstance(layer, torch.nn.RNNBase) for layer in net.modules()):
             self.applied["recurrent_kernels"] = (
                 "cuDNN (torch.nn.LSTM/GRU on CUDA)" if self.on_gpu else "torch's CPU LSTM/GRU"
@@ -124,7 +131,9 @@ class Adapter(native.NativeAdapter):
         if "optimizer" in hyper:
             trained = [p for p in net.parameters() if p.requires_grad]
             model["optimizer"], model["schedule"] = optimizer(torch, trained, hyper["optimizer"])
-            self.applied["optimizer"] = OPTIMIZER_NOTES[hyper["optimizer"]["name"]]
+            name = hyper["optimizer"]["name"]
+            self.applied["optimizer"] = OPTIMIZER_NOTES[name]
+            self.applied["own_rules"] = [OPTIMIZER_NOTES[name]] if name in OWN_RULES else []
         return model
 
     def load_initial_weights(self, model, manifest, weights):

@@ -8,6 +8,8 @@ until a model is built."""
 
 import functools
 
+from dlbench.layers import dropout_on
+
 
 def channels_first_shape(spec):
     height, width, channels = spec["input_shape"]
@@ -30,7 +32,10 @@ def pool(functions):
 
 
 def dropout(functions, ratio):
-    return functools.partial(functions.dropout, ratio=ratio)
+    def layer(x):
+        return functions.dropout(x, ratio=ratio) if dropout_on() else x
+
+    return layer
 
 
 # Keras' optimizer settings -> chainer.optimizers (class, renames, fixed

@@ -8,10 +8,18 @@ channels-first (C, H, W), CNTK's layout, and the last layer gives logits
 CNTK's Dropout is active in train_minibatch only. Importable without cntk
 until a model is built (Python 3.6: CNTK's last wheels)."""
 
+from dlbench.layers import dropout_on
+
 
 def channels_first_shape(spec):
     height, width, channels = spec["input_shape"]
     return channels, height, width
+
+
+def dropout(C, rate):
+    """CNTK's Dropout (active in train_minibatch only), or none where the
+    process runs without dropout (dlbench.layers.set_dropout)."""
+    return C.layers.Dropout(rate) if dropout_on() else C.layers.identity
 
 
 def max_pool(C):
@@ -53,6 +61,7 @@ def optimizer(C, parameters, settings, native):
         if settings.get("momentum") or settings.get("centered"):
             raise ValueError("optimizer rmsprop: CNTK's RMSProp has no momentum, no centered form")
         notes["epsilon"] = "CNTK's own (not settable); asked {}".format(settings.get("epsilon"))
+        notes["rule"] = "CNTK's RMSProp: its own epsilon, not Keras' (not settable)"
         learner = C.learners.rmsprop(
             parameters,
             lr,

@@ -9,6 +9,8 @@ biases (LSTM forget gate 1), embeddings uniform in +-0.05, batch norm with
 Keras' epsilon and moving statistics. Images are channels-last, as Keras and
 the prepared data have them. Importable without jax until a model is built."""
 
+from dlbench.layers import dropout_on
+
 # The shared initial weights (dlbench.initial_weights) are in Keras' layout,
 # which is this family's: channels-last kernels, the same gate order and
 # biases. Only the names differ.
@@ -115,7 +117,7 @@ def max_pool(jax, x, size=2, stride=2):
 
 def dropout(jax, key, x, rate):
     """Inverted dropout as Keras': kept units scaled by 1 / (1 - rate)."""
-    if key is None:
+    if key is None or not dropout_on():
         return x
     keep = jax.random.bernoulli(key, 1.0 - rate, x.shape)
     return jax.numpy.where(keep, x / (1.0 - rate), 0.0)
@@ -258,6 +260,8 @@ OPTIMIZER_NOTES = {
     "adam": "optax.adam: epsilon added to the bias-corrected sqrt(v) (Keras: to the uncorrected)",
     "sgd": "optax.sgd: momentum on gradients, lr applied after (Keras: on lr * g)",
 }
+# Whose rule is not Keras 3's (the record's settings.own_rules).
+OWN_RULES = {"adam", "sgd"}
 
 
 def optimizer(optax, native, settings):

@@ -10,6 +10,17 @@ import functools
 
 import numpy
 
+from dlbench.layers import dropout_on
+
+# Theano's and PyTensor's max-pool gradient (MaxPoolGrad) goes to every
+# element equal to the window's maximum; TensorFlow's, torch's, JAX's,
+# MXNet's, Chainer's and CNTK's to one. Ties are common on the digits (each
+# pixel repeated 3x3): measured, 5e-5 of the loss after one step.
+MAX_POOL_TIES = (
+    "max pooling's gradient goes to every tied maximum (Theano's MaxPoolGrad; Keras 3's "
+    "backends: to one)"
+)
+
 
 class Layers(object):
     """Makes the layers of one network: each is a function of the symbolic
@@ -23,6 +34,7 @@ class Layers(object):
         self.init = numpy.random.default_rng(seed)
         self.random = RandomStream(seed)  # dropout masks; advances on every call
         self.params = []
+        self.own_rules = []  # where this network computes other than Keras 3 (the record says)
 
     def _weights(self, shape, fan_in, fan_out):
         limit = numpy.sqrt(6.0 / (fan_in + fan_out))  # Keras' glorot_uniform
@@ -48,12 +60,17 @@ class Layers(object):
         return layer
 
     def _activate(self, x, relu):
-        return self.pt.maximum(x, 0) if relu else x
+        # switch, not maximum(x, 0): maximum's gradient is 1 at x = 0 (both
+        # branches equal), every other framework's ReLU has 0 there, and a
+        # zero bias on blank pixels puts many inputs at exactly 0 (found by
+        # the equivalence check: the cnn departed at step 1 by 1e-4).
+        return self.pt.switch(x > 0, x, 0) if relu else x
 
-    @staticmethod
-    def max_pool(x, training):
+    def max_pool(self, x, training):
         from pytensor.tensor.signal.pool import pool_2d
 
+        if MAX_POOL_TIES not in self.own_rules:
+            self.own_rules.append(MAX_POOL_TIES)
         return pool_2d(x, ws=(2, 2), ignore_border=True, mode="max")  # Keras' "valid"
 
     @staticmethod
@@ -62,7 +79,7 @@ class Layers(object):
 
     def dropout(self, rate):
         def layer(x, training):
-            if not training:
+            if not (training and dropout_on()):
                 return x
             keep = self.random.uniform(size=x.shape, dtype="float32") >= rate
             return x * keep / numpy.float32(1.0 - rate)  # inverted dropout, as Keras

@@ -12,6 +12,7 @@ until a model is built; ``tf`` is the module the adapter imported.
 """
 
 from dlbench.backends import native
+from dlbench.layers import dropout_on
 
 
 def new_model(tf, name, output="softmax"):
@@ -95,7 +96,10 @@ def max_pool(tf, size=2):
 
 
 def dropout(tf, rate):
-    return lambda x, training: tf.nn.dropout(x, rate) if training else x
+    def layer(x, training):
+        return tf.nn.dropout(x, rate) if training and dropout_on() else x
+
+    return layer
 
 
 def flatten(tf):

@@ -9,9 +9,9 @@ def build(C, spec):
             C.layers.Convolution2D((3, 3), 32, activation=C.relu, pad=False),
             C.layers.Convolution2D((3, 3), 64, activation=C.relu, pad=False),
             cntk_layers.max_pool(C),
-            C.layers.Dropout(0.25),
+            cntk_layers.dropout(C, 0.25),
             C.layers.Dense(128, activation=C.relu),
-            C.layers.Dropout(0.5),
+            cntk_layers.dropout(C, 0.5),
             C.layers.Dense(spec["classes"], activation=None),
         ]
     )

@@ -9,13 +9,13 @@ def build(C, spec):
             C.layers.Convolution2D((3, 3), 50, activation=C.relu, pad=True),
             C.layers.Convolution2D((3, 3), 50, activation=C.relu, pad=True),
             cntk_layers.max_pool(C),
-            C.layers.Dropout(0.25),
+            cntk_layers.dropout(C, 0.25),
             C.layers.Convolution2D((3, 3), 100, activation=C.relu, pad=True),
             C.layers.Convolution2D((3, 3), 100, activation=C.relu, pad=True),
             cntk_layers.max_pool(C),
-            C.layers.Dropout(0.25),
+            cntk_layers.dropout(C, 0.25),
             C.layers.Dense(512, activation=C.relu),
-            C.layers.Dropout(0.5),
+            cntk_layers.dropout(C, 0.5),
             C.layers.Dense(spec["classes"], activation=None),
         ]
     )

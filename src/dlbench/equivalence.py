@@ -1,0 +1,223 @@
+"""The numerical equivalence check: does every backend take the same
+training steps?
+
+A check run (task ``check``, run by the harness in the backend's own
+environment) builds the workload without dropout, loads the shared initial
+weights and takes ``check_steps`` optimizer steps on the first batches of the
+shared data order. Before the first step and after every step it records
+the loss on a fixed evaluation batch (the first ``CHECK_SAMPLES`` test
+samples): the same weights and the same batches give the same curve in
+every framework, up to float32 rounding, unless a framework computes
+something else (an optimizer default, a missing bias, an epsilon in another
+place).
+
+``compare`` (the workflow's environment) sets each backend's curve against
+the reference, the median across backends at each step or a named backend,
+and finds the largest relative difference and the first step beyond the
+tolerance. Importable on Python 3.6 (the harness side).
+"""
+
+from dlbench import layers
+
+CHECK_SAMPLES = 256
+# float32 rounding of the same computation in another order; see compare().
+TOLERANCE = 2e-4
+
+
+def first_batches(seed, n_train, samples):
+    """The first ``samples`` of the shared data order, into the next epochs'
+    orders where one epoch has fewer."""
+    import numpy
+
+    from dlbench import harness
+
+    orders, epoch = [], 0
+    while sum(len(order) for order in orders) < samples:
+        orders.append(harness.epoch_order(seed, epoch, n_train))
+        epoch += 1
+    return numpy.concatenate(orders)[:samples]
+
+
+def check_steps(spec, adapter, data, step_log, load_weights):
+    """The curve of one backend: the evaluation loss before the first step
+    and after each of ``spec["check_steps"]`` steps, with each step's
+    training loss as its framework reports it."""
+    from dlbench import harness
+
+    hyper = spec["hyper"]
+    batch_size = hyper["batch_size"]
+    steps = spec["check_steps"]
+    layers.set_dropout(False)
+    model = adapter.build(spec["model"], data["meta"], hyper)
+    weights = load_weights(spec, adapter, model)
+    x_train, y_train = data["x_train"], data["y_train_onehot"]
+    order = first_batches(spec["seed"], len(y_train), steps * batch_size)
+    x_eval = harness.take(data["x_test"], slice(0, CHECK_SAMPLES))
+    y_eval = data["y_test_onehot"][:CHECK_SAMPLES]
+
+    def evaluation_loss():
+        return float(adapter.evaluate(model, x_eval, y_eval, len(y_eval))[0])
+
+    losses, batch_losses = [evaluation_loss()], [None]
+    step_log.add({"step": 0, "loss": losses[0], "batch_loss": None})
+    for step in range(steps):
+        rows = order[step * batch_size : (step + 1) * batch_size]
+        result = adapter.train_epoch(model, harness.take(x_train, rows), y_train[rows], batch_size)
+        losses.append(evaluation_loss())
+        batch_losses.append(float(result["loss"]))
+        step_log.add({"step": step + 1, "loss": losses[-1], "batch_loss": batch_losses[-1]})
+    print(
+        "check: {} steps of {} on {}: evaluation loss {:.6f} -> {:.6f}".format(
+            steps, batch_size, spec["backend"], losses[0], losses[-1]
+        ),
+        flush=True,
+    )
+    return {
+        "parameters": adapter.parameter_count(model),
+        "initial_weights": weights,
+        "check": {
+            "steps": steps,
+            "batch_size": batch_size,
+            "evaluation_samples": len(y_eval),
+            "dropout": False,
+            "losses": losses,
+            "batch_losses": batch_losses,
+        },
+    }
+
+
+STEP_COLUMNS = ("step", "loss", "batch_loss")
+
+
+# The rest runs in the workflow's environment (pandas).
+
+VERDICT_SAME = "same steps"
+EXPECTED_DEPARTURE = "departs at step {}, as its framework's own rules do (expected)"
+
+
+CURVE_COLUMNS = ("machine", "dataset", "model", "backend", "losses", "reason", "own_rules")
+TABLE_COLUMNS = (
+    "dataset",
+    "model",
+    "backend",
+    "reference",
+    "tolerance",
+    "initial_loss",
+    "final_loss",
+    "largest_relative_difference",
+    "at_step",
+    "first_step_beyond_tolerance",
+    "verdict",
+    "own_rules",
+)
+
+
+def curves(records):
+    """The check records as one row per backend: its curve, or why it has
+    none (a failed run, weights not loaded)."""
+    rows = []
+    for record in records:
+        row = {key: record.get(key) for key in CURVE_COLUMNS[:4]}
+        row["own_rules"] = "; ".join((record.get("settings") or {}).get("own_rules") or []) or None
+        weights = record.get("initial_weights") or {}
+        row["losses"] = None
+        if record.get("status") != "ok":
+            row["reason"] = "{}: {}".format(record.get("status"), record.get("reason") or "")
+        elif not weights.get("loaded"):
+            row["reason"] = "own initial weights ({})".format(weights.get("reason", "not loaded"))
+        else:
+            row["losses"] = record["check"]["losses"]
+            row["reason"] = None
+        rows.append(row)
+    return rows
+
+
+def relative_differences(losses, reference):
+    """|loss - reference| / |reference| at each step (NaN where either is
+    missing or not finite: a diverged step counts as a departure)."""
+    import numpy
+
+    losses = numpy.asarray(losses, dtype=float)
+    reference = numpy.asarray(reference, dtype=float)
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        found = numpy.abs(losses - reference) / numpy.abs(reference)
+    return numpy.where(numpy.isfinite(found), found, numpy.inf)
+
+
+def compare(records, reference="median", tolerance=TOLERANCE):
+    """Per workload and backend: the loss before the first step, the largest
+    relative difference from the reference over the steps, the first step
+    where it exceeds ``tolerance``, and the verdict. The reference is the
+    median at each step across the workload's backends that compute as
+    Keras 3 does (robust to a departing minority when there are three or
+    more), or the curve of the backend named. A backend whose framework has
+    rules of its own for this model (its record's ``settings.own_rules``:
+    an optimizer's update, a gradient) is expected to depart, and its
+    verdict says so."""
+    import numpy
+    import pandas as pd
+
+    table = []
+    frame = pd.DataFrame(curves(records), columns=CURVE_COLUMNS)
+    for (dataset, model), group in frame.groupby(["dataset", "model"], sort=True):
+        compared = group[group["losses"].notna()]
+        steps = {len(losses) for losses in compared["losses"]}
+        keras_rule = compared[compared["own_rules"].isna()]
+        reference_curve, reference_name = None, reference
+        if len(steps) == 1 and reference == "median" and len(keras_rule) >= 3:
+            reference_curve = numpy.median(numpy.array(list(keras_rule["losses"]), float), axis=0)
+            reference_name = "median of {} backends".format(len(keras_rule))
+        elif len(steps) == 1 and reference in set(compared["backend"]):
+            (reference_curve,) = compared.loc[compared["backend"] == reference, "losses"]
+        for row in group.itertuples():
+            found = {
+                "dataset": dataset,
+                "model": model,
+                "backend": row.backend,
+                "reference": reference_name,
+                "tolerance": tolerance,
+                "initial_loss": None,
+                "final_loss": None,
+                "largest_relative_difference": None,
+                "at_step": None,
+                "first_step_beyond_tolerance": None,
+                "own_rules": row.own_rules,
+            }
+            if row.losses is None:
+                found["verdict"] = "not compared: " + row.reason
+            elif reference_curve is None:
+                found["verdict"] = "not compared: no reference ({})".format(
+                    "fewer than 3 curves computed as Keras 3 does, for a median"
+                    if reference == "median"
+                    else reference
+                )
+            else:
+                differences = relative_differences(row.losses, reference_curve)
+                beyond = numpy.flatnonzero(differences > tolerance)
+                largest = int(numpy.argmax(differences))
+                found.update(
+                    initial_loss=row.losses[0],
+                    final_loss=row.losses[-1],
+                    largest_relative_difference=float(differences[largest]),
+                    at_step=largest,
+                )
+                if len(beyond) and isinstance(row.own_rules, str):
+                    found["first_step_beyond_tolerance"] = int(beyond[0])
+                    found["verdict"] = EXPECTED_DEPARTURE.format(int(beyond[0]))
+                elif len(beyond):
+                    found["first_step_beyond_tolerance"] = int(beyond[0])
+                    found["verdict"] = "DEPARTS at step {}".format(int(beyond[0]))
+                else:
+                    found["verdict"] = VERDICT_SAME
+            table.append(found)
+    return pd.DataFrame(table, columns=TABLE_COLUMNS)
+
+
+CAPTION = (
+    "Each backend takes {steps} optimizer steps of the workload's batch from the shared initial "
+    "weights on the same batches, without dropout, and records the loss on the first "
+    "{samples} test samples before the first step (step 0) and after every step. A curve is "
+    "compared with the reference at every step; a backend whose relative difference exceeds "
+    "{tolerance:g} at some step DEPARTS at that step: it computes something else (an optimizer "
+    "setting, a layer, an epsilon). Step 0 compares the forward pass alone."
+)

@@ -1,0 +1,105 @@
+"""The equivalence check catches real mistakes: each test runs the check, as
+the workflow does, on backends that compute as Keras 3 does and on one with
+a mistake put into it (a wrong optimizer setting, epsilon in the wrong
+place, a layer without its bias), each in its own environment with the
+shared weights of the digits workloads, and the mistaken one must be the
+one that departs."""
+
+import copy
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import RUN_TIMEOUT_S
+from dlbench import equivalence, matrix, record_schema, runtime
+
+pytestmark = pytest.mark.e2e
+
+# Backends whose update rules for RMSprop (mlp) and Adadelta (cnn) are Keras 3's.
+CORRECT = ["keras-torch", "keras-jax", "native-tensorflow"]
+
+# Patches applied in the backend's process before the harness runs.
+MISTAKES = {
+    # Keras 3's default learning rate for Adadelta where the workload says 1.0
+    "adadelta_default_learning_rate": None,  # a setting, not a patch: see check()
+    # optax's RMSprop with epsilon after the square root, as torch.optim and Keras 2 have it
+    "epsilon_after_the_root": (
+        "import optax\n"
+        "rmsprop = optax.rmsprop\n"
+        "optax.rmsprop = lambda *args, **kw: rmsprop(*args, **dict(kw, eps_in_sqrt=False))\n"
+    ),
+    # the output layer's bias held at zero: a Dense layer without its bias
+    "output_layer_without_bias": (
+        "from dlbench.backends import native_torch_adapter\n"
+        "load = native_torch_adapter.Adapter.load_initial_weights\n"
+        "def without_bias(self, model, manifest, weights):\n"
+        "    load(self, model, manifest, weights)\n"
+        "    linear = [m for m in model['net'].modules() if isinstance(m, self.torch.nn.Linear)]\n"
+        "    linear[-1].bias.data.zero_()\n"
+        "    linear[-1].bias.requires_grad_(False)\n"
+        "native_torch_adapter.Adapter.load_initial_weights = without_bias\n"
+    ),
+}
+CASES = [
+    ("adadelta_default_learning_rate", "cnn", "keras-jax"),
+    ("epsilon_after_the_root", "mlp", "native-jax"),
+    ("output_layer_without_bias", "cnn", "native-torch"),
+]
+
+
+@pytest.fixture(scope="module")
+def checked(built_workflow, tmp_path_factory):
+    """Runs a check of ``model`` on ``backend`` (with ``mistake``); its record."""
+    folder = tmp_path_factory.mktemp("mistakes")
+    config = built_workflow.config
+    data = built_workflow.path / "results/data/digits.npz"
+    found = {}
+
+    def check(model, backend, mistake=None):
+        if (model, backend, mistake) in found:
+            return found[(model, backend, mistake)]
+        run = matrix.Run("digits", model, backend, devices=0, threads=1, repeat=1)
+        spec = copy.deepcopy(matrix.check_spec(config, run))  # it shares the config's dicts
+        weights, _ = built_workflow.build(spec["initial_weights"], "results/data/digits.npz")
+        spec["initial_weights"] = str(weights)
+        if mistake == "adadelta_default_learning_rate":
+            spec["hyper"]["optimizer"]["learning_rate"] = 0.001
+        venv = built_workflow.venv(backend)
+        name = "{}-{}-{}".format(model, backend, mistake or "correct")
+        record_path, steps_path = folder / (name + ".json"), folder / (name + ".csv")
+        program = (MISTAKES.get(mistake) or "") + (
+            "import sys\nfrom dlbench import harness\nsys.exit(harness.main(sys.argv[1:]))\n"
+        )
+        done = subprocess.run(
+            [str(venv / "bin" / "python"), "-c", program]
+            + ["--spec", json.dumps(spec), "--data", str(data)]
+            + ["--record", str(record_path), "--epochs", str(steps_path)],
+            cwd=built_workflow.path / "src",
+            env=dict(os.environ, **runtime.environment_additions(str(venv), os.environ)),
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+        )
+        record = json.loads(record_path.read_text())
+        assert done.returncode == 0, (record.get("error"), done.stderr[-3000:])
+        assert record_schema.problems(record) == []
+        assert record["initial_weights"]["loaded"], record["initial_weights"]
+        found[(model, backend, mistake)] = dict(record, backend=name)
+        return found[(model, backend, mistake)]
+
+    return check
+
+
+@pytest.mark.parametrize("mistake, model, backend", CASES)
+def test_a_mistake_departs_and_the_correct_backends_do_not(checked, mistake, model, backend):
+    correct = [checked(model, b) for b in CORRECT]
+    mistaken = checked(model, backend, mistake)
+    table = equivalence.compare(correct + [mistaken]).set_index("backend")
+    shown = ["largest_relative_difference", "at_step", "first_step_beyond_tolerance", "verdict"]
+    print(table[shown].to_string())
+    assert table.loc[mistaken["backend"], "verdict"].startswith("DEPARTS at step"), table
+    assert (table.drop(index=mistaken["backend"])["verdict"] == equivalence.VERDICT_SAME).all()
+    # the same forward pass from the same weights: the mistake is in the steps
+    assert table.loc[mistaken["backend"], "first_step_beyond_tolerance"] >= 1
