@@ -619,7 +619,8 @@ def test_conda_mode_plans_no_venvs(workdir):
         for line in output.splitlines()
         if line.startswith("Shell command:") and "-m dlbench.supervise" in line
     ]
-    assert len(bench_commands) == len(matrix.runs(snakemake_config(workdir)))
+    config = snakemake_config(workdir)  # the timed runs and the equivalence check's
+    assert len(bench_commands) == len(matrix.runs(config)) + len(matrix.check_runs(config))
     assert all(command.startswith("PYTHONPATH=src python -m ") for command in bench_commands)
 
 
