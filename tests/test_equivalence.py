@@ -213,3 +213,16 @@ def test_a_check_run_records_its_curve_from_the_shared_weights(tmp_path, numpy_b
 def test_no_check_records_give_an_empty_table():
     table = equivalence.compare([])
     assert table.empty and list(table.columns) == list(equivalence.TABLE_COLUMNS)
+
+
+def test_a_check_record_that_breaks_the_schema_is_shown_invalid(tmp_path):
+    from dlbench import collect
+
+    run = matrix.Run("digits", "mlp", "keras-jax", devices=0, threads=1, repeat=1)
+    path = tmp_path / matrix.check_dir(run) / "check.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"task": "check", "status": "ok"}))
+    (found,) = collect.load_records([str(path)])
+    assert found["status"] == "invalid" and found["backend"] == "keras-jax"
+    (row,) = equivalence.compare([found]).itertuples()
+    assert row.verdict.startswith("not compared: invalid: invalid run record")

@@ -482,10 +482,12 @@ def data_parallel(config, entry, devices, backend):
 
 
 def run_of_path(path):
-    """The cell and repeat a run record's path names (``RUN_DIR``), or None."""
+    """The cell and repeat a run record's path names (``RUN_DIR``, or
+    ``CHECK_DIR`` for an equivalence check's record), or None."""
     pattern = re.escape(RUN_DIR).replace(r"\{", "{").replace(r"\}", "}")
     pattern = re.sub(r"{(\w+)}", r"(?P<\1>[^/]+)", pattern)
-    found = re.search(pattern + r"/run\.json$", str(path))
+    pattern = pattern.replace("results/runs/", "results/(?:runs|checks)/", 1)
+    found = re.search(pattern + r"/(?:run|check)\.json$", str(path))
     if found is None:
         return None
     fields = found.groupdict()

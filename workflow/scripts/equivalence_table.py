@@ -1,16 +1,12 @@
 """Check records -> the equivalence table (rule equivalence_table)."""
 
-import json
 import sys
 
-from dlbench import equivalence, tables
+from dlbench import collect, equivalence, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 settings = snakemake.params.settings
-records = []
-for path in snakemake.input.checks:
-    with open(path) as handle:
-        records.append(json.load(handle))
+records = collect.load_records(snakemake.input.checks)  # each checked against the schema
 table = equivalence.compare(records, settings["reference"], settings["tolerance"])
 caption = equivalence.CAPTION.format(
     steps=settings["steps"], samples=equivalence.CHECK_SAMPLES, tolerance=settings["tolerance"]

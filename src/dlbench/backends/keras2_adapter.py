@@ -14,7 +14,7 @@ import time
 
 from dlbench import workloads
 from dlbench.backends import frameworks, keras_adapter
-from dlbench.layers import dropout_on, keras_layers
+from dlbench.layers import MAX_POOL_TIES, dropout_on, keras_layers
 
 # Keras 3 optimizer settings that Keras 2's optimizer lacks, with the only
 # value Keras 2 runs.
@@ -26,13 +26,7 @@ KERAS2_FIXED = {"rmsprop": {"momentum": 0.0, "centered": False}}
 # optimizer's update rule (on Theano and CNTK; keras-mxnet's are MXNet's),
 # and on Theano two gradients, measured.
 OWN_RULES = {"rmsprop": "Keras 2's RMSprop: epsilon after the square root (Keras 3: under it)"}
-THEANO_RULES = {
-    "relu": "ReLU's gradient at 0 is 0.5 (Theano's relu, (x + |x|) / 2; Keras 3's backends: 0)",
-    "MaxPooling2D": (
-        "max pooling's gradient goes to every tied maximum (Theano's MaxPoolGrad; Keras 3's "
-        "backends: to one)"
-    ),
-}
+THEANO_RELU = "ReLU's gradient at 0 is 0.5 (Theano's relu, (x + |x|) / 2; Keras 3's backends: 0)"
 
 
 class Keras2Layers(object):
@@ -259,12 +253,12 @@ class Adapter(keras_adapter.Adapter):
         if self.framework == "theano":
             layers = _all_layers(model)
             if any(type(layer).__name__ == "MaxPooling2D" for layer in layers):
-                rules.append(THEANO_RULES["MaxPooling2D"])
+                rules.append(MAX_POOL_TIES)
             activations = {
                 getattr(getattr(layer, "activation", None), "__name__", None) for layer in layers
             }
             if "relu" in activations:
-                rules.append(THEANO_RULES["relu"])
+                rules.append(THEANO_RELU)
         return rules
 
     def train_epoch(self, model, x, y, batch_size):

@@ -9,6 +9,17 @@ by the workloads' implementations (dlbench/workloads/<model>/in_<family>.py)."""
 _DROPOUT = {"on": True}
 
 
+# Theano's and PyTensor's max-pool gradient (MaxPoolGrad) goes to every
+# element equal to the window's maximum; TensorFlow's, torch's, JAX's,
+# MXNet's, Chainer's and CNTK's to one. Ties are common on the digits (each
+# pixel repeated 3x3): measured, 5e-5 of the loss after one step. Recorded
+# in settings.own_rules where a model pools on Theano or PyTensor.
+MAX_POOL_TIES = (
+    "max pooling's gradient goes to every tied maximum (Theano's MaxPoolGrad; Keras 3's "
+    "backends: to one)"
+)
+
+
 def set_dropout(on):
     _DROPOUT["on"] = bool(on)
 

@@ -10,16 +10,7 @@ import functools
 
 import numpy
 
-from dlbench.layers import dropout_on
-
-# Theano's and PyTensor's max-pool gradient (MaxPoolGrad) goes to every
-# element equal to the window's maximum; TensorFlow's, torch's, JAX's,
-# MXNet's, Chainer's and CNTK's to one. Ties are common on the digits (each
-# pixel repeated 3x3): measured, 5e-5 of the loss after one step.
-MAX_POOL_TIES = (
-    "max pooling's gradient goes to every tied maximum (Theano's MaxPoolGrad; Keras 3's "
-    "backends: to one)"
-)
+from dlbench.layers import MAX_POOL_TIES, dropout_on
 
 
 class Layers(object):
