@@ -3,7 +3,8 @@ the workflow does, on backends that compute as Keras 3 does and on one with
 a mistake put into it (a wrong optimizer setting, epsilon in the wrong
 place, a layer without its bias), each in its own environment with the
 shared weights of the digits workloads, and the mistaken one must be the
-one that departs."""
+one that departs. The same for inference: LeNet's trained weights loaded
+with the dense layer's rows left in Keras' flattening order."""
 
 import copy
 import json
@@ -41,6 +42,13 @@ MISTAKES = {
         "    linear[-1].bias.requires_grad_(False)\n"
         "native_torch_adapter.Adapter.load_initial_weights = without_bias\n"
     ),
+    # a channels-first port that flattens (channels, height, width) but keeps
+    # the dense rows Keras' (height, width, channels) flattening ordered
+    "flatten_order_not_converted": (
+        "from dlbench import initial_weights\n"
+        "dense_out_in = initial_weights.dense_out_in\n"
+        "initial_weights.dense_out_in = lambda kernel, flattened_from=None: dense_out_in(kernel)\n"
+    ),
 }
 CASES = [
     ("adadelta_default_learning_rate", "cnn", "keras-jax"),
@@ -50,24 +58,26 @@ CASES = [
 
 
 @pytest.fixture(scope="module")
-def checked(built_workflow, tmp_path_factory):
-    """Runs a check of ``model`` on ``backend`` (with ``mistake``); its record."""
+def harness_run(built_workflow, tmp_path_factory):
+    """Runs the harness on the digits in ``backend``'s venv, with the
+    run's shared weights from the built workflow and ``mistake`` put into
+    its process first; the run's record."""
     folder = tmp_path_factory.mktemp("mistakes")
-    config = built_workflow.config
     data = built_workflow.path / "results/data/digits.npz"
     found = {}
 
-    def check(model, backend, mistake=None):
-        if (model, backend, mistake) in found:
-            return found[(model, backend, mistake)]
-        run = matrix.Run("digits", model, backend, devices=0, threads=1, repeat=1)
-        spec = copy.deepcopy(matrix.check_spec(config, run))  # it shares the config's dicts
+    def run(spec, mistake=None):
+        backend, model = spec["backend"], spec["model"]
+        key = (spec["task"], model, backend, mistake)
+        if key in found:
+            return found[key]
+        spec = copy.deepcopy(spec)  # it shares the config's dicts
         weights, _ = built_workflow.build(spec["initial_weights"], "results/data/digits.npz")
         spec["initial_weights"] = str(weights)
         if mistake == "adadelta_default_learning_rate":
             spec["hyper"]["optimizer"]["learning_rate"] = 0.001
         venv = built_workflow.venv(backend)
-        name = "{}-{}-{}".format(model, backend, mistake or "correct")
+        name = "{}-{}-{}-{}".format(spec["task"], model, backend, mistake or "correct")
         record_path, steps_path = folder / (name + ".json"), folder / (name + ".csv")
         program = (MISTAKES.get(mistake) or "") + (
             "import sys\nfrom dlbench import harness\nsys.exit(harness.main(sys.argv[1:]))\n"
@@ -86,8 +96,19 @@ def checked(built_workflow, tmp_path_factory):
         assert done.returncode == 0, (record.get("error"), done.stderr[-3000:])
         assert record_schema.problems(record) == []
         assert record["initial_weights"]["loaded"], record["initial_weights"]
-        found[(model, backend, mistake)] = dict(record, backend=name)
-        return found[(model, backend, mistake)]
+        found[key] = dict(record, backend=name)
+        return found[key]
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def checked(built_workflow, harness_run):
+    """Runs a check of ``model`` on ``backend`` (with ``mistake``); its record."""
+
+    def check(model, backend, mistake=None):
+        run = matrix.Run("digits", model, backend, devices=0, threads=1, repeat=1)
+        return harness_run(matrix.check_spec(built_workflow.config, run), mistake)
 
     return check
 
@@ -103,3 +124,26 @@ def test_a_mistake_departs_and_the_correct_backends_do_not(checked, mistake, mod
     assert (table.drop(index=mistaken["backend"])["verdict"] == equivalence.VERDICT_SAME).all()
     # the same forward pass from the same weights: the mistake is in the steps
     assert table.loc[mistaken["backend"], "first_step_beyond_tolerance"] >= 1
+
+
+def test_a_flatten_order_left_unconverted_departs_in_predictions(built_workflow, harness_run):
+    """LeNet's trained weights on native torch with the dense rows after the
+    flattened feature map in Keras' order, not torch's: its predictions
+    depart; three correct backends predict the same."""
+    config = built_workflow.config
+
+    def infer(backend, mistake=None):
+        run = matrix.Run("digits", "lenet", backend, devices=0, threads=1, repeat=1)
+        spec = matrix.spec(config, run)
+        spec["hyper"] = dict(spec["hyper"], warmup=1, latency_samples=2, throughput_batches=1)
+        return harness_run(spec, mistake)
+
+    records = [infer(backend) for backend in CORRECT + ["native-torch"]]
+    records.append(infer("native-torch", "flatten_order_not_converted"))
+    table = equivalence.compare_predictions(records).set_index("backend")
+    print(table[["largest_difference", "classes_differing", "verdict"]].to_string())
+    mistaken = records[-1]["backend"]
+    assert table.loc[mistaken, "verdict"].startswith("DEPARTS"), table
+    assert table.loc[mistaken, "classes_differing"] > 0
+    correct = table.drop(index=mistaken)
+    assert (correct["verdict"] == equivalence.VERDICT_SAME_PREDICTIONS).all(), correct

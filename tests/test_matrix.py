@@ -131,7 +131,8 @@ def test_training_runs_share_initial_weights_per_workload_and_seed(smoke_config)
         == spec("mlp", "keras-jax")["initial_weights"]
     )
     assert spec("mlp", "keras-jax", 3)["initial_weights"].endswith("/seed44.npz")
-    assert "initial_weights" not in spec("lenet", "keras-jax")  # inference: item 5
+    trained = "results/weights/digits/lenet/trained_seed42.npz"  # inference: trained_weights
+    assert spec("lenet", "keras-jax")["initial_weights"] == trained
     smoke_config["initial_weights"] = "own"
     assert "initial_weights" not in spec("mlp", "keras-jax")
 

@@ -148,23 +148,28 @@ def test_smoke_run_writes_a_complete_record_per_run(workdir):
 
 
 # Where a framework's loader does not convert a layer yet: the run starts from its own draw.
-OWN_START = {("imdb_gru", "native-cntk"): "no CNTK conversion of Keras' Embedding"}
+OWN_START = {
+    ("imdb_gru", "native-cntk"): "no CNTK conversion of Keras' Embedding",
+    ("resnet50", "native-tensorflow"): "cannot tell a BatchNormalization's four vectors",
+    ("resnet50", "native-torch"): "could not load them",
+    ("resnet50", "native-jax"): "could not load them",
+}
 
 
 def test_every_training_run_starts_from_the_shared_weights(workdir):
-    """One file per workload and seed, drawn once; every training run of the
-    cell loaded it (its record keeps the file's checksum), but where its
-    framework cannot convert a layer yet: then it says why, and its table
-    row says OWN."""
+    """One file per workload and seed, drawn once (and for LeNet's
+    inference trained once from the draw); every run of the cell loaded it
+    (its record keeps the file's checksum), but where its framework cannot
+    convert a layer yet: then it says why, and its table row says OWN."""
     summary = pd.read_csv(workdir / "results/summary.csv")
-    for dataset, model, backend, task in smoke_runs():
+    for dataset, model, backend, _ in smoke_runs():
         record = load_record(workdir, model, backend, dataset)
-        if task != "train":
-            assert "initial_weights" not in record
-            continue
         started = record["initial_weights"]
         path = workdir / started["file"]
-        assert started["file"] == matrix.WEIGHTS.format(dataset=dataset, model=model, seed=42)
+        drawn = model != "lenet"  # the smoke trains LeNet's weights (trained_weights)
+        pattern = matrix.WEIGHTS if drawn else matrix.TRAINED_WEIGHTS
+        assert started["file"] == pattern.format(dataset=dataset, model=model, seed=42)
+        assert ("trained" in started) is not drawn
         assert started["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
         if (model, backend) in OWN_START:
             assert not started["loaded"] and OWN_START[(model, backend)] in started["reason"]
@@ -233,6 +238,39 @@ def test_inference_run_records(workdir):
     assert "p50 latency ms" in table and all("| " + b in table for b in BACKENDS + LEGACY + NATIVE)
     table = (workdir / "results/tables/imagenet_synthetic_resnet50.csv").read_text()
     assert "s_per_1000" in table
+
+
+def test_every_backend_predicts_the_same_from_the_same_weights(workdir):
+    """LeNet, trained once on the digits by the workflow, infers with the
+    same weights on all 13 backends: the same classes and the same
+    probabilities to float32 rounding; ResNet-50 from the shared draw on
+    the Keras 3 backends (its natives cannot load BatchNormalization yet,
+    and say so)."""
+    table = pd.read_csv(workdir / "results/tables/predictions.csv")
+    lenet = table[table["model"] == "lenet"].set_index("backend")
+    assert set(lenet.index) == set(BACKENDS + LEGACY + NATIVE)
+    assert (lenet["verdict"] == equivalence.VERDICT_SAME_PREDICTIONS).all(), lenet["verdict"]
+    assert (lenet["classes_differing"] == 0).all() and lenet["classes_sha256"].nunique() == 1
+    assert lenet["weights"].str.startswith("trained (keras-torch").all()
+    trained = load_record(workdir, "lenet", "native-mxnet")["initial_weights"]["trained"]
+    assert trained["test_accuracy"] > 0.9  # chance is 0.1: the weights were trained
+    record = load_record(workdir, "lenet", "keras2-cntk")
+    assert record["predictions"]["samples"] == 64 and record["predictions"]["columns"] == 10
+    resnet = table[table["model"] == "resnet50"].set_index("backend")
+    for backend in resnet.index:
+        expected = OWN_START.get(("resnet50", backend))
+        if expected:
+            assert resnet.loc[backend, "verdict"].startswith("not compared: own weights")
+            assert expected in resnet.loc[backend, "verdict"], resnet.loc[backend, "verdict"]
+        else:
+            assert resnet.loc[backend, "verdict"] == equivalence.VERDICT_SAME_PREDICTIONS, backend
+            assert pd.isna(resnet.loc[backend, "classes_differing"])  # features, not classes
+    workload = pd.read_csv(workdir / "results/tables/digits_lenet.csv")
+    assert set(workload["same_predictions"]) == {equivalence.VERDICT_SAME_PREDICTIONS}
+    assert (
+        "Predictions from the same weights"
+        in (workdir / "results/tables/predictions.md").read_text()
+    )
 
 
 def test_timed_runs_never_overlapped(workdir):

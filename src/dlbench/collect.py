@@ -105,7 +105,14 @@ def _initial_weights(record):
     found = record.get("initial_weights")
     if not found:
         return None
-    return "shared" if found["loaded"] else "OWN: {}".format(found.get("reason") or "?")
+    if not found["loaded"]:
+        return "OWN: {}".format(found.get("reason") or "?")
+    trained = found.get("trained")
+    if trained:
+        return "shared, trained ({} epochs on {})".format(
+            trained.get("hyper", {}).get("epochs", "?"), trained.get("backend", "?")
+        )
+    return "shared"
 
 
 def metrics(records):

@@ -140,14 +140,15 @@ def load_initial_weights(spec, adapter, model):
             path, False, "{} cannot load shared weights yet".format(spec["backend"])
         )
     manifest, weights = initial_weights.read(path)
+    trained = manifest.get("trained")
     try:
         loader(model, manifest, weights)
     except Exception as error:  # the run goes on from the backend's own draw
         reason = "could not load them: {}: {}".format(type(error).__name__, error)
         print("initial weights: " + reason, flush=True)
-        return initial_weights.record_of(path, False, reason)
+        return initial_weights.record_of(path, False, reason, trained)
     print("initial weights: loaded {}".format(path), flush=True)
-    return initial_weights.record_of(path, True)
+    return initial_weights.record_of(path, True, trained=trained)
 
 
 class EpochLog(object):
@@ -167,12 +168,13 @@ class EpochLog(object):
         self.handle.close()
 
 
-def train(spec, adapter, data, epoch_log, place=(0, 0, 1)):
+def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None):
     """Train epoch by epoch in the shared data order, validating after each
     epoch (outside the clock) on the held-out part of the training data when
     the workload has a ``validation_split``, on the test split otherwise.
     ``place`` is this process' (rank, local rank, processes): with one
-    process per device each trains on its share of every global batch."""
+    process per device each trains on its share of every global batch.
+    ``model``: one the caller built (and keeps), else the adapter builds it."""
     hyper = spec["hyper"]
     batch_size = hyper["batch_size"]
     x_train, y_train = data["x_train"], data["y_train_onehot"]
@@ -188,7 +190,8 @@ def train(spec, adapter, data, epoch_log, place=(0, 0, 1)):
     replicas = launch.parallel_of(spec)["replicas"]
     process_batch = batch_size // processes
 
-    model = adapter.build(spec["model"], data["meta"], hyper)
+    if model is None:
+        model = adapter.build(spec["model"], data["meta"], hyper)
     result = {"parameters": adapter.parameter_count(model), "epochs": []}
     result["initial_weights"] = load_initial_weights(spec, adapter, model)
     print(
@@ -269,14 +272,46 @@ def timed_predict(adapter, model, x):
     return timed(adapter, adapter.predict, model, x)[1]
 
 
+# The outputs a record keeps per sample of its predictions: every class
+# probability of a classifier, the first features of a feature extractor
+# (with the norm of all of them).
+PREDICTION_COLUMNS = 64
+
+
+def predictions(adapter, model, x, count, classifier=True):
+    """The model's outputs for the first ``count`` test samples, one call
+    (the batch shape timed before): what the prediction comparison
+    (dlbench.equivalence.compare_predictions) compares across backends."""
+    import hashlib
+
+    import numpy as np
+
+    outputs = np.asarray(adapter.predict(model, take(x, list(range(count)))), dtype="float64")
+    found = {
+        "samples": int(outputs.shape[0]),
+        "columns": int(outputs.shape[1]),
+        "outputs": [[float(value) for value in row[:PREDICTION_COLUMNS]] for row in outputs],
+        "norms": [float(value) for value in np.linalg.norm(outputs, axis=1)],
+    }
+    if classifier:
+        classes = [int(value) for value in outputs.argmax(axis=1)]
+        found["classes"] = classes
+        found["classes_sha256"] = hashlib.sha256(
+            ",".join(map(str, classes)).encode("ascii")
+        ).hexdigest()
+    return found
+
+
 def infer(spec, adapter, data):
     """Latency of one sample (after warm-up) and throughput at the
-    workload's batch size, on the test split, cycling through it."""
+    workload's batch size, on the test split, cycling through it; then,
+    off the clock, the predictions on the first batch of the test split."""
     hyper = spec["hyper"]
     x = data["x_test"]
     batch_size = hyper["batch_size"]
     model = adapter.build(spec["model"], data["meta"], hyper)
     result = {"parameters": adapter.parameter_count(model)}
+    result["initial_weights"] = load_initial_weights(spec, adapter, model)
     print(
         "{} on {}: {} parameters; latency over {} single samples after {} warm-up calls, "
         "throughput over {} batches of {}".format(
@@ -317,6 +352,9 @@ def infer(spec, adapter, data):
         }
     )
     result["latency_ms"]["mean"] = 1000.0 * statistics.mean(latencies)
+    result["predictions"] = predictions(
+        adapter, model, x, min(batch_size, n), not catalog.ends_in_features(spec["model"])
+    )
     print(
         "latency p50 {p50:.3f} ms, p90 {p90:.3f} ms, p99 {p99:.3f} ms; throughput "
         "{0:.1f} samples/s ({1:.3f} s per 1000)".format(

@@ -231,11 +231,16 @@ def assign_by_shape(targets, converted, what):
     return found
 
 
-def record_of(path, loaded, reason=None):
-    """What a run record says about its initial weights."""
+def record_of(path, loaded, reason=None, trained=None):
+    """What a run record says about its initial weights (and, for weights
+    the workflow trained, how: dlbench.trained_weights)."""
     found = {"loaded": bool(loaded), "file": path, "sha256": sha256_of(path)}
     if reason:
         found["reason"] = reason
+    if trained:
+        found["trained"] = {
+            key: trained[key] for key in ("backend", "hyper", "test_accuracy") if key in trained
+        }
     return found
 
 

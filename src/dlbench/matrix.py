@@ -63,7 +63,7 @@ RUN_DIR += "/".join("%s={%s}" % (name, name) for name in DIMENSION_NAMES) + "/re
 WORKLOAD_KEYS = ("dataset", "model", "task")
 # Everything else in a workload entry is a hyper-parameter of that workload.
 NOT_HYPER = WORKLOAD_KEYS + ("backends", "backend_settings", "accuracy_tolerance", "repeats")
-NOT_HYPER += ("timeout_minutes",)
+NOT_HYPER += ("timeout_minutes", "trained_weights")
 
 
 # The schema's defaults, for configs that did not pass through it (tests).
@@ -178,6 +178,23 @@ def check(config):
                     )
                 )
         task = workload.get("task", "train")
+        if workload.get("trained_weights") and task != "infer":
+            raise ConfigError(
+                "{}.trained_weights: only an inference workload's weights are trained before "
+                "its runs; {} trains from the shared initial weights".format(key, name)
+            )
+        if workload.get("trained_weights") and (
+            catalog.speed_only(workload["dataset"]) or catalog.ends_in_features(workload["model"])
+        ):
+            raise ConfigError(
+                "{}.trained_weights: there is nothing to learn ({}): leave trained_weights out "
+                "(its runs share the initial draw)".format(
+                    key,
+                    "{} ends in features, not classes".format(workload["model"])
+                    if catalog.ends_in_features(workload["model"])
+                    else "{}'s labels are random".format(workload["dataset"]),
+                )
+            )
         if not runnable_backends(config, workload):
             backends = workload_backends(config, workload)
             reasons = sorted(
@@ -402,7 +419,12 @@ def runs(config):
 # The equivalence check (dlbench.equivalence): one run per training workload
 # and backend, beside the timed runs, never among them.
 CHECK_DIR = RUN_DIR.replace("results/runs/", "results/checks/", 1)
-CHECK_DEFAULTS = {"steps": 6, "reference": "median", "tolerance": 2e-4}
+CHECK_DEFAULTS = {
+    "steps": 6,
+    "reference": "median",
+    "tolerance": 2e-4,
+    "prediction_tolerance": 1e-4,  # equivalence.PREDICTION_TOLERANCE
+}
 
 
 def check_settings(config):
@@ -433,6 +455,13 @@ def check_runs(config):
         and (chosen is None or "{dataset}/{model}".format(**entry) in chosen)
         for backend in runnable_backends(config, entry, 0)
     ]
+
+
+def predictions_compared(config):
+    """Whether the inference runs' predictions are compared: they share
+    weights (``initial_weights: shared``) and there is inference to run."""
+    shared = config.get("initial_weights", "shared") == "shared"
+    return shared and any(entry.get("task") == "infer" for entry in config["workloads"])
 
 
 def check_spec(config, run):
@@ -539,17 +568,23 @@ def spec(config, run):
     }
 
 
-# The shared initial weights of a training workload and seed (dlbench.initial_weights).
+# The shared initial weights of a workload and seed (dlbench.initial_weights),
+# and an inference workload's trained from them (dlbench.trained_weights).
 WEIGHTS = "results/weights/{dataset}/{model}/seed{seed}.npz"
+TRAINED_WEIGHTS = "results/weights/{dataset}/{model}/trained_seed{seed}.npz"
 
 
 def initial_weights_entry(config, entry, run):
-    """The file of shared initial weights a training run loads (config
-    ``initial_weights: shared``, the default), else nothing."""
-    if entry.get("task", "train") != "train" or config.get("initial_weights", "shared") != "shared":
+    """The file of shared weights a run loads (config ``initial_weights:
+    shared``, the default), else nothing: the draw for a training run and
+    for an inference run without ``trained_weights``, the trained weights
+    for one with."""
+    if config.get("initial_weights", "shared") != "shared":
         return {}
     seed = config["seed"] + int(run.repeat) - 1
-    return {"initial_weights": WEIGHTS.format(dataset=run.dataset, model=run.model, seed=seed)}
+    trained = entry.get("task", "train") == "infer" and entry.get("trained_weights")
+    path = TRAINED_WEIGHTS if trained else WEIGHTS
+    return {"initial_weights": path.format(dataset=run.dataset, model=run.model, seed=seed)}
 
 
 def custom_model_entry(model):

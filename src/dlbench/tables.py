@@ -138,8 +138,23 @@ def workload_table(summary_frame, dataset, model, checks=None):
     if checks is not None:
         checked = checks[(checks["dataset"] == dataset) & (checks["model"] == model)]
         if len(checked):
-            table = table.join(checked.set_index("backend")["verdict"].rename("same_steps"))
+            column = "same_predictions" if "classes_differing" in checked else "same_steps"
+            table = table.join(_verdict_per_backend(checked).rename(column))
     return table.reset_index(), cells["task"].iloc[0]
+
+
+def _verdict_per_backend(checked):
+    """A backend's verdict: the same where all its rows (repeats, machines,
+    settings) agree, else the first that departs or was not compared."""
+    from dlbench import equivalence
+
+    same = (equivalence.VERDICT_SAME, equivalence.VERDICT_SAME_PREDICTIONS)
+
+    def one(verdicts):
+        others = [verdict for verdict in verdicts if verdict not in same]
+        return others[0] if others else verdicts.iloc[0]
+
+    return checked.groupby("backend", sort=False)["verdict"].agg(one)
 
 
 def _count(value):

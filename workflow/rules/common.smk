@@ -176,12 +176,26 @@ def check_records():
     return [f"{matrix.check_dir(run)}/check.json" for run in CHECK_RUNS]
 
 
+def inference_records():
+    """This machine's inference run records, whose predictions are compared."""
+    return [
+        f"{matrix.run_dir(run)}/run.json"
+        for run in RUNS
+        if matrix.workload(config, run.dataset, run.model)["task"] == "infer"
+    ]
+
+
 def workload_table_inputs(wildcards):
-    """The summary, and the equivalence table where the workload is checked."""
+    """The summary, and the table that checks the workload's backends
+    compute the same: the equivalence check (training) or the predictions
+    from the same weights (inference)."""
     inputs = {"summary": "results/summary.csv"}
     checked = {(run.dataset, run.model) for run in CHECK_RUNS}
+    task = matrix.workload(config, wildcards.dataset, wildcards.model)["task"]
     if (wildcards.dataset, wildcards.model) in checked:
         inputs["checks"] = "results/tables/equivalence.csv"
+    elif task == "infer" and matrix.predictions_compared(config):
+        inputs["checks"] = "results/tables/predictions.csv"
     return inputs
 
 
@@ -240,6 +254,8 @@ def all_outputs():
     ]
     if check_records():
         outputs.append("results/tables/equivalence.md")
+    if matrix.predictions_compared(config):
+        outputs.append("results/tables/predictions.md")
     if abstraction.pairs(set(config["backends"])):
         outputs += [
             "results/tables/abstraction_cost.md",
@@ -329,6 +345,24 @@ def flops_count_inputs(wildcards):
 def initial_weights_inputs(wildcards):
     code = str(Path(SRC) / "dlbench" / "initial_weights.py")
     return dict(keras_model_inputs(wildcards), code=code)
+
+
+def trained_weights_inputs(wildcards):
+    """The draw the training starts from, the data, and the code that
+    trains: Keras' family digest (harness, adapter, layers) and the
+    training's own module."""
+    return dict(
+        keras_model_inputs(wildcards),
+        drawn=matrix.WEIGHTS.format(**wildcards),
+        family="results/code/keras.sha256",
+        code=str(Path(SRC) / "dlbench" / "trained_weights.py"),
+    )
+
+
+def trained_weights_settings(wildcards):
+    """How an inference workload's weights are trained: its trained_weights."""
+    entry = matrix.workload(config, wildcards.dataset, wildcards.model)
+    return json.dumps(entry["trained_weights"], sort_keys=True)
 
 
 def custom_model_option(wildcards):

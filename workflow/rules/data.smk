@@ -69,3 +69,26 @@ rule initial_weights:
         "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.initial_weights"
         " --model {wildcards.model:q} {params.custom} --data {input.data:q}"
         " --seed {wildcards.seed} --output {output:q} > {log:q} 2>&1"
+
+
+rule trained_weights:
+    input:
+        unpack(trained_weights_inputs),
+    output:
+        "results/weights/{dataset}/{model}/trained_seed{seed}.npz",
+    log:
+        "logs/weights/{dataset}/{model}/trained_seed{seed}.log",
+    conda:
+        env_file(KERAS_ON_TORCH)
+    resources:
+        cpu_exclusive=SETUP_SHARE,
+    params:
+        python=keras_on_torch_python(),
+        training=trained_weights_settings,
+        custom=custom_model_option,
+        src=os.path.relpath(SRC),
+    shell:
+        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.trained_weights"
+        " --model {wildcards.model:q} {params.custom} --data {input.data:q}"
+        " --weights {input.drawn:q} --training {params.training:q}"
+        " --seed {wildcards.seed} --output {output:q} > {log:q} 2>&1"

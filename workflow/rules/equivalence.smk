@@ -50,3 +50,30 @@ rule equivalence_table:
         settings=matrix.check_settings(config),
     script:
         "../scripts/equivalence_table.py"
+
+
+rule predictions_table:
+    input:
+        records=inference_records(),
+    output:
+        csv=report(
+            "results/tables/predictions.csv",
+            caption="../report/predictions.rst",
+            category="Overview",
+            labels={"figure": "predictions from the same weights (CSV)"},
+        ),
+        html=report(
+            "results/tables/predictions.html",
+            caption="../report/predictions.rst",
+            category="Overview",
+            labels={"figure": "predictions from the same weights"},
+        ),
+        markdown="results/tables/predictions.md",
+    log:
+        "logs/tables/predictions.log",
+    conda:
+        MAIN_ENV
+    params:
+        settings=matrix.check_settings(config),
+    script:
+        "../scripts/predictions_table.py"

@@ -1,0 +1,17 @@
+"""Inference run records -> the predictions table (rule predictions_table)."""
+
+import sys
+
+from dlbench import collect, equivalence, tables
+
+sys.stderr = sys.stdout = open(snakemake.log[0], "w")
+settings = snakemake.params.settings
+records = collect.load_records(snakemake.input.records)  # each checked against the schema
+table = equivalence.compare_predictions(
+    records, settings["reference"], settings["prediction_tolerance"]
+)
+caption = equivalence.PREDICTIONS_CAPTION.format(
+    reference=settings["reference"], tolerance=settings["prediction_tolerance"]
+)
+tables.write(snakemake.output, table, "Predictions from the same weights", caption)
+print(table.to_string())
