@@ -15,6 +15,7 @@ import pytest
 
 from conftest import RUN_TIMEOUT_S
 from dlbench import equivalence, matrix, record_schema, runtime
+from dlbench.backends import keras_adapter
 
 pytestmark = pytest.mark.e2e
 
@@ -147,3 +148,49 @@ def test_a_flatten_order_left_unconverted_departs_in_predictions(built_workflow,
     assert table.loc[mistaken, "classes_differing"] > 0
     correct = table.drop(index=mistaken)
     assert (correct["verdict"] == equivalence.VERDICT_SAME_PREDICTIONS).all(), correct
+
+
+SPARSE_ADAM = """
+import json, os, sys
+import numpy as np
+os.environ["KERAS_BACKEND"] = sys.argv[1]
+import keras
+from dlbench.backends import keras_adapter
+
+words = np.array([[1, 1, 2, 3]])  # word 1 twice in the batch
+model = keras.Sequential(
+    [keras.Input((4,), dtype="int32"), keras.layers.Embedding(5, 2), keras.layers.Flatten(),
+     keras.layers.Dense(1, kernel_initializer="ones")]
+)
+model.layers[0].set_weights([np.arange(10, dtype="float32").reshape(5, 2) / 10])
+model.compile(optimizer=keras.optimizers.Adam(0.1), loss="mse")
+model.train_on_batch(words, np.ones((1, 1)))
+velocity = [v for v in model.optimizer.variables if "velocity" in v.path][0]
+adapter = keras_adapter.Adapter(sys.argv[1], {})
+print(json.dumps({"velocity": np.asarray(velocity)[1].tolist(),
+                  "own_rules": adapter._own_rules(model, "adam")}))
+"""
+
+
+def test_keras_on_tensorflow_squares_an_embeddings_gradient_per_occurrence(built_workflow):
+    """What the check found on babi_rnn, imdb_gru and imdb_transformer: after
+    one Adam step on a word seen twice in the batch (gradient g at each
+    place), Keras 3 on torch holds (g + g)^2 (1 - beta_2) in its second
+    moment, on TensorFlow (g^2 + g^2) (1 - beta_2), half of it; the
+    adapter records this as TensorFlow's own rule."""
+    found = {}
+    for backend in ("keras-tensorflow", "keras-torch"):
+        venv = built_workflow.venv(backend)
+        done = subprocess.run(
+            [str(venv / "bin" / "python"), "-c", SPARSE_ADAM, backend.split("-", 1)[1]],
+            cwd=built_workflow.path / "src",
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        found[backend] = json.loads(done.stdout.strip().splitlines()[-1])
+    tensorflow, torch = found["keras-tensorflow"], found["keras-torch"]
+    assert tensorflow["velocity"] == pytest.approx([v / 2 for v in torch["velocity"]], rel=1e-5)
+    assert tensorflow["own_rules"] == [keras_adapter.SPARSE_SQUARES]
+    assert torch["own_rules"] == []
