@@ -150,6 +150,14 @@ def relative_differences(losses, reference):
     return numpy.where(numpy.isfinite(found), found, numpy.inf)
 
 
+def no_reference(reference, what):
+    """The verdict where there is nothing to compare with: fewer than three
+    of ``what`` for a median, or no result of the backend named."""
+    if reference == "median":
+        return "not compared: no reference (fewer than 3 {}, for a median)".format(what)
+    return "not compared: no reference ({})".format(reference)
+
+
 def compare(records, reference="median", tolerance=TOLERANCE):
     """Per workload and backend: the loss before the first step, the largest
     relative difference from the reference over the steps, the first step
@@ -192,11 +200,7 @@ def compare(records, reference="median", tolerance=TOLERANCE):
             if row.losses is None:
                 found["verdict"] = "not compared: " + row.reason
             elif reference_curve is None:
-                found["verdict"] = "not compared: no reference ({})".format(
-                    "fewer than 3 curves computed as Keras 3 does, for a median"
-                    if reference == "median"
-                    else reference
-                )
+                found["verdict"] = no_reference(reference, "curves computed as Keras 3 does")
             else:
                 differences = relative_differences(row.losses, reference_curve)
                 beyond = numpy.flatnonzero(differences > tolerance)
@@ -363,11 +367,7 @@ def compare_predictions(records, reference="median", tolerance=PREDICTION_TOLERA
             if isinstance(row["reason"], str):
                 found["verdict"] = "not compared: " + row["reason"]
             elif reference_outputs is None:
-                found["verdict"] = "not compared: no reference ({})".format(
-                    "fewer than 3 runs with the shared weights, for a median"
-                    if reference == "median"
-                    else reference
-                )
+                found["verdict"] = no_reference(reference, "runs with the shared weights")
             else:
                 outputs = numpy.asarray(row["outputs"], float)
                 difference = max(
