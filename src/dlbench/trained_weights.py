@@ -52,15 +52,15 @@ def train(model_name, data_path, drawn_path, training, seed):
         result = harness.train(spec, adapter, data, log, model=model)
     finally:
         log.close()
-    if not result["initial_weights"]["loaded"]:
-        raise RuntimeError("the drawn weights did not load: " + result["initial_weights"]["reason"])
+    drawn = result["initial_weights"]  # the loader checked every shape against the file
+    if not drawn["loaded"]:
+        raise RuntimeError("the drawn weights did not load: " + drawn["reason"])
     manifest, _ = initial_weights.read(drawn_path)
     weights = [np.asarray(values, dtype="float32") for values in model.get_weights()]
-    initial_weights.check_shapes([values.shape for values in weights], manifest)
     manifest["trained"] = {
         "backend": BACKEND,
         "versions": adapter.versions(),
-        "from": {"file": drawn_path, "sha256": initial_weights.sha256_of(drawn_path)},
+        "from": {"file": drawn["file"], "sha256": drawn["sha256"]},
         "hyper": training,
         "epochs": [
             {key: row[key] for key in ("epoch", "loss", "accuracy")} for row in result["epochs"]
