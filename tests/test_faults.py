@@ -31,7 +31,7 @@ from conftest import (
     run_snakemake,
     write_config,
 )
-from dlbench import catalog, fixtures, integrity, record_schema
+from dlbench import catalog, fixtures, integrity, record_schema, runtime
 
 pytestmark = pytest.mark.e2e
 
@@ -105,12 +105,19 @@ def snakemake(workdir, *args, targets=(), faults=None, check=True):
 
 
 def start_snakemake(workdir, *targets, **popen):
-    """A workflow invocation in the background."""
+    """A workflow invocation in the background, at the tests' priority if
+    it is a session of its own (conftest.BuiltWorkflow.start)."""
+    nice = runtime.inherited_nice()
+
+    def setup():
+        on_one_core()
+        runtime.set_autogroup_nice(nice)
+
     return subprocess.Popen(
         [SNAKEMAKE, *targets, "-j1", "--configfile", CONFIG],
         cwd=workdir,
         stdout=subprocess.DEVNULL,
-        preexec_fn=on_one_core,
+        preexec_fn=setup,
         **popen,
     )
 

@@ -232,3 +232,23 @@ def test_validation_split_takes_the_tail_as_keras_does():
     assert list(val_y) == [19] and list(val_x["b"]) == [190] and len(train_y) == 19
     with pytest.raises(ValueError, match="no data"):
         harness.validation_split(x, np.arange(20), 0.99)
+
+
+@pytest.mark.skipif(runtime.autogroup_nice() is None, reason="this kernel has no autogroups")
+def test_a_supervised_run_keeps_the_supervisors_priority():
+    """The run is a session of its own (killed as one), so it gets a new
+    autogroup; it must not run at nice 0 beside a niced workflow."""
+    script = """
+import os, subprocess
+from dlbench import supervise
+os.nice(7)
+for setup in (None, supervise._child_setup(None)):
+    print(subprocess.run(["cat", "/proc/self/autogroup"], start_new_session=True,
+                         preexec_fn=setup, capture_output=True, text=True).stdout.split()[-1])
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    plain, supervised = (int(nice) for nice in done.stdout.split())
+    assert plain == 0  # what a new session gets without the supervisor's care
+    assert supervised == max(7, runtime.autogroup_nice())

@@ -58,6 +58,43 @@ def pin_to_cpus(threads, cpus=None):
     return cpus
 
 
+# Linux's autogroups: every session's processes share the CPU as one group
+# against the other sessions', whatever their own nice values, and a new
+# session's group starts at nice 0. See sched(7).
+AUTOGROUP = "/proc/self/autogroup"
+
+
+def autogroup_nice():
+    """The nice value of this process' session group, or None where the
+    kernel has no autogroups."""
+    try:
+        with open(AUTOGROUP) as handle:
+            return int(handle.read().rsplit("nice", 1)[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def inherited_nice():
+    """The nice value a new session started here should take: this
+    process' own or its session group's, whichever is lower priority."""
+    group = autogroup_nice()
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    return own if group is None else max(group, own)
+
+
+def set_autogroup_nice(nice):
+    """Gives this process' session group the nice value ``nice``; where the
+    kernel has no autogroups, or refuses (a lower value without the
+    privilege), nothing changes."""
+    if nice is None:
+        return
+    try:
+        with open(AUTOGROUP, "w") as handle:
+            handle.write(str(nice))
+    except OSError:
+        pass
+
+
 def peak_rss_mb():
     # ru_maxrss is in KiB on Linux.
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0

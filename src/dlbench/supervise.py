@@ -72,9 +72,15 @@ def _child_setup(limit_mb):
     """Run in the child before it starts: it dies with the supervisor (a
     killed workflow leaves no run behind to write a record later), and its
     address space is capped at ``limit_mb``, past which allocations fail in
-    the child (MemoryError, bad_alloc) as on a machine with that memory."""
+    the child (MemoryError, bad_alloc) as on a machine with that memory. Its
+    session (a process group to kill as one) takes the supervisor's priority,
+    its session's or its own nice value, whichever is lower: a new session
+    otherwise competes for the CPU at nice 0 beside every other session, as
+    if `nice snakemake` had never been typed."""
+    nice = runtime.inherited_nice()
 
     def apply():
+        runtime.set_autogroup_nice(nice)
         try:
             import ctypes
 
