@@ -124,6 +124,8 @@ def test_not_applicable_cells_are_shown_not_failed(records):
         "machine": "test-machine",
         "devices": 0,
         "threads": 1,
+        "precision": "float32",
+        "compile": "auto",
         "task": "train",
         "reason": "n/a (inference only)",
     }
@@ -138,7 +140,8 @@ def test_not_applicable_cells_are_shown_not_failed(records):
 def parity_frame(accuracies, task="train"):
     rows = [
         {"machine": "m1", "dataset": "d", "model": "m", "backend": b, "devices": 0}
-        | {"threads": "all", "task": task, "test_accuracy": a}
+        | {"threads": "all", "precision": "float32", "compile": "auto"}
+        | {"task": task, "test_accuracy": a}
         for b, a in accuracies.items()
     ]
     return collect.pd.DataFrame(rows)

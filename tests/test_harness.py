@@ -47,7 +47,9 @@ def spec_for(backend, epochs=3):
         "backend": backend,
         "devices": 0,
         "threads": 1,
-        "dimensions": ["devices", "threads"],
+        "precision": "float32",
+        "compile": "auto",
+        "dimensions": ["devices", "threads", "precision", "compile"],
         "repeat": 1,
         "task": "train",
         "seed": 7,
@@ -89,7 +91,7 @@ def test_record_of_a_successful_run(tmp_path, numpy_backend, digits_npz):
     assert record["steady_epoch_seconds"] == pytest.approx(np.median(seconds[1:]))
     assert record["samples_per_second"] == pytest.approx(1438 / record["steady_epoch_seconds"])
     assert record["test_accuracy"] > 0.8  # softmax regression learns digits
-    assert record["settings"] == {"note": "recorded as given"}
+    assert record["settings"] == {"note": "recorded as given", "precision": "float32"}
     environment = record["environment"]
     assert environment["threads"] == 1 and environment["cpus_pinned"] == [0]
     assert environment["framework"] == "numpy" and environment["cpu_model"]

@@ -53,6 +53,8 @@ def test_the_record_carries_machine_threads_and_node(tmp_path):
         "backend": "keras-jax",
         "devices": 0,
         "threads": 2,
+        "precision": "mixed_bfloat16",
+        "compile": "eager",
         "dimensions": list(matrix.DIMENSION_NAMES),
         "repeat": 1,
         "task": "train",
@@ -62,6 +64,7 @@ def test_the_record_carries_machine_threads_and_node(tmp_path):
     record = harness.base_record(spec)
     assert record["record_version"] == harness.RECORD_VERSION
     assert (record["machine"], record["threads"], record["devices"]) == ("lab-box", 2, 0)
+    assert (record["precision"], record["compile"]) == ("mixed_bfloat16", "eager")
     assert record["node"]
 
 
@@ -133,6 +136,8 @@ def test_settings_are_labelled_only_by_what_varies():
             "machine": ["a", "a"],
             "devices": [0, 0],
             "threads": ["all", "all"],
+            "precision": ["float32", "float32"],
+            "compile": ["auto", "auto"],
             "accelerator": ["cpu", "cpu"],
         }
     )
@@ -140,6 +145,12 @@ def test_settings_are_labelled_only_by_what_varies():
     frame["machine"] = ["a", "b"]
     frame["threads"] = ["1", "2"]
     assert list(collect.setting_labels(frame)) == ["a, CPU, threads=1", "b, CPU, threads=2"]
+    frame["precision"] = ["float32", "mixed_bfloat16"]
+    frame["compile"] = ["eager", "compiled"]
+    assert list(collect.setting_labels(frame)) == [
+        "a, CPU, threads=1, float32, compile=eager",
+        "b, CPU, threads=2, mixed_bfloat16, compile=compiled",
+    ]
 
 
 def anova_frame(seconds):
@@ -203,6 +214,8 @@ def test_the_comparison_keeps_a_machine_whose_runs_all_failed(tmp_path):
                 "backend": backend,
                 "devices": 0,
                 "threads": "all",
+                "precision": "float32",
+                "compile": "auto",
                 "accelerator": "cpu",
                 "task": "train",
                 "status": status,

@@ -164,7 +164,10 @@ def test_workload_may_restrict_backends(smoke_config):
 
 def test_run_dir_layout():
     run = matrix.Run("mnist", "mlp", "keras-jax", devices=0, threads=4, repeat=2, machine="lab-a")
-    assert matrix.run_dir(run) == "results/runs/lab-a/mnist/mlp/keras-jax/devices=0/threads=4/rep2"
+    assert matrix.run_dir(run) == (
+        "results/runs/lab-a/mnist/mlp/keras-jax/devices=0/threads=4/"
+        "precision=float32/compile=auto/rep2"
+    )
 
 
 def test_spec_carries_the_hyper_parameters_and_a_seed_per_repeat(smoke_config):
@@ -194,3 +197,87 @@ def test_spec_of_one_workload_ignores_the_others(smoke_config):
     before = matrix.spec(smoke_config, run)
     smoke_config["workloads"][1]["epochs"] = 99
     assert matrix.spec(smoke_config, run) == before
+
+
+def digits_only(config, models=("mlp", "cnn")):
+    """The smoke config cut to the digits training workloads."""
+    config["workloads"] = [w for w in config["workloads"] if w["model"] in models]
+    config["equivalence_check"] = dict(config["equivalence_check"], workloads=None)
+    config.pop("custom_models", None)
+    return config
+
+
+def test_precision_and_compile_are_dimensions_like_devices_and_threads(smoke_config):
+    config = digits_only(smoke_config, ("mlp",))
+    config.update(repeats=1, precision=["float32", "mixed_bfloat16"], compile=["eager", "compiled"])
+    config["workloads"][0]["repeats"] = 1
+    matrix.check(config)
+    runs = matrix.runs(config)
+    ran = {(r.backend, r.precision, r.compile) for r in runs}
+    # Keras 3 on TensorFlow and torch, native torch: every combination
+    for backend in ("keras-tensorflow", "keras-torch", "native-torch"):
+        assert {(p, c) for b, p, c in ran if b == backend} == {
+            (p, c) for p in ("float32", "mixed_bfloat16") for c in ("eager", "compiled")
+        }
+    # JAX only compiled; the seed systems only float32, CNTK at no mode
+    assert {(p, c) for b, p, c in ran if b == "keras-jax"} == {
+        ("float32", "compiled"),
+        ("mixed_bfloat16", "compiled"),
+    }
+    assert {(p, c) for b, p, c in ran if b == "keras2-theano"} == {("float32", "compiled")}
+    assert {(p, c) for b, p, c in ran if b == "native-chainer"} == {("float32", "eager")}
+    assert not {b for b, p, c in ran if b in ("keras2-cntk", "native-cntk", "keras-mxnet")}
+    # every cell of the product is run or shown n/a with its reason, never both
+    shown = {
+        (c["backend"], c["precision"], c["compile"]): c["reason"]
+        for c in matrix.not_applicable_cells(config)
+    }
+    assert len(ran) + len(shown) == len(config["backends"]) * 2 * 2 and not ran & set(shown)
+    assert shown[("keras-jax", "float32", "eager")].startswith("n/a (eager: JAX runs compiled")
+    assert shown[("keras2-theano", "mixed_bfloat16", "compiled")] == (
+        "n/a (mixed_bfloat16: " + catalog.KERAS2_PRECISION + ")"
+    )
+    assert shown[("native-chainer", "float32", "compiled")] == (
+        "n/a (compiled: Chainer is define-by-run: it has no compiler)"
+    )
+    assert "no eager mode" in shown[("keras2-cntk", "float32", "eager")]
+    # the path names every dimension
+    run = next(r for r in runs if (r.backend, r.precision) == ("keras-torch", "mixed_bfloat16"))
+    assert "/precision=mixed_bfloat16/compile={}/".format(run.compile) in matrix.run_dir(run)
+
+
+def test_a_compile_mode_sets_the_backends_jit_and_auto_keeps_the_configs(smoke_config):
+    def settings(model, backend, mode):
+        run = matrix.Run("digits", model, backend, devices=0, compile=mode, repeat=1)
+        return matrix.spec(smoke_config, run)["backend_settings"]
+
+    # the smoke turns XLA off for the cnn on TensorFlow, on for the mlp
+    assert settings("cnn", "keras-tensorflow", "auto") == {"jit_compile": False}
+    assert settings("mlp", "keras-tensorflow", "auto") == {"jit_compile": True}
+    assert settings("cnn", "keras-tensorflow", "compiled") == {"jit_compile": True}
+    assert settings("mlp", "keras-tensorflow", "eager") == {"jit_compile": False}
+    assert settings("mlp", "native-torch", "compiled") == {"jit_compile": True}
+    assert settings("mlp", "native-mxnet", "eager") == {"hybridize": False}
+    spec = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-torch", repeat=1))
+    assert (spec["precision"], spec["compile"]) == ("float32", "auto")
+
+
+def test_the_equivalence_check_runs_in_float32_at_a_mode_each_backend_has(smoke_config):
+    config = digits_only(smoke_config, ("mlp",))
+    config.update(precision=["mixed_bfloat16", "float32"], compile=["eager", "compiled"])
+    checks = {run.backend: run for run in matrix.check_runs(config)}
+    assert {run.precision for run in checks.values()} == {"float32"}
+    assert checks["keras-torch"].compile == "eager" and checks["keras-jax"].compile == "compiled"
+    assert "keras2-cntk" not in checks  # neither eager nor compiled: no cell at all
+
+
+def test_a_config_where_no_backend_has_the_mode_names_every_reason(smoke_config):
+    config = digits_only(smoke_config, ("mlp",))
+    config["backends"] = {"keras2-cntk": None, "native-cntk": None}
+    config["workloads"][0].pop("backends", None)
+    config["precision"] = "mixed_float16"
+    with pytest.raises(matrix.ConfigError) as refused:
+        matrix.check(config)
+    message = str(refused.value)
+    assert "precision ['mixed_float16']" in message
+    assert catalog.KERAS2_PRECISION in message and "CNTK 2.7" in message

@@ -26,6 +26,8 @@ def summary_cell(dataset, model, backend, value, figure="steady_epoch_seconds", 
         "machine": "m1",
         "devices": devices,
         "threads": "all",
+        "precision": "float32",
+        "compile": "auto",
         "accelerator": "cpu",
         "status": "ok",
         figure: value,
@@ -41,9 +43,9 @@ def ours():
             summary_cell("imdb_tiny", "imdb_gru", "keras-jax", 0.5),  # no counterpart
         ]
     ).assign(seconds_per_1000_samples=float("nan"))
-    metrics = summary[["machine", "dataset", "model", "devices", "threads"]].assign(
-        cpu_model="Test CPU", gpu_model=None
-    )
+    metrics = summary[
+        ["machine", "dataset", "model", "devices", "threads", "precision", "compile"]
+    ].assign(cpu_model="Test CPU", gpu_model=None)
     return summary, metrics
 
 
@@ -127,6 +129,8 @@ def test_relative_speed_heat_map_is_written(tmp_path):
                 "machine": "m1",
                 "devices": 0,
                 "threads": "all",
+                "precision": "float32",
+                "compile": "auto",
                 "accelerator": "cpu",
                 "backend": b,
                 "status": s,
@@ -158,6 +162,8 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
                 "machine": "m1",
                 "devices": 0,
                 "threads": "all",
+                "precision": "float32",
+                "compile": "auto",
                 "accelerator": "cpu",
                 "task": "train",
                 "status": "ok",
@@ -171,6 +177,8 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
                 "machine": "m1",
                 "devices": 2,
                 "threads": "all",
+                "precision": "float32",
+                "compile": "auto",
                 "accelerator": "gpu",
                 "task": "train",
                 "status": "ok",
@@ -184,6 +192,8 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
                 "machine": "m1",
                 "devices": 0,
                 "threads": "all",
+                "precision": "float32",
+                "compile": "auto",
                 "accelerator": "cpu",
                 "task": "infer",
                 "status": "ok",
@@ -197,6 +207,8 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
                 "machine": "m1",
                 "devices": 0,
                 "threads": "all",
+                "precision": "float32",
+                "compile": "auto",
                 "accelerator": "cpu",
                 "task": "infer",
                 "status": "failed",
@@ -205,7 +217,9 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
             },
         ]
     )
-    metrics = summary[["machine", "dataset", "model", "backend", "devices", "threads"]].assign(
+    metrics = summary[
+        ["machine", "dataset", "model", "backend", "devices", "threads", "precision", "compile"]
+    ].assign(
         status="ok",
         threads_used=2,
         matmul_probe_gflops=[50.0, None, 40.0, None],

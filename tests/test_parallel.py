@@ -152,6 +152,8 @@ def test_scaling_efficiency_against_the_fewest_devices():
             "machine": "m1",
             "devices": n,
             "threads": "all",
+            "precision": "float32",
+            "compile": "auto",
             "task": "train",
             "samples_per_second": sps,
         }

@@ -120,6 +120,8 @@ def record_with(backend, outputs, norms=None, machine="m1", devices=0, classes=T
         "machine": machine,
         "devices": devices,
         "threads": "all",
+        "precision": "float32",
+        "compile": "auto",
         "initial_weights": {"loaded": True, "file": "w.npz", "sha256": "0" * 64},
         "predictions": found,
     }

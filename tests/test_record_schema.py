@@ -11,7 +11,8 @@ from conftest import FIXTURE_RECORDS, REPO
 from dlbench import collect, harness, matrix, record_schema, supervise
 from test_harness import infer_spec, spec_for
 
-RUN = "results/runs/lab/digits/mlp/numpy-test/devices=0/threads=1/rep{}/run.json"
+RUN = "results/runs/lab/digits/mlp/numpy-test/devices=0/threads=1/precision=float32/compile=auto"
+RUN += "/rep{}/run.json"
 
 
 def written(path):

@@ -53,6 +53,8 @@ def runs(backend, values, task="train", dataset="d", model="m"):
             "machine": "m1",
             "devices": 0,
             "threads": "all",
+            "precision": "float32",
+            "compile": "auto",
             "repeat": i + 1,
             "task": task,
             "status": "ok",

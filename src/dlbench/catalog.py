@@ -212,8 +212,37 @@ URL_SCHEMES = ("http", "https", "ftp", "sftp")
 # envs/<backend>.cuda.yaml exists for NVIDIA GPUs. ``cannot_run``: workloads the
 # backend's framework computes wrongly or not at all, with what was measured.
 ONE_DEVICE_KERAS2 = "Keras 2's {} backend trains on one device: multi_gpu_model is TensorFlow-only"
+#
+# Precision and compilation are dimensions of the matrix (dlbench.matrix):
+# ``precision`` maps each reduced precision a backend runs to how it does it
+# (float32 runs everywhere), ``precision_note`` says why the others are not
+# applicable; ``compile`` maps eager and compiled to the backend settings
+# that make them (``auto``, everywhere: the config's measured choice), and
+# ``compile_note`` says why a mode is missing. "Compiled" means the
+# framework's optimising compiler (XLA, torch.compile, Gluon's hybridize);
+# "eager" runs without it (TensorFlow still traces a graph, tf.function).
+FLOAT32 = "float32"
+PRECISIONS = (FLOAT32, "mixed_bfloat16", "mixed_float16")
+COMPILE_AUTO = "auto"
+COMPILE_MODES = (COMPILE_AUTO, "eager", "compiled")
+KERAS3_PRECISION = {
+    "mixed_bfloat16": "Keras dtype policy mixed_bfloat16: bfloat16 compute, float32 variables",
+    "mixed_float16": "Keras dtype policy mixed_float16: float16 compute, float32 variables, "
+    "loss scaling (compile's auto_scale_loss: a LossScaleOptimizer)",
+}
+KERAS2_PRECISION = (
+    "Keras 2.2/2.3 has no mixed-precision policy (it came with tf.keras 2.1 and Keras 3)"
+)
+JAX_EAGER = (
+    "JAX runs compiled by design (jax.jit); op-by-op dispatch (jax.disable_jit, Keras' "
+    "jit_compile=False on JAX) is a debugging mode nobody trains in"
+)
+NATIVE_PRECISION_TODO = "not implemented for this native backend yet (issue 20)"
+XLA_OR_NOT = {"eager": {"jit_compile": False}, "compiled": {"jit_compile": True}}
 BACKENDS = {
     "keras-tensorflow": {
+        "precision": KERAS3_PRECISION,
+        "compile": XLA_OR_NOT,
         "family": "keras",
         "framework": "tensorflow",
         "tasks": TASKS,
@@ -221,6 +250,9 @@ BACKENDS = {
         "gpu_build": True,
     },
     "keras-jax": {
+        "precision": KERAS3_PRECISION,
+        "compile": {"compiled": {"jit_compile": True}},
+        "compile_note": JAX_EAGER,
         "family": "keras",
         "framework": "jax",
         "tasks": TASKS,
@@ -228,6 +260,9 @@ BACKENDS = {
         "gpu_build": True,
     },
     "keras-torch": {
+        "precision": KERAS3_PRECISION,
+        # compiled: torch.compile (inductor), Keras' jit_compile on torch
+        "compile": XLA_OR_NOT,
         "family": "keras",
         "framework": "torch",
         "tasks": TASKS,
@@ -239,6 +274,12 @@ BACKENDS = {
     },
     # Keras' OpenVINO backend runs predict only; fit is not implemented.
     "keras-openvino": {
+        "precision": {
+            "mixed_bfloat16": "OpenVINO CPU plugin, INFERENCE_PRECISION_HINT bf16",
+            "mixed_float16": "OpenVINO CPU plugin, INFERENCE_PRECISION_HINT f16",
+        },
+        "compile": {"compiled": {}},
+        "compile_note": "OpenVINO always compiles the model for its CPU plugin",
         "family": "keras",
         "framework": "openvino",
         "tasks": ("infer",),
@@ -248,6 +289,9 @@ BACKENDS = {
     # The seed systems: Keras 2 on Theano, CNTK and MXNet, through the same
     # model definitions (the keras2 adapter's compatibility layer).
     "keras2-theano": {
+        "precision_note": KERAS2_PRECISION,
+        "compile": {"compiled": {}},
+        "compile_note": "Theano compiles every graph to C (theano.function): it has no eager mode",
         "family": "keras",
         "adapter": "keras2",
         "framework": "theano",
@@ -256,6 +300,10 @@ BACKENDS = {
         "gpu_build": False,
     },
     "keras2-cntk": {
+        "precision_note": KERAS2_PRECISION,
+        "compile": {},
+        "compile_note": "CNTK runs a static graph in its own engine: no eager mode, no compiler "
+        "switch",
         "family": "keras",
         "adapter": "keras2",
         "framework": "cntk",
@@ -264,6 +312,10 @@ BACKENDS = {
         "gpu_build": False,
     },
     "keras-mxnet": {
+        "precision_note": KERAS2_PRECISION,
+        "compile": {},
+        "compile_note": "keras-mxnet binds MXNet's symbolic executors: no eager mode, no compiler "
+        "switch",
         "family": "keras",
         "adapter": "keras2",
         "framework": "mxnet",
@@ -285,6 +337,12 @@ BACKENDS = {
     # others show as n/a). ``keras`` names the Keras backend on the same framework (the
     # abstraction cost compares the two).
     "native-torch": {
+        "precision": {
+            "mixed_bfloat16": "torch.autocast(bfloat16): bfloat16 compute where autocast "
+            "lists the op, float32 parameters",
+            "mixed_float16": "torch.autocast(float16), float32 parameters, torch.amp.GradScaler",
+        },
+        "compile": XLA_OR_NOT,
         "family": "torch",
         "adapter": "native_torch",
         "framework": "torch",
@@ -297,6 +355,8 @@ BACKENDS = {
         "gpu_build": True,
     },
     "native-tensorflow": {
+        "precision_note": NATIVE_PRECISION_TODO,
+        "compile": XLA_OR_NOT,
         "family": "tensorflow",
         "adapter": "native_tensorflow",
         "framework": "tensorflow",
@@ -306,6 +366,9 @@ BACKENDS = {
         "gpu_build": True,
     },
     "native-jax": {
+        "precision_note": NATIVE_PRECISION_TODO,
+        "compile": {"compiled": {}},
+        "compile_note": JAX_EAGER,
         "family": "jax",
         "adapter": "native_jax",
         "framework": "jax",
@@ -319,6 +382,8 @@ BACKENDS = {
         "gpu_build": True,
     },
     "native-mxnet": {
+        "precision_note": NATIVE_PRECISION_TODO,
+        "compile": {"eager": {"hybridize": False}, "compiled": {"hybridize": True}},
         "family": "mxnet",
         "adapter": "native_mxnet",
         "framework": "mxnet",
@@ -331,6 +396,9 @@ BACKENDS = {
     },
     # Theano's maintained successor; its Keras counterpart is Keras 2 on Theano.
     "native-pytensor": {
+        "precision_note": "PyTensor has no mixed-precision mode (floatX: one dtype for the graph)",
+        "compile": {"compiled": {}},
+        "compile_note": "PyTensor compiles every graph to C: it has no eager mode",
         "family": "pytensor",
         "adapter": "native_pytensor",
         "framework": "pytensor",
@@ -342,6 +410,10 @@ BACKENDS = {
     # CNTK's own API; its Keras counterpart is Keras 2 on CNTK. CNTK 2.7 is
     # the last release (Python 3.6); its GPU build wants CUDA 10 / cuDNN 7.
     "native-cntk": {
+        "precision_note": "CNTK 2.7's float16 is GPU-only; no mixed mode on the CPU",
+        "compile": {},
+        "compile_note": "CNTK runs a static graph in its own engine: no eager mode, no compiler "
+        "switch",
         "family": "cntk",
         "adapter": "native_cntk",
         "framework": "cntk",
@@ -354,6 +426,9 @@ BACKENDS = {
     },
     # Chainer has no Keras backend: no abstraction cost, lines of code only.
     "native-chainer": {
+        "precision_note": NATIVE_PRECISION_TODO,
+        "compile": {"eager": {}},
+        "compile_note": "Chainer is define-by-run: it has no compiler",
         "family": "chainer",
         "adapter": "native_chainer",
         "framework": "chainer",
@@ -390,6 +465,12 @@ def not_applicable(backend, task, devices=0, accelerator="gpu", model=None):
         return "n/a ({})".format(entry["cannot_run"][model])
     if task not in entry["tasks"]:
         return "n/a ({} only)".format(" and ".join(TASK_WORDS[t] for t in entry["tasks"]))
+    return devices_not_applicable(backend, task, devices, accelerator)
+
+
+def devices_not_applicable(backend, task, devices, accelerator):
+    """Why ``backend`` cannot run ``task`` on ``devices``, or None."""
+    entry = BACKENDS[backend]
     if not devices:
         return None
     if task == "infer":
@@ -402,6 +483,35 @@ def not_applicable(backend, task, devices=0, accelerator="gpu", model=None):
     if accelerator == "gpu" and not entry["gpu_build"]:
         return "n/a (no NVIDIA GPU build)"
     return None
+
+
+def precision_not_applicable(backend, precision):
+    """Why ``backend`` has no mode for ``precision``, or None."""
+    if precision == FLOAT32 or precision in BACKENDS[backend].get("precision", {}):
+        return None
+    return "n/a ({}: {})".format(precision, BACKENDS[backend]["precision_note"])
+
+
+def precision_mechanism(backend, precision):
+    """How ``backend`` computes in ``precision``, as its documentation does it."""
+    if precision == FLOAT32:
+        return "float32 throughout"
+    return BACKENDS[backend]["precision"][precision]
+
+
+def compile_not_applicable(backend, mode):
+    """Why ``backend`` has no ``mode`` of compilation, or None."""
+    if mode == COMPILE_AUTO or mode in BACKENDS[backend]["compile"]:
+        return None
+    return "n/a ({}: {})".format(mode, BACKENDS[backend]["compile_note"])
+
+
+def compile_settings(backend, mode):
+    """The backend settings that make ``mode`` (nothing for auto: the
+    config's own, measured choice)."""
+    if mode == COMPILE_AUTO:
+        return {}
+    return dict(BACKENDS[backend]["compile"][mode])
 
 
 def environment_of(backend, devices, accelerator):

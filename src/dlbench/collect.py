@@ -66,8 +66,9 @@ def read_table(path):
 
 
 def _cell_of(record):
-    """The record's cell and repeat, text columns as text."""
-    return {key: str(record[key]) if key in TEXT_COLUMNS else record[key] for key in RUN}
+    """The record's cell and repeat (``matrix.record_cell``), text columns as text."""
+    cell = matrix.record_cell(record)
+    return {key: str(value) if key in TEXT_COLUMNS else value for key, value in cell.items()}
 
 
 def labels(frame, columns):
@@ -153,6 +154,7 @@ def metrics(records):
                 "seed": record.get("seed"),
                 "threads_used": environment.get("threads"),
                 "jit_compile": settings.get("jit_compile"),
+                "precision_ran": _precision_ran(settings),
                 "framework": environment.get("framework"),
                 "framework_version": environment.get("framework_version"),
                 "keras_version": environment.get("keras"),
@@ -161,6 +163,8 @@ def metrics(records):
                 "cuda": environment.get("cuda"),
                 "cudnn": environment.get("cudnn"),
                 "cpu_model": environment.get("cpu_model"),
+                "cpu_precision_flags": " ".join(environment.get("cpu_precision_flags") or [])
+                or None,
                 "cpu_count": environment.get("cpu_count"),
                 "gpu_model": _gpu_field(environment, "name"),
                 "gpu_driver": _gpu_field(environment, "driver"),
@@ -171,6 +175,19 @@ def metrics(records):
             }
         )
     return pd.DataFrame(rows).sort_values(RUN, ignore_index=True)
+
+
+def _precision_ran(settings):
+    """What the run computed in, as its adapter found it: the compute and
+    variable dtypes (OpenVINO: its inference precision); None where the
+    adapter does not say (float32 backends without a precision mode)."""
+    found = settings.get("precision")
+    if isinstance(found, dict) and found.get("compute_dtype"):
+        text = "{} compute, {} variables".format(found["compute_dtype"], found["variable_dtype"])
+        return text + (", loss scaling" if found.get("loss_scaling") else "")
+    if settings.get("inference_precision"):
+        return "{} (OpenVINO)".format(settings["inference_precision"])
+    return None
 
 
 def _mismatches(record):
@@ -295,6 +312,7 @@ def summary(
                 "latency_p99_ms": median("latency_p99_ms"),
                 "seconds_per_1000_samples": median("seconds_per_1000_samples"),
                 "jit_compile": ok["jit_compile"].iloc[0] if len(ok) else None,
+                "precision_ran": ok["precision_ran"].iloc[0] if len(ok) else None,
                 "threads_used": median("threads_used"),
                 "node": ", ".join(sorted(set(runs.get("node", pd.Series()).dropna()))) or None,
                 "env_mismatches": "; ".join(
@@ -372,6 +390,7 @@ SUMMARY_COLUMNS = CELL + [
     "latency_p99_ms",
     "seconds_per_1000_samples",
     "jit_compile",
+    "precision_ran",
     "threads_used",
     "node",
     "env_mismatches",

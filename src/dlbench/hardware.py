@@ -14,6 +14,7 @@ ENVIRONMENT_COLUMNS = {
     "cuda": "CUDA",
     "cudnn": "cuDNN",
     "cpu_model": "CPU",
+    "cpu_precision_flags": "CPU reduced-precision instructions",
     "cpu_count": "CPUs",
     "threads_used": "threads",
     "gpu_model": "GPU",

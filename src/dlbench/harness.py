@@ -468,6 +468,16 @@ def base_record(spec):
     return record
 
 
+def adapter_settings(spec):
+    """The backend's settings and the precision the run computes in; a
+    precision the backend has no mode for is refused, never run as float32."""
+    precision = spec.get("precision", catalog.FLOAT32)
+    reason = catalog.precision_not_applicable(spec["backend"], precision)
+    if reason:
+        raise ValueError("{} cannot run {}: {}".format(spec["backend"], precision, reason))
+    return dict(spec.get("backend_settings") or {}, precision=precision)
+
+
 def run(spec, data_path, record_path, epochs_path):
     """Run the task (train or infer) and write the record. A framework error
     becomes a ``failed`` record with the traceback's tail; the exit status
@@ -486,7 +496,7 @@ def run(spec, data_path, record_path, epochs_path):
     adapter = None
     try:
         record["environment"] = runtime.environment(threads, cpus)
-        adapter = backends.adapter_for(spec["backend"], spec.get("backend_settings", {}))
+        adapter = backends.adapter_for(spec["backend"], adapter_settings(spec))
         adapter.setup(
             threads=threads,
             seed=spec["seed"],

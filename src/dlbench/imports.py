@@ -60,7 +60,7 @@ def problem(record, local_machine):
 
 
 def run_key(record):
-    return tuple(str(record[key]) for key in matrix.CELL + ("repeat",))
+    return tuple(str(value) for value in matrix.record_cell(record).values())
 
 
 def import_records(sources, local_machine):

@@ -18,19 +18,50 @@ from dlbench import catalog, workloads
 
 # A dimension of the matrix: its name is its config key (a value or a list of
 # values, each a cell of its own), its wildcard, its record field and its
-# table column. ``parse`` reads a value back from a path or the command line.
-Dimension = namedtuple("Dimension", "name pattern parse default label")
+# table column. ``parse`` reads a value back from a path or the command line;
+# ``not_applicable(config, backend, task, value)`` says why a backend has no
+# cell at a value (None: it has one); ``label`` is how tables name a value.
+Dimension = namedtuple("Dimension", "name pattern parse default label not_applicable")
 
 
 def _threads_value(text):
     return "all" if str(text) == "all" else int(text)
 
 
+def _devices_not_applicable(config, backend, task, devices):
+    return catalog.devices_not_applicable(backend, task, devices, option(config, "accelerator"))
+
+
+def _precision_not_applicable(config, backend, task, precision):
+    return catalog.precision_not_applicable(backend, precision)
+
+
+def _compile_not_applicable(config, backend, task, mode):
+    return catalog.compile_not_applicable(backend, mode)
+
+
 DIMENSIONS = (
-    Dimension("devices", r"\d+", int, 0, None),
-    Dimension("threads", r"\d+|all", _threads_value, "all", "threads={}"),
+    Dimension("devices", r"\d+", int, 0, None, _devices_not_applicable),
+    Dimension("threads", r"\d+|all", _threads_value, "all", "threads={}", None),
+    Dimension(
+        "precision",
+        "|".join(catalog.PRECISIONS),
+        str,
+        catalog.FLOAT32,
+        "{}",
+        _precision_not_applicable,
+    ),
+    Dimension(
+        "compile",
+        "|".join(catalog.COMPILE_MODES),
+        str,
+        catalog.COMPILE_AUTO,
+        "compile={}",
+        _compile_not_applicable,
+    ),
 )
 DIMENSION_NAMES = tuple(dimension.name for dimension in DIMENSIONS)
+
 MACHINE_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 CELL = ("machine", "dataset", "model", "backend") + DIMENSION_NAMES
 Run = namedtuple(
@@ -38,6 +69,14 @@ Run = namedtuple(
     ("dataset", "model", "backend") + DIMENSION_NAMES + ("repeat", "machine"),
     defaults=tuple(d.default for d in DIMENSIONS) + (1, "local"),
 )
+
+
+def record_cell(record):
+    """A run record's cell and repeat ({column: value}); a dimension the
+    record predates at its default (records written before precision and
+    compile were dimensions ran in float32, compile auto)."""
+    defaults = {dimension.name: dimension.default for dimension in DIMENSIONS}
+    return {key: record.get(key, defaults.get(key)) for key in CELL + ("repeat",)}
 
 
 def cell_columns(*without):
@@ -199,16 +238,21 @@ def check(config):
             backends = workload_backends(config, workload)
             reasons = sorted(
                 {
-                    catalog.not_applicable(
-                        b, task, d, option(config, "accelerator"), workload["model"]
-                    )
+                    cell_not_applicable(config, workload, b, setting)
                     for b in backends
-                    for d in config["devices"]
+                    for setting in settings(config)
                 }
             )
             raise ConfigError(
-                "{}.backends: no backend of {} can run task '{}' on devices {} ({})".format(
-                    key, backends, task, config["devices"], "; ".join(reasons)
+                "{}.backends: no backend of {} can run task '{}' at any setting of {} ({})".format(
+                    key,
+                    backends,
+                    task,
+                    ", ".join(
+                        "{} {}".format(name, dimension_values(config, name))
+                        for name in DIMENSION_NAMES
+                    ),
+                    "; ".join(reasons),
                 )
             )
     _check_existing_environments(config)
@@ -326,43 +370,53 @@ def workload_backends(config, entry):
     return entry.get("backends") or list(config["backends"])
 
 
-def runnable_backends(config, entry, devices=None):
-    """The workload's backends that have a cell on ``devices`` (on some
-    device count of the config when None)."""
+def settings(config):
+    """Every setting of the dimensions ({name: value}), in a stable order."""
+    values = itertools.product(*(dimension_values(config, name) for name in DIMENSION_NAMES))
+    return [dict(zip(DIMENSION_NAMES, chosen)) for chosen in values]
+
+
+def cell_not_applicable(config, entry, backend, setting):
+    """Why ``backend`` has no cell for the workload ``entry`` at ``setting``
+    (a value of every dimension), or None when it has one: the workload's
+    reason (task, model), else the first dimension's that has one."""
     task = entry.get("task", "train")
-    counts = config["devices"] if devices is None else [devices]
+    reason = catalog.not_applicable(backend, task, model=entry["model"])
+    for dimension in DIMENSIONS:
+        if reason is None and dimension.not_applicable is not None:
+            reason = dimension.not_applicable(config, backend, task, setting[dimension.name])
+    return reason
+
+
+def runnable_backends(config, entry, setting=None):
+    """The workload's backends that have a cell at ``setting`` (at some
+    setting of the config when None; a partial setting fixes those
+    dimensions only)."""
+    chosen = [dict(s, **(setting or {})) for s in settings(config)]
     return [
         backend
         for backend in workload_backends(config, entry)
-        if any(
-            not catalog.not_applicable(
-                backend, task, count, option(config, "accelerator"), entry["model"]
-            )
-            for count in counts
-        )
+        if any(not cell_not_applicable(config, entry, backend, s) for s in chosen)
     ]
 
 
 def not_applicable_cells(config):
     """The cells the matrix leaves out because the backend cannot do the
-    task (an inference-only backend on a training workload) or cannot do it
-    on that many devices: shown in the tables with the reason, never run and
-    never counted as failures."""
+    task (an inference-only backend on a training workload), cannot do it
+    on that many devices, or has no such precision or mode of compilation:
+    shown in the tables with the reason, never run and never counted as
+    failures."""
     found = []
     machine = machine_name(config)
     catalog.add_from_config(config)
     for entry in config["workloads"]:
         task = entry.get("task", "train")
-        for backend, *values in itertools.product(
-            workload_backends(config, entry),
-            *(dimension_values(config, name) for name in DIMENSION_NAMES),
+        for backend, setting in itertools.product(
+            workload_backends(config, entry), settings(config)
         ):
-            setting = dict(zip(DIMENSION_NAMES, values))
-            devices = setting["devices"]
-            reason = catalog.not_applicable(
-                backend, task, devices, option(config, "accelerator"), entry["model"]
-            )
+            reason = cell_not_applicable(config, entry, backend, setting)
             if reason:
+                devices = setting["devices"]
                 found.append(
                     {
                         "machine": machine,
@@ -396,10 +450,9 @@ def runs(config):
     catalog.add_from_config(config)
     found = []
     for entry in config["workloads"]:
-        for values in itertools.product(*(dimension_values(config, n) for n in DIMENSION_NAMES)):
-            setting = dict(zip(DIMENSION_NAMES, values))
+        for setting in settings(config):
             cells = itertools.product(
-                runnable_backends(config, entry, setting["devices"]),
+                runnable_backends(config, entry, setting),
                 range(1, repeats(config, entry) + 1),
             )
             for backend, repeat in cells:
@@ -445,16 +498,37 @@ def check_runs(config):
     chosen = settings.get("workloads")
     machine = machine_name(config)
     catalog.add_from_config(config)
-    setting = {name: dimension_values(config, name)[0] for name in DIMENSION_NAMES}
-    # One thread: reductions in one order, and two checks side by side on two cores.
-    setting.update(devices=0, threads=1)
+    # One thread: reductions in one order, and two checks side by side on
+    # two cores. Float32: every backend computes it (a reduced precision is
+    # judged against float32 by accuracy, not step by step).
+    fixed = dict(devices=0, threads=1, precision=catalog.FLOAT32)
     return [
         Run(entry["dataset"], entry["model"], backend, repeat=1, machine=machine, **setting)
         for entry in config["workloads"]
         if entry.get("task", "train") == "train"
         and (chosen is None or "{dataset}/{model}".format(**entry) in chosen)
-        for backend in runnable_backends(config, entry, 0)
+        for backend in runnable_backends(config, entry, fixed)
+        for setting in [_first_runnable(config, entry, backend, fixed)]
     ]
+
+
+def _first_runnable(config, entry, backend, fixed):
+    """The first setting with ``fixed`` values at which ``backend`` runs."""
+    for setting in settings(config):
+        setting.update(fixed)
+        if not cell_not_applicable(config, entry, backend, setting):
+            return setting
+    raise AssertionError("runnable_backends chose a backend with no cell")
+
+
+def modes_compared(config):
+    """Whether the config runs another precision than float32 or another
+    compile mode than auto: then each is compared with float32 eager
+    (dlbench.speedups)."""
+    return any(
+        dimension_values(config, name) != [DIMENSIONS[DIMENSION_NAMES.index(name)].default]
+        for name in ("precision", "compile")
+    )
 
 
 def predictions_compared(config):
@@ -561,7 +635,11 @@ def spec(config, run):
         "environment": catalog.environment_of(
             run.backend, int(run.devices), option(config, "accelerator")
         ),
-        "backend_settings": backend_settings(config, entry, run.backend),
+        # The compile mode's settings over the config's (auto: the config's).
+        "backend_settings": dict(
+            backend_settings(config, entry, run.backend),
+            **catalog.compile_settings(run.backend, run.compile),
+        ),
         # A model of the user's: its file and digest, so that an edit re-runs its cells.
         **custom_model_entry(run.model),
         **initial_weights_entry(config, entry, run),

@@ -115,6 +115,35 @@ def cpu_model():
     return platform.processor() or platform.machine()
 
 
+# The CPU's instructions for reduced-precision arithmetic (/proc/cpuinfo's
+# names): without any of the bfloat16 ones, bfloat16 is converted to float32
+# and back in software, and a mixed_bfloat16 run measures that emulation.
+REDUCED_PRECISION_FLAGS = (
+    "avx512_bf16",  # bfloat16 dot products (Cooper Lake, Zen 4)
+    "amx_bf16",  # bfloat16 matrix tiles (Sapphire Rapids)
+    "amx_fp16",  # float16 matrix tiles (Granite Rapids)
+    "avx512_fp16",  # float16 arithmetic (Sapphire Rapids)
+    "avx512_vnni",
+    "f16c",  # float16 <-> float32 conversion only
+    "avx512f",
+    "avx2",
+    "fma",
+)
+
+
+def cpu_precision_flags():
+    """Which of ``REDUCED_PRECISION_FLAGS`` this CPU has (empty off Linux)."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("flags"):
+                    present = set(line.split(":", 1)[1].split())
+                    return [flag for flag in REDUCED_PRECISION_FLAGS if flag in present]
+    except OSError:
+        pass
+    return []
+
+
 def _command_output(args, cwd=None):
     try:
         out = subprocess.check_output(args, cwd=cwd, stderr=subprocess.DEVNULL, timeout=20)
@@ -153,6 +182,7 @@ def environment(threads, cpus):
         "platform": platform.platform(),
         "hostname": socket.gethostname(),
         "cpu_model": cpu_model(),
+        "cpu_precision_flags": cpu_precision_flags(),
         "cpu_count": os.cpu_count(),
         "threads": threads,
         "cpus_pinned": cpus,

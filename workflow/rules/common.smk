@@ -256,6 +256,8 @@ def all_outputs():
         outputs.append("results/tables/equivalence.md")
     if matrix.predictions_compared(config):
         outputs.append("results/tables/predictions.md")
+    if matrix.modes_compared(config):
+        outputs.append("results/tables/speedups.md")
     if abstraction.pairs(set(config["backends"])):
         outputs += [
             "results/tables/abstraction_cost.md",

@@ -25,6 +25,35 @@ rule abstraction_cost:
         "../scripts/abstraction_cost.py"
 
 
+rule speedups:
+    input:
+        metrics="results/metrics.csv",
+        epochs="results/epochs.csv",
+        latencies="results/latencies.csv",
+    output:
+        csv=report(
+            "results/tables/speedups.csv",
+            caption="../report/speedups.rst",
+            category="Precision and compilation",
+            labels={"figure": "speed-ups table (CSV)"},
+        ),
+        html=report(
+            "results/tables/speedups.html",
+            caption="../report/speedups.rst",
+            category="Precision and compilation",
+            labels={"figure": "speed-ups table"},
+        ),
+        markdown="results/tables/speedups.md",
+    log:
+        "logs/tables/speedups.log",
+    conda:
+        MAIN_ENV
+    params:
+        accuracy_tolerance=config["accuracy_tolerance"],
+    script:
+        "../scripts/speedups.py"
+
+
 rule lines_of_code:
     input:
         implementation_sources(),

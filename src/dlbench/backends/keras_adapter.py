@@ -14,6 +14,7 @@ import time
 
 from dlbench import initial_weights, launch, workloads
 from dlbench.backends import frameworks
+from dlbench.catalog import FLOAT32
 from dlbench.layers import dropout_on, keras_layers
 
 # Found by the equivalence check (babi_rnn, imdb_gru, imdb_transformer on
@@ -39,6 +40,10 @@ def without_dropout(layers):
             layer.rate = 0.0
 
 
+# The OpenVINO CPU plugin's INFERENCE_PRECISION_HINT for each precision.
+OPENVINO_HINTS = {FLOAT32: "f32", "mixed_bfloat16": "bf16", "mixed_float16": "f16"}
+
+
 class Adapter(object):
     devices_not_supported = "devices={}: {} has no data-parallel training here"
 
@@ -56,6 +61,7 @@ class Adapter(object):
         self.process_group = False  # torch: DistributedDataParallel processes
         self.step_sync = False
         self.forced_jit = None
+        self.precision = self.requested.get("precision", FLOAT32)
 
     def setup(self, threads, seed, devices, parallel=None):
         self.parallel = dict(launch.ON_THE_CPU, **(parallel or {}))
@@ -68,6 +74,8 @@ class Adapter(object):
         import keras
 
         self.keras = keras
+        if self.precision != FLOAT32 and self.framework != "openvino":
+            keras.config.set_dtype_policy(self.precision)
         if devices:
             getattr(self, "_distribute_" + self.framework)(devices)
             self.applied["data_parallel"] = self._describe_parallel(devices)
@@ -155,14 +163,18 @@ class Adapter(object):
         """Keras compiles its predict graph with OpenVINO's defaults, and the
         CPU plugin's default precision is bfloat16 wherever the CPU has
         AVX512-BF16 or AMX: a different computation from every other
-        backend's float32. Each compilation asks for float32 here, and the
-        precision it got is recorded."""
+        backend's float32. Each compilation asks for the run's precision
+        here (float32 unless the precision dimension says otherwise), and the
+        precision it got is recorded: OpenVINO keeps f32 where the CPU has
+        no instructions for the one asked."""
         import openvino
 
         compile_model = openvino.compile_model
 
+        hint = OPENVINO_HINTS[self.precision]
+
         def float32(model, device_name=None, config=None):
-            config = dict(config or {}, INFERENCE_PRECISION_HINT="f32")
+            config = dict(config or {}, INFERENCE_PRECISION_HINT=hint)
             compiled = compile_model(model, device_name, config)
             precision = compiled.get_property("INFERENCE_PRECISION_HINT")
             self.applied["inference_precision"] = precision.get_type_name()
@@ -264,6 +276,8 @@ class Adapter(object):
             model.compile(**settings)
         # What Keras resolved "auto" (or a request it could not honour) to.
         self.jit_compile = bool(model.jit_compile)
+        if self.framework != "openvino" and hasattr(model, "dtype_policy"):  # Keras 3
+            self.applied["precision"] = precision_that_ran(model, self.precision)
         if self.process_group:
             distributed_train_step(model, self.parallel)
         return model
@@ -349,6 +363,24 @@ class Adapter(object):
         if not self.parallel["devices"] or self.emulated:
             return None
         return frameworks.PEAK_MEMORY.get(self.framework, lambda: None)()
+
+
+def precision_that_ran(model, asked):
+    """What the built model computes in: its dtype policy, and the compute
+    and variable dtypes of its first layer with weights (a layer may keep
+    its own policy); under loss scaling, the optimizer that scales."""
+    layer = next(x for x in model._flatten_layers(include_self=False) if x.weights)
+    found = {
+        "asked": asked,
+        "policy": model.dtype_policy.name,
+        "compute_dtype": str(layer.compute_dtype),
+        "variable_dtype": str(layer.weights[0].dtype),
+        "layer": layer.name,
+    }
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is not None and type(optimizer).__name__ == "LossScaleOptimizer":
+        found["loss_scaling"] = "keras.optimizers.LossScaleOptimizer (dynamic)"
+    return found
 
 
 class _Nothing(object):

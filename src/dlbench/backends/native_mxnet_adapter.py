@@ -36,7 +36,12 @@ class Adapter(native.NativeAdapter):
                 "mxnet_cpu_worker_threads": int(os.environ["MXNET_CPU_WORKER_NTHREADS"]),
                 "mxnet_engine": os.environ.get("MXNET_ENGINE_TYPE", "ThreadedEnginePerDevice"),
                 "mkldnn": mxnet.runtime.Features().is_enabled("MKLDNN"),
-                "hybridize": {"static_alloc": True, "static_shape": True},
+                # Gluon's compiler: the compile dimension's eager turns it off
+                "hybridize": (
+                    {"static_alloc": True, "static_shape": True}
+                    if self.requested.get("hybridize", True)
+                    else False
+                ),
                 "device": str(self.context),
             }
         )
@@ -62,7 +67,8 @@ class Adapter(native.NativeAdapter):
                     setattr(block, "_rate", 0.0) if isinstance(block, mx.gluon.nn.Dropout) else None
                 )
             )
-        net.hybridize(static_alloc=True, static_shape=True)
+        if self.applied["hybridize"]:
+            net.hybridize(**self.applied["hybridize"])
         model = {"net": net, "step": 0}
         if "optimizer" in hyper:
             settings = hyper["optimizer"]

@@ -7,6 +7,7 @@ dlbench.launch) trains its share of every global batch through
 DistributedDataParallel, as keras-torch does. Importable on Python 3.6.
 """
 
+import contextlib
 import time
 
 from dlbench import catalog, workloads
@@ -63,6 +64,9 @@ class Adapter(native.NativeAdapter):
         self.device = None
         self.process_group = False
         self.on_gpu = False
+        self.precision = self.requested.get("precision", catalog.FLOAT32)
+        self.autocast_dtype = None  # torch.bfloat16 or torch.float16 under mixed precision
+        self.scaler = None  # torch.amp.GradScaler under float16
 
     def setup(self, threads, seed, devices, parallel=None):
         emulated = self._start(threads, devices, parallel, distributes=True)
@@ -85,6 +89,28 @@ class Adapter(native.NativeAdapter):
                 torch.backends.cudnn.benchmark = True  # cuDNN autotunes each shape once
                 self.applied["cudnn_benchmark"] = True
         self.applied["device"] = str(self.device)
+        if self.precision != catalog.FLOAT32:
+            self.autocast_dtype = getattr(torch, self.precision.replace("mixed_", ""))
+            self.applied["precision"] = {
+                "asked": self.precision,
+                "autocast": "torch.autocast({}, {})".format(self.device.type, self.autocast_dtype),
+            }
+
+    def _autocast(self):
+        """PyTorch's documented mixed precision: ops on autocast's lists run
+        in the reduced dtype, the rest (losses, reductions) in float32."""
+        if self.autocast_dtype is None:
+            return contextlib.nullcontext()
+        return self.torch.autocast(device_type=self.device.type, dtype=self.autocast_dtype)
+
+    def _note_precision(self, net, logits):
+        """What ran: the parameters' dtype and the dtype autocast gave the
+        model's outputs (the last layer's compute)."""
+        if self.autocast_dtype is not None and "compute_dtype" not in self.applied["precision"]:
+            self.applied["precision"].update(
+                compute_dtype=str(logits.dtype).replace("torch.", ""),
+                variable_dtype=str(next(net.parameters()).dtype).replace("torch.", ""),
+            )
 
     def versions(self):
         import numpy
@@ -131,6 +157,9 @@ class Adapter(native.NativeAdapter):
         if "optimizer" in hyper:
             trained = [p for p in net.parameters() if p.requires_grad]
             model["optimizer"], model["schedule"] = optimizer(torch, trained, hyper["optimizer"])
+            if self.autocast_dtype is torch.float16:  # float16 gradients underflow unscaled
+                self.scaler = torch.amp.GradScaler(self.device.type)
+                self.applied["precision"]["loss_scaling"] = "torch.amp.GradScaler (dynamic)"
             name = hyper["optimizer"]["name"]
             self.applied["optimizer"] = OPTIMIZER_NOTES[name]
             self.applied["own_rules"] = [OPTIMIZER_NOTES[name]] if name in OWN_RULES else []
@@ -185,16 +214,23 @@ class Adapter(native.NativeAdapter):
         for rows in native.batches(len(labels), batch_size):
             batch_y = labels[rows]
             optimizer.zero_grad(set_to_none=True)
-            logits = forward(self._rows(inputs, rows))
-            loss = torch.nn.functional.cross_entropy(logits, batch_y)
-            loss.backward()
-            optimizer.step()
+            with self._autocast():
+                logits = forward(self._rows(inputs, rows))
+                loss = torch.nn.functional.cross_entropy(logits, batch_y)
+            if self.scaler is None:
+                loss.backward()
+                optimizer.step()
+            else:
+                self.scaler.scale(loss).backward()
+                self.scaler.step(optimizer)
+                self.scaler.update()
             if schedule is not None:
                 schedule.step()
             total_loss += loss.detach() * len(batch_y)
             correct += (logits.detach().argmax(dim=1) == batch_y).sum()
         n = len(labels)
         loss, accuracy = float(total_loss) / n, float(correct) / n  # waits for the device
+        self._note_precision(net, logits)
         seconds = time.perf_counter() - start
         if self.process_group:  # each process saw its share: the mean is the epoch's
             loss, accuracy = frameworks.mean_over_processes([loss, accuracy])
@@ -207,7 +243,7 @@ class Adapter(native.NativeAdapter):
         net.eval()
         total_loss = torch.zeros((), dtype=torch.float64, device=self.device)
         correct = torch.zeros((), dtype=torch.long, device=self.device)
-        with torch.inference_mode():
+        with torch.inference_mode(), self._autocast():
             for rows in native.batches(len(labels), batch_size):
                 logits = net(self._rows(inputs, rows))
                 total_loss += torch.nn.functional.cross_entropy(
@@ -220,11 +256,12 @@ class Adapter(native.NativeAdapter):
         torch = self.torch
         net = model["net"]
         net.eval()
-        with torch.inference_mode():
+        with torch.inference_mode(), self._autocast():
             outputs = net(self._inputs(x))
+            self._note_precision(net, outputs)
             if model["softmax"]:
                 outputs = torch.softmax(outputs, dim=1)
-            return outputs.cpu().numpy()
+            return outputs.float().cpu().numpy()
 
     def synchronize(self):
         if self.on_gpu:

@@ -1,0 +1,82 @@
+"""Speed-ups of precision and compilation against float32 eager, with the
+accuracy each costs and the epochs after which compiling pays back."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from dlbench import speedups
+
+CELL = {"machine": "m", "dataset": "digits", "model": "mlp", "devices": 0, "threads": "all"}
+
+
+def frames(cells, repeats=3):
+    """Metrics and epochs of one backend: ``cells`` maps (precision, compile)
+    to (first epoch s, steady epoch s, test accuracy); three epochs a run."""
+    metrics, epochs = [], []
+    for (precision, mode), (first, steady, accuracy) in cells.items():
+        for repeat in range(1, repeats + 1):
+            run = dict(CELL, backend="keras-torch", precision=precision, compile=mode)
+            run["repeat"] = repeat
+            jitter = 0.01 * repeat
+            metrics.append(
+                dict(
+                    run,
+                    status="ok",
+                    task="train",
+                    first_epoch_seconds=first + jitter,
+                    steady_epoch_seconds=steady + jitter,
+                    test_accuracy=accuracy,
+                    test_loss=1.0 - accuracy,
+                )
+            )
+            for epoch, seconds in enumerate([first, steady, steady], start=1):
+                epochs.append(dict(run, epoch=epoch, seconds=seconds + jitter))
+    empty = pd.DataFrame(columns=list(CELL) + ["backend", "precision", "compile", "repeat", "ms"])
+    return pd.DataFrame(metrics), pd.DataFrame(epochs), empty
+
+
+def test_each_cell_against_float32_eager_with_accuracy_and_break_even():
+    metrics, epochs, latencies = frames(
+        {
+            ("float32", "eager"): (2.0, 1.0, 0.95),
+            ("float32", "compiled"): (12.0, 0.5, 0.95),
+            ("mixed_bfloat16", "eager"): (1.5, 0.5, 0.80),
+        }
+    )
+    found = speedups.speedups(metrics, epochs, latencies, tolerance=0.05, draws=200)
+    rows = found.set_index(["precision", "compile"])
+    assert set(rows["baseline"]) == {"float32, compile=eager"}
+    assert rows.loc[("float32", "eager"), "speedup"] == pytest.approx(1.0)
+    compiled = rows.loc[("float32", "compiled")]
+    assert compiled["speedup"] == pytest.approx(1.02 / 0.52)
+    assert compiled["speedup_ci_low"] <= compiled["speedup"] <= compiled["speedup_ci_high"]
+    # compiling: 11.5 s of a first epoch beyond its steady work, against
+    # eager's 1.0; each steady epoch saves 0.5 s: paid back after 21 epochs
+    assert compiled["first_epoch_extra_seconds"] == pytest.approx(10.5)
+    assert compiled["break_even_epochs"] == pytest.approx(21.0)
+    reduced = rows.loc[("mixed_bfloat16", "eager")]
+    assert reduced["accuracy_change"] == pytest.approx(-0.15)
+    assert reduced["accuracy_flag"] == "OFF by -0.150"
+    shown = speedups.table(found).set_index("backend")
+    assert shown.loc["keras-torch", "float32, compiled"].startswith("1.96x [")
+    assert "pays back after 21.0 epochs" in shown.loc["keras-torch", "float32, compiled"]
+    assert "acc -0.150 (OFF)" in shown.loc["keras-torch", "mixed_bfloat16, eager"]
+
+
+def test_without_an_eager_mode_the_baseline_is_float32_compiled():
+    metrics, epochs, latencies = frames(
+        {("float32", "compiled"): (3.0, 1.0, 0.9), ("mixed_bfloat16", "compiled"): (3.0, 2.0, 0.9)}
+    )
+    found = speedups.speedups(metrics, epochs, latencies, tolerance=0.05, draws=100)
+    assert set(found["baseline"]) == {"float32, compile=compiled"}
+    reduced = found[found["precision"] == "mixed_bfloat16"].iloc[0]
+    assert reduced["speedup"] < 1  # emulated bfloat16: slower
+    assert reduced["accuracy_flag"] == "within 0.05"
+
+
+def test_break_even_needs_an_extra_cost_and_a_saving():
+    assert speedups.break_even(10.0, 2.0) == 5.0
+    assert speedups.break_even(10.0, -1.0) == math.inf  # compiled epochs are slower
+    assert speedups.break_even(-1.0, 2.0) is None  # compiling cost nothing extra

@@ -1,0 +1,17 @@
+"""Collected tables -> each precision and compile mode against float32 eager (rule speedups)."""
+
+import sys
+
+from dlbench import collect, speedups, tables
+
+sys.stderr = sys.stdout = open(snakemake.log[0], "w")
+found = speedups.speedups(
+    collect.read_table(snakemake.input.metrics),
+    collect.read_table(snakemake.input.epochs),
+    collect.read_table(snakemake.input.latencies),
+    tolerance=snakemake.params.accuracy_tolerance,
+)
+shown = speedups.table(found)
+title = "Precision and compilation against float32 eager"
+tables.write(snakemake.output, found, title, speedups.CAPTION, shown=shown)
+print(shown.to_string())
