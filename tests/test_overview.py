@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from conftest import REPO
-from dlbench import hardware, plots, published
+from dlbench import hardware, matrix, plots, published
 
 PUBLISHED = REPO / "workflow" / "resources" / "published_results.csv"
 
@@ -245,3 +245,86 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
         per_sample[("digits", "lenet")]["forward"] * 2000 / 1e9
     )
     assert utilisation.shown(table)["mfu"].str.endswith("%").all()
+
+
+def test_utilisation_takes_the_peak_of_the_precision_that_ran():
+    from dlbench import flops, utilisation
+
+    cells = [
+        ("cpu", 0, "float32"),
+        ("cpu", 0, "mixed_bfloat16"),
+        ("cpu", 0, "mixed_float16"),
+        ("gpu", 1, "mixed_bfloat16"),
+    ]
+    summary = pd.DataFrame(
+        [
+            {
+                "dataset": "digits",
+                "model": "mlp",
+                "backend": "b",
+                "machine": "m1",
+                "devices": devices,
+                "threads": "all",
+                "precision": precision,
+                "compile": "auto",
+                "accelerator": accelerator,
+                "task": "train",
+                "status": "ok",
+                "samples_per_second": 10_000.0,
+                "seconds_per_1000_samples": None,
+            }
+            for accelerator, devices, precision in cells
+        ]
+    )
+    metrics = summary[list(matrix.CELL)].assign(
+        status="ok",
+        threads_used=2,
+        matmul_probe_gflops=[50.0, 50.0, 50.0, None],
+        gpu_model=[None, None, None, "NVIDIA A100-SXM4-80GB"],
+        hostname="h",
+        cpu_model="X",
+    )
+    probe = {"machine": "m1", "threads_setting": "all", "threads": 2, "hostname": "h"}
+    probe.update(size=4096, reached_plateau=True, library="torch")
+    probes = [
+        dict(probe, precision="float32", dtype="float32", gflops=150.0),
+        dict(probe, precision="mixed_bfloat16", dtype="bfloat16", gflops=1.2, size=1024),
+    ]
+    dims = {"input_shape": [28, 28, 1], "classes": 10}
+    per_sample = {("digits", "mlp"): flops.per_sample("mlp", dims)}
+    peaks = pd.read_csv(REPO / "workflow" / "resources" / "gpu_peaks.csv")
+    table = utilisation.table(summary, metrics, per_sample, peaks, probes)
+    f32, bf16, f16, gpu = table.to_dict("records")
+    assert f32["peak_gflops"] == 150.0 and "float32 matmul probe" in f32["peak_source"]
+    assert bf16["peak_gflops"] == 1.2 and "at 1024 x 1024" in bf16["peak_source"]
+    # no probe in float16 here: no peak rather than float32's
+    assert pd.isna(f16["peak_gflops"]) and pd.isna(f16["mfu"])
+    assert f16["peak_source"] == "no mixed_float16 probe on this machine: MFU not computed"
+    assert gpu["peak_gflops"] == pytest.approx(312_000) and "half precision" in gpu["peak_source"]
+
+
+def test_the_probe_grows_the_product_until_its_rate_stops_rising():
+    """On numpy's products (the workflow's probe runs torch's, per
+    precision): sizes grow while the rate rises by 5 % or more, and stop
+    before a product that would take longer than LONGEST_CALL_S."""
+    import numpy
+
+    from dlbench import probe
+
+    def prepare(size):
+        left = numpy.ones((size, size), numpy.float32)
+        return lambda: left @ left
+
+    found = probe.plateau(prepare, sizes=(32, 64, 128, 256, 512))
+    rates = [row["gflops"] for row in found["sizes"]]
+    assert found["gflops"] == max(rates) > 0
+    assert [row["size"] for row in found["sizes"]] == [32, 64, 128, 256, 512][: len(rates)]
+    for earlier, later in zip(rates[:-2], rates[1:-1]):  # every step but the last rose
+        assert later >= probe.PLATEAU_GAIN * earlier
+    last = found["sizes"][-1]
+    stopped_by = (
+        found["reached_plateau"],
+        last["seconds"] * 8 > probe.LONGEST_CALL_S,
+        last["size"] == 512,
+    )
+    assert any(stopped_by), found

@@ -366,7 +366,12 @@ BACKENDS = {
         "gpu_build": True,
     },
     "native-jax": {
-        "precision_note": NATIVE_PRECISION_TODO,
+        "precision": {
+            "mixed_bfloat16": "float32 parameters cast to bfloat16 for the forward pass, loss "
+            "in float32 (jmp's and Flax's dtype / param_dtype scheme)"
+        },
+        "precision_note": "float16 needs loss scaling, which plain JAX leaves to libraries "
+        "(jmp): not set up here",
         "compile": {"compiled": {}},
         "compile_note": JAX_EAGER,
         "family": "jax",

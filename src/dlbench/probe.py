@@ -1,9 +1,14 @@
-"""The CPU's attainable float32 rate, measured with the run: a square
-matrix product through numpy's BLAS on the run's pinned threads. It is the
-peak that CPU runs' model FLOP utilisation is measured against (a
-datasheet peak assumes every vector unit busy at the highest clock, which
-no framework's CPU kernels reach)."""
+"""The CPU's attainable rate: the peak that CPU cells' model FLOP
+utilisation is measured against (a datasheet peak assumes every vector unit
+busy at the highest clock, which no framework's CPU kernels reach).
 
+Two probes: every run records a quick float32 product through its own
+environment's numpy (``matmul_gflops``: 1024 x 1024, after the measurement),
+and the workflow measures the machine once per thread count and precision
+(``machine_probe``, rule cpu_probe) at growing sizes until the rate stops
+rising; utilisation takes the machine's probe where there is one."""
+
+import socket
 import time
 
 SIZE = 1024
@@ -31,3 +36,111 @@ def matmul_gflops(size=SIZE, calls=CALLS):
         "calls": calls,
         "library": "numpy {}".format(numpy.__version__),
     }
+
+
+# The machine's probe (rule cpu_probe): once per machine, thread count and
+# precision, in the keras-torch environment (torch's CPU matrix product,
+# oneDNN, in each precision). A 1024 x 1024 product stays below what a CPU
+# reaches (measured on a 2-core EPYC with torch: 136 GFLOP/s at 1024, 151 at
+# 4096), so the size grows until the rate stops rising.
+PLATEAU_SIZES = (512, 1024, 2048, 4096)
+PLATEAU_GAIN = 1.05  # a size that gains less than 5% on the last is the plateau
+LONGEST_CALL_S = 2.0  # no size whose product would take longer than this
+PLATEAU_CALLS = 3
+TORCH_DTYPES = {"float32": "float32", "mixed_bfloat16": "bfloat16", "mixed_float16": "float16"}
+
+
+def plateau(prepare, sizes=PLATEAU_SIZES, calls=PLATEAU_CALLS):
+    """The rate of square products at growing sizes until it stops rising
+    (or the next size would take longer than ``LONGEST_CALL_S``).
+    ``prepare(size)`` returns a function that computes one product and
+    waits for it. Returns every size's best rate and the highest."""
+    measured, reached = [], False
+    for size in sizes:
+        multiply = prepare(size)
+        multiply()  # untimed: allocation, kernel choice
+        best = float("inf")
+        for _ in range(calls):
+            start = time.perf_counter()
+            multiply()
+            best = min(best, time.perf_counter() - start)
+        measured.append({"size": size, "gflops": 2.0 * size**3 / best / 1e9, "seconds": best})
+        if len(measured) > 1 and measured[-1]["gflops"] < PLATEAU_GAIN * measured[-2]["gflops"]:
+            reached = True
+            break
+        if best * 8 > LONGEST_CALL_S:  # the next size does 8 times the work
+            break
+    top = max(measured, key=lambda row: row["gflops"])
+    return {
+        "gflops": top["gflops"],
+        "size": top["size"],
+        "reached_plateau": reached,
+        "sizes": measured,
+    }
+
+
+def torch_products(dtype_name):
+    """``prepare`` for ``plateau``: torch.mm of two random square matrices in
+    ``dtype_name`` on the CPU."""
+    import torch
+
+    dtype = getattr(torch, dtype_name)
+
+    def prepare(size):
+        generator = torch.Generator().manual_seed(0)
+        left = torch.randn(size, size, generator=generator).to(dtype)
+        right = torch.randn(size, size, generator=generator).to(dtype)
+        return lambda: torch.mm(left, right)
+
+    return prepare
+
+
+def machine_probe(precision, threads):
+    """The machine's attainable rate in ``precision`` on ``threads`` pinned
+    threads, with what it ran on."""
+    from dlbench import runtime
+
+    cpus = runtime.pin_to_cpus(threads)
+    import torch
+
+    torch.set_num_threads(threads)
+    found = plateau(torch_products(TORCH_DTYPES[precision]))
+    found.update(
+        precision=precision,
+        dtype=TORCH_DTYPES[precision],
+        threads=threads,
+        cpus_pinned=cpus,
+        library="torch {} (oneDNN: {})".format(
+            torch.__version__, torch.backends.mkldnn.is_available()
+        ),
+        cpu_model=runtime.cpu_model(),
+        cpu_precision_flags=runtime.cpu_precision_flags(),
+        hostname=socket.gethostname(),
+        measured=runtime.utc_now(),
+    )
+    return found
+
+
+def main(argv=None):
+    import argparse
+    import json
+    import os
+
+    from dlbench import runtime
+
+    parser = argparse.ArgumentParser(description="The machine's matrix-product rate, per precision")
+    parser.add_argument("--precision", required=True, choices=sorted(TORCH_DTYPES))
+    parser.add_argument("--threads", required=True, help="a count, or all")
+    parser.add_argument("--machine", required=True, help="the machine's name in the results")
+    parser.add_argument("--output", required=True)
+    args = parser.parse_args(argv)
+    threads = runtime.resolve_threads(args.threads)
+    os.environ.update(runtime.thread_environment(threads))  # before torch sizes its pools
+    found = machine_probe(args.precision, threads)
+    found.update(machine=args.machine, threads_setting=args.threads)
+    print(json.dumps(found, indent=1))
+    runtime.write_json_atomic(args.output, found)
+
+
+if __name__ == "__main__":
+    main()

@@ -16,7 +16,7 @@ framework ran at "135%" of it).
 
 import pandas as pd
 
-from dlbench import hardware, matrix
+from dlbench import catalog, hardware, matrix
 
 CELL = list(matrix.CELL)
 COLUMNS = CELL + [
@@ -32,24 +32,63 @@ COLUMNS = CELL + [
 ]
 
 
-def _peak(cell, runs, every_run, peaks):
-    """The cell's peak GFLOP/s and where it comes from. A CPU's is the
-    machine's: the fastest probe of any run on the same host and CPU with
+def _gpu_peak(cell, runs, peaks):
+    """The datasheet rate of the cell's GPUs in the precision it ran:
+    FP32, or the half-precision (bfloat16 / float16 tensor) rate."""
+    models = runs["gpu_model"].dropna()
+    row = hardware.gpu_peak(models.iloc[0], peaks) if len(models) else None
+    if row is None:
+        return None, "no peak for GPU {!r}".format(models.iloc[0] if len(models) else None)
+    devices = int(cell["devices"])
+    column, name = ("fp32_tflops", "FP32")
+    if cell.get("precision", catalog.FLOAT32) != catalog.FLOAT32:
+        column, name = ("half_precision_tflops", "half precision")
+    if pd.isna(row[column]):
+        return None, "no {} peak for {} in the datasheet table".format(name, row["gpu"])
+    return (
+        row[column] * 1000 * devices,
+        "{} x {} {} {:g} TFLOP/s ({})".format(
+            devices, row["gpu"], name, row[column], row["source"]
+        ),
+    )
+
+
+def _machine_probe(cell, probes):
+    """The machine's probe (rule cpu_probe) for the cell's machine, threads
+    and precision, or None."""
+    for found in probes:
+        same = (found["machine"], str(found["threads_setting"]), found["precision"])
+        if same == (cell["machine"], str(cell["threads"]), cell.get("precision", "float32")):
+            return found
+    return None
+
+
+def _peak(cell, runs, every_run, peaks, probes=()):
+    """The cell's peak GFLOP/s and where it comes from. A GPU's is the
+    datasheet's. A CPU's is the machine's probe in the cell's precision at
+    the size where its rate stops rising (rule cpu_probe); without one, for
+    float32, the fastest quick probe of any run on the same host and CPU with
     the same threads, whichever environment ran it (the probe goes through
     each environment's numpy, and an old numpy's BLAS is slower than the
     machine; the environment table shows each one's)."""
     if cell["accelerator"] == "gpu" and int(cell["devices"]) > 0:
-        models = runs["gpu_model"].dropna()
-        row = hardware.gpu_peak(models.iloc[0], peaks) if len(models) else None
-        if row is None:
-            return None, "no peak for GPU {!r}".format(models.iloc[0] if len(models) else None)
-        devices = int(cell["devices"])
-        return (
-            row["fp32_tflops"] * 1000 * devices,
-            "{} x {} FP32 {:g} TFLOP/s ({})".format(
-                devices, row["gpu"], row["fp32_tflops"], row["source"]
-            ),
+        return _gpu_peak(cell, runs, peaks)
+    probe = _machine_probe(cell, probes)
+    if probe is not None:
+        return probe["gflops"], (
+            "CPU {} matmul probe on {}, {} thread(s), at {} x {}{} ({})".format(
+                probe["dtype"],
+                probe["hostname"],
+                probe["threads"],
+                probe["size"],
+                probe["size"],
+                "" if probe["reached_plateau"] else ", below its plateau (size limit)",
+                probe["library"],
+            )
         )
+    precision = cell.get("precision", catalog.FLOAT32)
+    if precision != catalog.FLOAT32:
+        return None, "no {} probe on this machine: MFU not computed".format(precision)
     machine = runs[["hostname", "cpu_model", "threads_used"]].dropna().drop_duplicates()
     if not len(machine):
         return None, "no matmul probe recorded"
@@ -68,8 +107,9 @@ def _peak(cell, runs, every_run, peaks):
     )
 
 
-def table(summary, metrics, per_sample, peaks):
-    """``per_sample`` maps (dataset, model) to flops.per_sample's dict."""
+def table(summary, metrics, per_sample, peaks, probes=()):
+    """``per_sample`` maps (dataset, model) to flops.per_sample's dict;
+    ``probes``: the machines' probes (probe.machine_probe's records)."""
     rows = []
     measured = summary[summary["status"].isin(["ok", "partial"])]
     ok = metrics[metrics["status"] == "ok"]
@@ -84,7 +124,7 @@ def table(summary, metrics, per_sample, peaks):
         else:
             rate = 1000.0 / cell["seconds_per_1000_samples"]
             achieved = flops["forward"] * rate / 1e9
-        peak, source = _peak(cell, runs, ok, peaks)
+        peak, source = _peak(cell, runs, ok, peaks, probes)
         rows.append(
             {
                 **{key: cell[key] for key in CELL + ["accelerator", "task"]},
@@ -107,9 +147,11 @@ CAPTION = (
     "Keras builds, same convention), achieved GFLOP/s (training: x steady-state samples per "
     "second; inference: forward x batched samples per second) and model FLOP utilisation "
     "(MFU) = achieved / peak. "
-    "Peak: FP32 datasheet rate x GPUs for GPU cells (TF32 or half precision would allow more), "
-    "for CPU cells the fastest float32 matrix-multiply probe of any run on the machine with "
-    "the same threads. Above 100 % means the cell did not compute in float32. Element-wise work, "
+    "Peak: the datasheet rate x GPUs for GPU cells, FP32 or, for mixed precision, half "
+    "precision (TF32 would allow more in float32); for CPU cells the machine's matrix-product "
+    "probe in the cell's precision on the same threads, at the size where its rate stops "
+    "rising (without one, for float32, the fastest quick 1024 x 1024 probe of any run). Above "
+    "100 % means the cell did not compute in the precision it names. Element-wise work, "
     "data loading and framework overhead count as time but not as FLOPs, so small models score "
     "low."
 )

@@ -339,6 +339,26 @@ def counted_flops():
     }
 
 
+def machine_probes():
+    """This machine's matrix-product probe for every thread count and
+    precision of the config (rule cpu_probe), where keras-torch is at hand."""
+    if not keras_on_torch_available():
+        return []
+    return [
+        f"results/probes/{MACHINE}/threads={threads}/precision={precision}.json"
+        for threads in config["threads"]
+        for precision in config["precision"]
+    ]
+
+
+def cpu_probe_inputs(wildcards):
+    inputs = {"code": str(Path(SRC) / "dlbench" / "probe.py")}
+    marker = environment_marker(KERAS_ON_TORCH)
+    if marker:
+        inputs["env"] = marker
+    return inputs
+
+
 def flops_count_inputs(wildcards):
     code = str(Path(SRC) / "dlbench" / "flops_count.py")
     return dict(keras_model_inputs(wildcards), code=code)

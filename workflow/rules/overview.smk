@@ -89,10 +89,32 @@ rule count_flops:
         " --output {output:q} > {log:q} 2>&1"
 
 
+rule cpu_probe:
+    input:
+        unpack(cpu_probe_inputs),
+    output:
+        "results/probes/{machine}/threads={threads}/precision={precision}.json",
+    log:
+        "logs/probes/{machine}/threads={threads}/precision={precision}.log",
+    conda:
+        env_file(KERAS_ON_TORCH)
+    threads: bench_threads
+    resources:
+        cpu_exclusive=WHOLE_CPU,
+    params:
+        python=keras_on_torch_python(),
+        src=os.path.relpath(SRC),
+    shell:
+        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.probe"
+        " --precision {wildcards.precision} --threads {wildcards.threads}"
+        " --machine {wildcards.machine:q} --output {output:q} > {log:q} 2>&1"
+
+
 rule utilisation:
     input:
         summary="results/summary.csv",
         metrics="results/metrics.csv",
+        probes=machine_probes(),
         peaks=GPU_PEAKS,
         data=workload_data(),
         counted=list(counted_flops().values()),

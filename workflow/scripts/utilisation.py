@@ -3,6 +3,7 @@ achieved FLOP/s and MFU (rule utilisation)."""
 
 import json
 import sys
+from pathlib import Path
 
 import pandas as pd
 
@@ -39,6 +40,7 @@ table = utilisation.table(
     collect.read_table(snakemake.input.metrics),
     per_sample,
     pd.read_csv(snakemake.input.peaks),
+    [json.loads(Path(path).read_text()) for path in snakemake.input.probes],
 )
 tables.write(
     snakemake.output,

@@ -78,15 +78,13 @@ class Adapter(native.NativeAdapter):
             "numpy": numpy.__version__,
         }
 
-    def settings(self):
-        found = dict(self.applied)
-        found["inference_call"] = "jax.jit(softmax(forward(params, x))) (features: no softmax)"
-        return found
-
     def build(self, model_name, data_spec, hyper):
         jax = self.jax
         init_key, dropout_key = jax.random.split(self.key)
         params, forward = workloads.builder(model_name, "jax")(jax, data_spec, init_key)
+        precision = self.requested.get("precision", catalog.FLOAT32)
+        if precision != catalog.FLOAT32:
+            forward = self._in_precision(forward, precision)
         if self.replicated is not None:
             params = jax.device_put(params, self.replicated)
         model = {"params": params, "forward": forward, "dropout_key": dropout_key, "step": 0}
@@ -105,6 +103,40 @@ class Adapter(native.NativeAdapter):
             own = name in jax_layers.OWN_RULES
             self.applied["own_rules"] = [jax_layers.OPTIMIZER_NOTES[name]] if own else []
         return model
+
+    def _in_precision(self, forward, precision):
+        """Mixed precision as JAX's libraries do it (jmp; Flax's dtype and
+        param_dtype): float32 parameters cast to the compute dtype for the
+        forward pass (their gradients come back float32 through the cast),
+        floating inputs too, outputs back to float32 for the loss."""
+        jax = self.jax
+        import jax.numpy as jnp
+
+        dtype = getattr(jnp, precision.replace("mixed_", ""))
+
+        def cast(tree):
+            return jax.tree_util.tree_map(
+                lambda a: a.astype(dtype) if jnp.issubdtype(a.dtype, jnp.floating) else a, tree
+            )
+
+        def forward_in_precision(params, x, key=None):
+            outputs = forward(cast(params), cast(x), key)
+            self.computed_dtype = str(outputs.dtype)  # seen while tracing
+            return outputs.astype(jnp.float32)
+
+        self.applied["precision"] = {
+            "asked": precision,
+            "scheme": "float32 parameters cast to {} in the forward pass".format(dtype.__name__),
+            "variable_dtype": "float32",
+        }
+        return forward_in_precision
+
+    def settings(self):
+        found = dict(self.applied)
+        found["inference_call"] = "jax.jit(softmax(forward(params, x))) (features: no softmax)"
+        if "precision" in found and getattr(self, "computed_dtype", None):
+            found["precision"] = dict(found["precision"], compute_dtype=self.computed_dtype)
+        return found
 
     def _sums(self, forward):
         """Summed loss and correct predictions of a batch (inference mode)."""
