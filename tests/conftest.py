@@ -120,6 +120,30 @@ def run_snakemake(workdir, *args, check=True, timeout=INVOCATION_TIMEOUT_S, **po
 
 SMOKE_CONFIG = "config/smoke.yaml"
 
+# The precision workflow, made in the background after the smoke run (the
+# cores its timed runs leave idle are the tests' otherwise): the smoke's
+# digits MLP in float32 and mixed_bfloat16, eager and compiled, on every
+# Keras 3 backend that trains and on native torch and JAX, one repeat
+# (tests/test_precision_e2e.py reads it).
+PRECISION_CONFIG = "config/precision.yaml"
+PRECISION_BACKENDS = ("keras-tensorflow", "keras-jax", "keras-torch", "native-torch", "native-jax")
+PRECISION_TARGETS = ("results/summary.csv", "results/tables/speedups.md")
+
+
+def precision_config(precision=("float32", "mixed_bfloat16"), compile_modes=("eager", "compiled")):
+    smoke = yaml.safe_load((REPO / SMOKE_CONFIG).read_text())
+    (mlp,) = [dict(w, repeats=1) for w in smoke["workloads"] if w["model"] == "mlp"]
+    return dict(
+        smoke,
+        backends={b: smoke["backends"][b] for b in PRECISION_BACKENDS},
+        workloads=[mlp],
+        precision=list(precision),
+        compile=list(compile_modes),
+        equivalence_check={"steps": 0},
+        custom_models={},
+    )
+
+
 # Tests that open a report in Chromium; where it is missing they are skipped
 # and the summary (pytest -ra) says why.
 needs_browser = pytest.mark.skipif(
@@ -150,6 +174,10 @@ class BuiltWorkflow(object):
         self.outcomes = {}  # stage -> (exit status, seconds, CPU seconds)
         self.setup_done = threading.Event()
         self.smoke_done = threading.Event()
+        self.precision_done = threading.Event()
+        self.smoke_wanted = False  # the session has tests that read it
+        self.precision_wanted = False  # the same
+        self.precision_path = path.parent / "precision_workflow"
 
     def setup_targets(self):
         """Every venv, prepared dataset and file of shared initial weights of
@@ -192,18 +220,29 @@ class BuiltWorkflow(object):
         finally:
             self.setup_done.set()
         try:
-            if self.outcomes.get("setup", (None,))[0] == 0:
+            if self.smoke_wanted and self.outcomes.get("setup", (None,))[0] == 0:
                 self._stage("smoke", ["-j2"], SMOKE_TIMEOUT_S)
         finally:
             self.smoke_done.set()
+        try:
+            if self.precision_wanted and self.outcomes.get("setup", (None,))[0] == 0:
+                self._make_precision()
+        finally:
+            self.precision_done.set()
 
-    def _stage(self, stage, arguments, timeout):
+    def _make_precision(self):
+        workdir = copy_workflow(self.precision_path, self.path, PRECISION_BACKENDS)
+        write_config(workdir / PRECISION_CONFIG, precision_config())
+        arguments = [*PRECISION_TARGETS, "-j2"]
+        self._stage("precision", arguments, SMOKE_TIMEOUT_S, workdir, PRECISION_CONFIG)
+
+    def _stage(self, stage, arguments, timeout, workdir=None, configfile=SMOKE_CONFIG):
         started = time.monotonic()
         with open(self.log(stage), "w") as log:
             # --configfile last: it takes every name that follows it
             self.process = subprocess.Popen(
-                [SNAKEMAKE, *arguments, "--configfile", SMOKE_CONFIG],
-                cwd=self.path,
+                [SNAKEMAKE, *arguments, "--configfile", configfile],
+                cwd=workdir or self.path,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
@@ -269,6 +308,18 @@ class BuiltWorkflow(object):
             self.outcomes["smoke"] = (0, time.monotonic() - started, None)
         return self.path
 
+    def precision(self):
+        """The precision workflow (``precision_config``) after its runs."""
+        if self.background is not None:
+            self._check("precision", self.precision_done)
+        elif "precision" not in self.outcomes:
+            for backend in PRECISION_BACKENDS:
+                self.venv(backend)
+            self._make_precision()
+            self.precision_done.set()
+            self._check("precision", self.precision_done)
+        return self.precision_path
+
     def stop(self):
         """Ends a background Snakemake still running (an interrupted session)."""
         if self.process is not None and self.process.returncode is None:
@@ -278,21 +329,29 @@ class BuiltWorkflow(object):
 
 
 SMOKE_NEEDED = pytest.StashKey[bool]()
+PRECISION_NEEDED = pytest.StashKey[bool]()
+BACKGROUND_READERS = ("smoke_workflow", "precision_workflow")
 
 
 @pytest.hookimpl(trylast=True)  # after -m and -k have deselected
 def pytest_collection_modifyitems(config, items):
-    """The tests that read the smoke run go last, so that the others run
-    while it is made."""
-    reading = [item for item in items if "smoke_workflow" in item.fixturenames]
-    items[:] = [item for item in items if "smoke_workflow" not in item.fixturenames] + reading
-    config.stash[SMOKE_NEEDED] = bool(reading)
+    """The tests that read the smoke run, then those that read the precision
+    workflow, go last, so that the others run while they are made."""
+    readers = {
+        name: [item for item in items if name in item.fixturenames] for name in BACKGROUND_READERS
+    }
+    others = [item for item in items if not set(BACKGROUND_READERS) & set(item.fixturenames)]
+    items[:] = others + [item for name in BACKGROUND_READERS for item in readers[name]]
+    config.stash[PRECISION_NEEDED] = bool(readers["precision_workflow"])
+    config.stash[SMOKE_NEEDED] = bool(readers["smoke_workflow"])
 
 
 @pytest.fixture(scope="session", autouse=True)
 def built_workflow(request, tmp_path_factory):
     built = BuiltWorkflow(copy_workflow(tmp_path_factory.mktemp("built_workflow")))
-    if request.config.stash.get(SMOKE_NEEDED, False):
+    built.smoke_wanted = request.config.stash.get(SMOKE_NEEDED, False)
+    built.precision_wanted = request.config.stash.get(PRECISION_NEEDED, False)
+    if built.smoke_wanted or built.precision_wanted:
         built.start()
     BUILT.append(built)
     yield built
@@ -306,6 +365,12 @@ BUILT = []  # for the summary
 def smoke_workflow(built_workflow):
     """The workflow after `snakemake --configfile config/smoke.yaml -j2`."""
     return built_workflow.smoke()
+
+
+@pytest.fixture(scope="session")
+def precision_workflow(built_workflow):
+    """A workflow of its own (``precision_config``) after its runs."""
+    return built_workflow.precision()
 
 
 # This machine's name as the workflow derives it (machine: auto).
