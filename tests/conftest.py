@@ -120,11 +120,11 @@ def run_snakemake(workdir, *args, check=True, timeout=INVOCATION_TIMEOUT_S, **po
 
 SMOKE_CONFIG = "config/smoke.yaml"
 
-# The precision workflow, made in the background after the smoke run (the
-# cores its timed runs leave idle are the tests' otherwise): the smoke's
-# digits MLP in float32 and mixed_bfloat16, eager and compiled, on every
-# Keras 3 backend that trains and on native torch and JAX, one repeat
-# (tests/test_precision_e2e.py reads it).
+# The precision workflow, made in the background after the smoke run: the
+# smoke's digits MLP in float32 and mixed_bfloat16, eager and compiled, on
+# every Keras 3 backend that trains and on native torch and JAX, one repeat
+# (tests/test_precision_e2e.py reads it). One thread a run: it keeps one core
+# while the tests, which after the smoke run one at a time, take the other.
 PRECISION_CONFIG = "config/precision.yaml"
 PRECISION_BACKENDS = ("keras-tensorflow", "keras-jax", "keras-torch", "native-torch", "native-jax")
 PRECISION_TARGETS = ("results/summary.csv", "results/tables/speedups.md")
@@ -139,6 +139,7 @@ def precision_config(precision=("float32", "mixed_bfloat16"), compile_modes=("ea
         workloads=[mlp],
         precision=list(precision),
         compile=list(compile_modes),
+        threads=1,
         equivalence_check={"steps": 0},
         custom_models={},
     )
@@ -181,13 +182,15 @@ class BuiltWorkflow(object):
 
     def setup_targets(self):
         """Every venv, prepared dataset and file of shared initial weights of
-        the smoke config (the benchmark scripts run cells outside Snakemake)."""
-        environments = {catalog.environment_of(b, 0, "gpu") for b in self.config["backends"]}
-        datasets = {entry["dataset"] for entry in self.config["workloads"]}
+        the smoke config (the benchmark scripts run cells outside Snakemake),
+        or of the precision workflow's where the session reads only that."""
+        config = self.config if self.smoke_wanted else precision_config()
+        environments = {catalog.environment_of(b, 0, "gpu") for b in config["backends"]}
+        datasets = {entry["dataset"] for entry in config["workloads"]}
         weights = set()
-        for run in matrix.runs(self.config):
-            entry = matrix.workload(self.config, run.dataset, run.model)
-            weights.update(matrix.initial_weights_entry(self.config, entry, run).values())
+        for run in matrix.runs(config):
+            entry = matrix.workload(config, run.dataset, run.model)
+            weights.update(matrix.initial_weights_entry(config, entry, run).values())
         return (
             [".venvs/{}/ready.json".format(e) for e in sorted(environments)]
             + ["results/data/{}.npz".format(d) for d in sorted(datasets)]
