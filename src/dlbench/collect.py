@@ -177,6 +177,12 @@ def metrics(records):
     return pd.DataFrame(rows).sort_values(RUN, ignore_index=True)
 
 
+def _first(runs, column):
+    """The first value ``runs`` hold in ``column``, or None."""
+    found = runs[column].dropna() if column in runs else ()
+    return found.iloc[0] if len(found) else None
+
+
 def _precision_ran(settings):
     """What the run computed in, as its adapter found it: the compute and
     variable dtypes (OpenVINO: its inference precision); None where the
@@ -312,7 +318,7 @@ def summary(
                 "latency_p99_ms": median("latency_p99_ms"),
                 "seconds_per_1000_samples": median("seconds_per_1000_samples"),
                 "jit_compile": ok["jit_compile"].iloc[0] if len(ok) else None,
-                "precision_ran": ok["precision_ran"].iloc[0] if len(ok) else None,
+                "precision_ran": _first(ok, "precision_ran"),
                 "threads_used": median("threads_used"),
                 "node": ", ".join(sorted(set(runs.get("node", pd.Series()).dropna()))) or None,
                 "env_mismatches": "; ".join(
