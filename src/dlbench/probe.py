@@ -40,23 +40,31 @@ def matmul_gflops(size=SIZE, calls=CALLS):
 
 # The machine's probe (rule cpu_probe): once per machine, thread count and
 # precision, in the keras-torch environment (torch's CPU matrix product,
-# oneDNN, in each precision). A 1024 x 1024 product stays below what a CPU
-# reaches (measured on a 2-core EPYC with torch: 136 GFLOP/s at 1024, 151 at
-# 4096), so the size grows until the rate stops rising.
+# oneDNN, in each precision). The rate of one size says little: measured on
+# a 2-core EPYC with torch, 147, 136, 124 and 150 GFLOP/s at 512, 1024, 2048
+# and 4096 (a small product fits the caches, a large one amortises the
+# threads' start). So every size is measured, up to the largest whose
+# product stays under LONGEST_CALL_S, and the best rate is the peak; it has
+# reached the plateau where the two largest sizes agree within 5%.
 PLATEAU_SIZES = (512, 1024, 2048, 4096)
-PLATEAU_GAIN = 1.05  # a size that gains less than 5% on the last is the plateau
-LONGEST_CALL_S = 2.0  # no size whose product would take longer than this
+PLATEAU_GAIN = 1.05
+LONGEST_CALL_S = 4.0
 PLATEAU_CALLS = 3
 TORCH_DTYPES = {"float32": "float32", "mixed_bfloat16": "bfloat16", "mixed_float16": "float16"}
 
 
 def plateau(prepare, sizes=PLATEAU_SIZES, calls=PLATEAU_CALLS):
-    """The rate of square products at growing sizes until it stops rising
-    (or the next size would take longer than ``LONGEST_CALL_S``).
-    ``prepare(size)`` returns a function that computes one product and
-    waits for it. Returns every size's best rate and the highest."""
-    measured, reached = [], False
+    """The best rate of square products over growing ``sizes``, stopping
+    before a size whose product would take longer than ``LONGEST_CALL_S``
+    (8 times the last one's work). ``prepare(size)`` returns a function
+    that computes one product and waits for it. Every size's best rate is
+    kept; ``reached_plateau``: the two largest measured agree within 5%."""
+    measured = []
     for size in sizes:
+        if measured and measured[-1]["seconds"] * (size / measured[-1]["size"]) ** 3 > (
+            LONGEST_CALL_S
+        ):
+            break
         multiply = prepare(size)
         multiply()  # untimed: allocation, kernel choice
         best = float("inf")
@@ -65,12 +73,9 @@ def plateau(prepare, sizes=PLATEAU_SIZES, calls=PLATEAU_CALLS):
             multiply()
             best = min(best, time.perf_counter() - start)
         measured.append({"size": size, "gflops": 2.0 * size**3 / best / 1e9, "seconds": best})
-        if len(measured) > 1 and measured[-1]["gflops"] < PLATEAU_GAIN * measured[-2]["gflops"]:
-            reached = True
-            break
-        if best * 8 > LONGEST_CALL_S:  # the next size does 8 times the work
-            break
     top = max(measured, key=lambda row: row["gflops"])
+    rates = sorted((row["gflops"] for row in measured[-2:]), reverse=True)
+    reached = len(rates) == 2 and rates[0] < PLATEAU_GAIN * rates[1]
     return {
         "gflops": top["gflops"],
         "size": top["size"],
