@@ -497,13 +497,6 @@ def precision_not_applicable(backend, precision):
     return "n/a ({}: {})".format(precision, BACKENDS[backend]["precision_note"])
 
 
-def precision_mechanism(backend, precision):
-    """How ``backend`` computes in ``precision``, as its documentation does it."""
-    if precision == FLOAT32:
-        return "float32 throughout"
-    return BACKENDS[backend]["precision"][precision]
-
-
 def compile_not_applicable(backend, mode):
     """Why ``backend`` has no ``mode`` of compilation, or None."""
     if mode == COMPILE_AUTO or mode in BACKENDS[backend]["compile"]:
