@@ -133,7 +133,7 @@ def test_check_runs_are_the_training_workloads_on_every_backend_on_the_cpu(smoke
         dataset, model = name.split("/")
         entry = matrix.workload(smoke_config, dataset, model)
         backends = [run.backend for run in runs if (run.dataset, run.model) == (dataset, model)]
-        assert backends == matrix.runnable_backends(smoke_config, entry, 0)
+        assert backends == matrix.runnable_backends(smoke_config, entry, {"devices": 0})
         assert "keras-torch" in backends and "native-cntk" in backends
     spec = matrix.check_spec(smoke_config, runs[0])
     assert spec["task"] == "check" and spec["check_steps"] == 6

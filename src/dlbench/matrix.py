@@ -75,8 +75,10 @@ def record_cell(record):
     """A run record's cell and repeat ({column: value}); a dimension the
     record predates at its default (records written before precision and
     compile were dimensions ran in float32, compile auto)."""
-    defaults = {dimension.name: dimension.default for dimension in DIMENSIONS}
-    return {key: record.get(key, defaults.get(key)) for key in CELL + ("repeat",)}
+    return {
+        key: record.get(key, default_of(key) if key in DIMENSION_NAMES else None)
+        for key in CELL + ("repeat",)
+    }
 
 
 def cell_columns(*without):
@@ -139,9 +141,14 @@ def normalise(config):
     return config
 
 
+def default_of(name):
+    """The value a dimension takes where nothing names one."""
+    return DIMENSIONS[DIMENSION_NAMES.index(name)].default
+
+
 def dimension_values(config, name):
     """The values of one dimension, a list whether the config gave a list or one value."""
-    values = config.get(name, [DIMENSIONS[DIMENSION_NAMES.index(name)].default])
+    values = config.get(name, [default_of(name)])
     return values if isinstance(values, list) else [values]
 
 
@@ -502,23 +509,35 @@ def check_runs(config):
     # two cores. Float32: every backend computes it (a reduced precision is
     # judged against float32 by accuracy, not step by step).
     fixed = dict(devices=0, threads=1, precision=catalog.FLOAT32)
-    return [
-        Run(entry["dataset"], entry["model"], backend, repeat=1, machine=machine, **setting)
-        for entry in config["workloads"]
-        if entry.get("task", "train") == "train"
-        and (chosen is None or "{dataset}/{model}".format(**entry) in chosen)
-        for backend in runnable_backends(config, entry, fixed)
-        for setting in [_first_runnable(config, entry, backend, fixed)]
-    ]
+    found = []
+    for entry in config["workloads"]:
+        name = "{dataset}/{model}".format(**entry)
+        if entry.get("task", "train") != "train" or (chosen is not None and name not in chosen):
+            continue
+        for backend in workload_backends(config, entry):
+            setting = _first_runnable(config, entry, backend, fixed)
+            if setting is not None:
+                found.append(
+                    Run(
+                        entry["dataset"],
+                        entry["model"],
+                        backend,
+                        repeat=1,
+                        machine=machine,
+                        **setting,
+                    )
+                )
+    return found
 
 
 def _first_runnable(config, entry, backend, fixed):
-    """The first setting with ``fixed`` values at which ``backend`` runs."""
+    """The first setting with ``fixed`` values at which ``backend`` has a
+    cell, or None."""
     for setting in settings(config):
         setting.update(fixed)
         if not cell_not_applicable(config, entry, backend, setting):
             return setting
-    raise AssertionError("runnable_backends chose a backend with no cell")
+    return None
 
 
 def modes_compared(config):
@@ -526,8 +545,7 @@ def modes_compared(config):
     compile mode than auto: then each is compared with float32 eager
     (dlbench.speedups)."""
     return any(
-        dimension_values(config, name) != [DIMENSIONS[DIMENSION_NAMES.index(name)].default]
-        for name in ("precision", "compile")
+        dimension_values(config, name) != [default_of(name)] for name in ("precision", "compile")
     )
 
 
