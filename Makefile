@@ -5,6 +5,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 JOBS ?= 2
+# Test processes (pytest-xdist): the end-to-end tests wait on Snakemake and
+# SLURM and run on one core each, so two keep a 2-core machine busy.
+TEST_WORKERS ?= 2
 # pip retries an unreachable index five times with back-off for every
 # package; keras-torch's CPU wheel index (envs/keras-torch.yaml) is looked up
 # for each of its packages. One retry keeps flaky networks working and an
@@ -36,7 +39,7 @@ system: setup
 
 # pytest's exit status 5 means it collected no test: a failure, not a pass.
 test: setup system
-	$(BIN)/pytest -ra; status=$$?; \
+	$(BIN)/pytest -ra -n $(TEST_WORKERS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 
 lint: setup

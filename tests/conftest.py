@@ -1,5 +1,6 @@
 import collections
 import copy
+import fcntl
 import json
 import os
 import resource
@@ -42,6 +43,9 @@ INVOCATION_TIMEOUT_S = 3600
 RUN_TIMEOUT_S = 600
 # The priority of the tests' processes beside the background smoke run.
 TESTS_NICENESS = 10
+# make test runs the tests in two processes (pytest-xdist); this one's name
+# there (gw0, gw1), None where pytest runs them all itself.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
 
 
 @pytest.fixture(autouse=True)
@@ -164,21 +168,42 @@ class BuiltWorkflow(object):
     the smoke run are made in the background from the session's start, and
     those tests run last (``pytest_collection_modifyitems``): every other
     test runs meanwhile, on the cores the smoke run leaves idle. Otherwise
-    what a test asks for is built when it asks."""
+    what a test asks for is built when it asks.
 
-    def __init__(self, path):
+    Under pytest-xdist the workers share it: the first to come builds it (the
+    builder), the others wait for the outcome of each stage, which the
+    builder writes beside it (``outcome_file``)."""
+
+    def __init__(self, path, builder=True):
         self.path = path
+        self.builder = builder
         self.config = yaml.safe_load((path / SMOKE_CONFIG).read_text())
         self.background = None
         self.process = None
-        self.session_nice = None  # the session group's nice value before start()
+        self.interrupted = False  # the session was interrupted: stop() kills
         self.outcomes = {}  # stage -> (exit status, seconds, CPU seconds)
-        self.setup_done = threading.Event()
-        self.smoke_done = threading.Event()
-        self.precision_done = threading.Event()
         self.smoke_wanted = False  # the session has tests that read it
         self.precision_wanted = False  # the same
         self.precision_path = path.parent / "precision_workflow"
+
+    @classmethod
+    def shared(cls, root):
+        """The session's built workflow in ``root``: copied by the first
+        process that asks (which builds it), found by the others."""
+        path = root / "built_workflow"
+        with open(root / "built_workflow.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when closed
+            builder = not path.exists()
+            if builder:
+                copy_workflow(path)
+                (root / "built_workflow.builder").write_text(str(os.getpid()))
+        return cls(path, builder)
+
+    @property
+    def building(self):
+        """Whether the stages are made in the background (by this process or
+        by another worker)."""
+        return self.background is not None or not self.builder
 
     def setup_targets(self):
         """Every venv, prepared dataset and file of shared initial weights of
@@ -198,40 +223,32 @@ class BuiltWorkflow(object):
         )
 
     def start(self):
-        """Set-up, then the smoke run, in the background. The tests' own
-        processes then run at a lower priority: the smoke run is the
-        session's longest chain, and they fill the time its runs leave.
-
-        The smoke run is a session of its own, and Linux shares the CPU
-        between sessions (autogroups) before it looks at a process' nice
-        value: niced in the same session only, the tests took half the CPU
-        from the smoke run, whose two pinned threads then waited on each
-        other (epochs of keras-torch's bAbI RNN 15 times slower than alone).
-        So the tests' session is niced too, where it can be restored (root)."""
-        self.background = threading.Thread(target=self._build_everything, daemon=True)
-        self.background.start()
+        """Set-up, then the smoke run, in the background (by the builder).
+        The tests' own processes then run at a lower priority: the smoke run
+        is the session's longest chain, and they fill the time its runs
+        leave (the session's group is niced too: ``lower_session_priority``)."""
+        if self.builder:
+            self.background = threading.Thread(target=self._build_everything, daemon=True)
+            self.background.start()
         os.nice(TESTS_NICENESS)  # this thread only (Linux), and what it starts
-        if os.geteuid() == 0:
-            self.session_nice = runtime.autogroup_nice()
-            runtime.set_autogroup_nice(TESTS_NICENESS)
 
     def _build_everything(self):
+        stages = ["setup", "smoke", "precision"]
         try:
             # no timed run yet: four venv builds at a time (pip waits on the network too)
             setup = self.setup_targets() + ["--resources", "cpu_exclusive=4", "-j4"]
             self._stage("setup", setup, SETUP_TIMEOUT_S)
-        finally:
-            self.setup_done.set()
-        try:
-            if self.smoke_wanted and self.outcomes.get("setup", (None,))[0] == 0:
+            if self.smoke_wanted and self._succeeded("setup"):
                 self._stage("smoke", ["-j2"], SMOKE_TIMEOUT_S)
-        finally:
-            self.smoke_done.set()
-        try:
-            if self.precision_wanted and self.outcomes.get("setup", (None,))[0] == 0:
+            if self.precision_wanted and self._succeeded("setup"):
                 self._make_precision()
         finally:
-            self.precision_done.set()
+            for stage in stages:  # so that nobody waits for a stage never made
+                if stage not in self.outcomes:
+                    self._record(stage, "not made", 0, 0)
+
+    def _succeeded(self, stage):
+        return self.outcomes.get(stage, (None,))[0] == 0
 
     def _make_precision(self):
         workdir = copy_workflow(self.precision_path, self.path, PRECISION_BACKENDS)
@@ -262,7 +279,16 @@ class BuiltWorkflow(object):
             status = "killed by signal {} (time-out {} s?)".format(os.WTERMSIG(status), timeout)
         else:
             status = self.process.returncode
-        self.outcomes[stage] = (status, time.monotonic() - started, cpu)
+        self._record(stage, status, time.monotonic() - started, cpu)
+
+    def _record(self, stage, status, seconds, cpu):
+        self.outcomes[stage] = (status, seconds, cpu)
+        written = self.outcome_file(stage).with_suffix(".partial")
+        written.write_text(json.dumps({"status": status, "seconds": seconds, "cpu": cpu}))
+        written.replace(self.outcome_file(stage))
+
+    def outcome_file(self, stage):
+        return self.path.parent / "built_workflow.{}.json".format(stage)
 
     def _kill(self):
         try:
@@ -273,9 +299,19 @@ class BuiltWorkflow(object):
     def log(self, stage):
         return self.path.parent / "{}.log".format(stage)
 
-    def _check(self, stage, done):
-        done.wait()
-        status, seconds, _ = self.outcomes.get(stage, ("not started", 0, 0))
+    def _wait(self, stage):
+        """The stage's outcome, once it is made; a worker that is not the
+        builder gives up when the builder's process has gone."""
+        builder_pid = int((self.path.parent / "built_workflow.builder").read_text())
+        while not self.outcome_file(stage).exists():
+            if not self.builder and not _process_alive(builder_pid):
+                return ("not made: the worker building it ({}) has ended".format(builder_pid), 0, 0)
+            time.sleep(1)
+        outcome = json.loads(self.outcome_file(stage).read_text())
+        return outcome["status"], outcome["seconds"], outcome["cpu"]
+
+    def _check(self, stage):
+        status, seconds, _ = self._wait(stage)
         if status != 0:
             raise AssertionError(
                 "the built workflow's {} failed ({}) after {:.0f} s:\n{}".format(
@@ -285,10 +321,10 @@ class BuiltWorkflow(object):
 
     def build(self, *targets):
         """The smoke config's ``targets`` (files), made if need be."""
-        if self.background is not None:
-            self._check("setup", self.setup_done)
+        if self.building:
+            self._check("setup")
         missing = [target for target in targets if not (self.path / target).exists()]
-        if missing and self.background is not None:
+        if missing and self.building:
             raise AssertionError("not among the set-up's targets: {}".format(missing))
         if missing:
             run_snakemake(self.path, *missing, "--configfile", SMOKE_CONFIG, "-j2")
@@ -303,32 +339,50 @@ class BuiltWorkflow(object):
 
     def smoke(self):
         """The workflow after every run of the smoke config."""
-        if self.background is not None:
-            self._check("smoke", self.smoke_done)
+        if self.building:
+            self._check("smoke")
         elif "smoke" not in self.outcomes:
             started = time.monotonic()
             run_snakemake(self.path, "--configfile", SMOKE_CONFIG, "-j2", timeout=SMOKE_TIMEOUT_S)
-            self.outcomes["smoke"] = (0, time.monotonic() - started, None)
+            self._record("smoke", 0, time.monotonic() - started, 0)
         return self.path
 
     def precision(self):
         """The precision workflow (``precision_config``) after its runs."""
-        if self.background is not None:
-            self._check("precision", self.precision_done)
+        if self.building:
+            self._check("precision")
         elif "precision" not in self.outcomes:
             for backend in PRECISION_BACKENDS:
                 self.venv(backend)
             self._make_precision()
-            self.precision_done.set()
-            self._check("precision", self.precision_done)
+            self._check("precision")
         return self.precision_path
 
     def stop(self):
-        """Ends a background Snakemake still running (an interrupted session)."""
-        if self.process is not None and self.process.returncode is None:
+        """Ends a background Snakemake still running where the session was
+        interrupted or is the only one; under pytest-xdist the builder waits
+        for the stages the other worker may still read."""
+        if self.background is None:
+            return
+        if XDIST_WORKER and not self.interrupted:
+            self.background.join()
+        elif self.process is not None and self.process.returncode is None:
             self._kill()
             self.background.join()
-        runtime.set_autogroup_nice(self.session_nice)
+
+
+def _process_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def session_root(tmp_path_factory):
+    """The session's temporary folder, the same for every xdist worker."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if XDIST_WORKER else base
 
 
 SMOKE_NEEDED = pytest.StashKey[bool]()
@@ -338,30 +392,66 @@ BACKGROUND_READERS = ("smoke_workflow", "precision_workflow")
 
 @pytest.hookimpl(trylast=True)  # after -m and -k have deselected
 def pytest_collection_modifyitems(config, items):
-    """The tests that read the smoke run, then those that read the precision
-    workflow, go last, so that the others run while they are made."""
+    """The unit tests first (they need nothing built), then the end-to-end
+    tests, then those that read the smoke run and last those that read the
+    precision workflow, so that the others run while they are made."""
     readers = {
         name: [item for item in items if name in item.fixturenames] for name in BACKGROUND_READERS
     }
     others = [item for item in items if not set(BACKGROUND_READERS) & set(item.fixturenames)]
+    others.sort(key=lambda item: item.get_closest_marker("e2e") is not None)  # stable
     items[:] = others + [item for name in BACKGROUND_READERS for item in readers[name]]
     config.stash[PRECISION_NEEDED] = bool(readers["precision_workflow"])
     config.stash[SMOKE_NEEDED] = bool(readers["smoke_workflow"])
 
 
+SESSION_NICE = []  # the session group's nice value before it was lowered
+
+
+def lower_session_priority():
+    """Linux shares the CPU between sessions (autogroups) before it looks at a
+    process' nice value, and the smoke run is a session of its own: niced in
+    the tests' session only, the tests took half the CPU from the smoke run,
+    whose two pinned threads then waited on each other (epochs of keras-torch's
+    bAbI RNN 15 times slower than alone). So the tests' session group is
+    niced too, where it can be restored (root)."""
+    if os.geteuid() == 0 and not SESSION_NICE:
+        SESSION_NICE.append(runtime.autogroup_nice())
+        runtime.set_autogroup_nice(TESTS_NICENESS)
+
+
+def pytest_configure(config):
+    if not XDIST_WORKER and getattr(config.option, "numprocesses", None):
+        lower_session_priority()  # the workers' session, from the controller
+
+
+def pytest_unconfigure(config):
+    if SESSION_NICE and not XDIST_WORKER:
+        runtime.set_autogroup_nice(SESSION_NICE.pop())
+
+
+def pytest_keyboard_interrupt(excinfo):
+    for built in BUILT:
+        built.interrupted = True
+
+
 @pytest.fixture(scope="session", autouse=True)
 def built_workflow(request, tmp_path_factory):
-    built = BuiltWorkflow(copy_workflow(tmp_path_factory.mktemp("built_workflow")))
+    built = BuiltWorkflow.shared(session_root(tmp_path_factory))
     built.smoke_wanted = request.config.stash.get(SMOKE_NEEDED, False)
     built.precision_wanted = request.config.stash.get(PRECISION_NEEDED, False)
     if built.smoke_wanted or built.precision_wanted:
         built.start()
+        if not XDIST_WORKER:
+            lower_session_priority()
     BUILT.append(built)
     yield built
     built.stop()
+    if not XDIST_WORKER and SESSION_NICE:
+        runtime.set_autogroup_nice(SESSION_NICE.pop())
 
 
-BUILT = []  # for the summary
+BUILT = []  # this process' built workflow
 
 
 @pytest.fixture(scope="session")
@@ -374,6 +464,44 @@ def smoke_workflow(built_workflow):
 def precision_workflow(built_workflow):
     """A workflow of its own (``precision_config``) after its runs."""
     return built_workflow.precision()
+
+
+try:
+    from xdist.scheduler import LoadScopeScheduling
+except ImportError:  # pytest runs every test itself
+    LoadScopeScheduling = None
+
+if LoadScopeScheduling is not None:
+
+    class ModuleRunScheduling(LoadScopeScheduling):
+        """pytest-xdist's unit of work here: a run of consecutive tests of one
+        module in the order ``pytest_collection_modifyitems`` gave, handed out
+        in that order to whichever worker is free. A module's fixtures are
+        then made once, and the tests that wait for the smoke run still come
+        last (xdist's own scopes would start with the modules of most tests)."""
+
+        def schedule(self):
+            if self.collection is None and self.collection_is_completed:
+                collection = next(iter(self.registered_collections.values()))
+                self.run_of = {}
+                run = 0
+                for previous, nodeid in zip([None, *collection], collection):
+                    if previous is None or _module(previous) != _module(nodeid):
+                        run += 1
+                    self.run_of[nodeid] = "{}#{}".format(_module(nodeid), run)
+            super().schedule()
+
+        def _split_scope(self, nodeid):
+            return self.run_of[nodeid]
+
+    def _module(nodeid):
+        return nodeid.split("::")[0]
+
+    def pytest_xdist_make_scheduler(config, log):
+        if config.getvalue("dist") == "load":  # -n's default
+            config.option.loadscopereorder = False
+            return ModuleRunScheduling(config, log)
+        return None
 
 
 # This machine's name as the workflow derives it (machine: auto).
@@ -417,11 +545,16 @@ FAULT_TALLY = {"tried": 0, "survived": 0, "lost": 0}
 
 # Wall time of each test module's tests (set-up, call and tear-down; a
 # wait for the built workflow counts to the test that waited) and the CPU
-# time of the processes they ran (the built workflow's stages apart).
+# time of the processes they ran (the built workflow's stages apart). The
+# process that runs a test measures it and puts it on the test's report,
+# which reaches the process that prints the summary (pytest-xdist's
+# controller, or the same).
 MODULE_SECONDS = collections.Counter()
 MODULE_CPU = collections.Counter()
+FAULTS_SEEN = collections.Counter()
 BACKGROUND_CPU = []  # CPU seconds of each background stage, as it ends
 _CPU_SEEN = [0.0]
+_FAULTS_REPORTED = collections.Counter()
 
 
 def _children_cpu():
@@ -429,17 +562,26 @@ def _children_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    now = _children_cpu()
+    report.children_cpu = now - _CPU_SEEN[0] - sum(BACKGROUND_CPU)
+    BACKGROUND_CPU.clear()
+    _CPU_SEEN[0] = now
+    report.faults = dict(collections.Counter(FAULT_TALLY) - _FAULTS_REPORTED)
+    _FAULTS_REPORTED.update(report.faults)
+
+
 def pytest_runtest_logreport(report):
     module = report.nodeid.split("::")[0]
     MODULE_SECONDS[module] += report.duration
-    now = _children_cpu()
-    background = sum(BACKGROUND_CPU)
-    MODULE_CPU[module] += now - _CPU_SEEN[0] - background
-    BACKGROUND_CPU.clear()
-    _CPU_SEEN[0] = now
+    MODULE_CPU[module] += getattr(report, "children_cpu", 0)
+    FAULTS_SEEN.update(getattr(report, "faults", {}))
 
 
-def pytest_terminal_summary(terminalreporter):
+def pytest_terminal_summary(terminalreporter, config):
     terminalreporter.write_line(
         "machine: {}, {} cores".format(runtime.cpu_model(), len(os.sched_getaffinity(0)))
     )
@@ -451,16 +593,26 @@ def pytest_terminal_summary(terminalreporter):
                 for name, seconds in sorted(MODULE_SECONDS.items(), key=lambda item: -item[1])
             )
         )
-    for built in BUILT:
-        for stage, (status, seconds, cpu) in built.outcomes.items():
-            outcome = "done" if status == 0 else "FAILED ({})".format(status)
-            terminalreporter.write_line(
-                "built workflow: {} {} in {:.0f} s, CPU {} ({})".format(
-                    stage, outcome, seconds, "{:.0f} s".format(cpu) if cpu else "-", built.path
-                )
-            )
-    if FAULT_TALLY["tried"]:
+    root = config._tmp_path_factory.getbasetemp()  # the workers' root under xdist
+    for stage in ("setup", "smoke", "precision"):
+        outcome_file = root / "built_workflow.{}.json".format(stage)
+        if not outcome_file.exists():
+            continue
+        outcome = json.loads(outcome_file.read_text())
+        if outcome["status"] == "not made":
+            continue
         terminalreporter.write_line(
-            "fault injection: {tried} faults tried, {survived} survived, {lost} results "
-            "lost".format(**FAULT_TALLY)
+            "built workflow: {} {} in {:.0f} s, CPU {:.0f} s ({})".format(
+                stage,
+                "done" if outcome["status"] == 0 else "FAILED ({})".format(outcome["status"]),
+                outcome["seconds"],
+                outcome["cpu"],
+                root / "built_workflow",
+            )
+        )
+    if FAULTS_SEEN["tried"]:
+        terminalreporter.write_line(
+            "fault injection: {} faults tried, {} survived, {} results lost".format(
+                FAULTS_SEEN["tried"], FAULTS_SEEN["survived"], FAULTS_SEEN["lost"]
+            )
         )
