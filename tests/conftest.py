@@ -126,12 +126,18 @@ SMOKE_CONFIG = "config/smoke.yaml"
 
 # The precision workflow, made in the background after the smoke run: the
 # smoke's digits MLP in float32 and mixed_bfloat16, eager and compiled, on
-# every Keras 3 backend that trains and on native torch and JAX, one repeat
+# every Keras 3 backend that trains and on native TensorFlow, torch and JAX,
+# one repeat
 # (tests/test_precision_e2e.py reads it). One thread a run: it keeps one core
 # while the tests, which after the smoke run one at a time, take the other.
 PRECISION_CONFIG = "config/precision.yaml"
-PRECISION_BACKENDS = ("keras-tensorflow", "keras-jax", "keras-torch", "native-torch", "native-jax")
-PRECISION_TARGETS = ("results/summary.csv", "results/tables/speedups.md")
+PRECISION_BACKENDS = ("keras-tensorflow", "keras-jax", "keras-torch")
+PRECISION_BACKENDS += ("native-tensorflow", "native-torch", "native-jax")
+PRECISION_TARGETS = (
+    "results/summary.csv",
+    "results/tables/speedups.md",
+    "results/plots/speedups.png",
+)
 
 
 def precision_config(precision=("float32", "mixed_bfloat16"), compile_modes=("eager", "compiled")):
@@ -358,6 +364,16 @@ class BuiltWorkflow(object):
             self._check("precision")
         return self.precision_path
 
+    def wait_while_smoke_runs(self):
+        """Under pytest-xdist, the worker that does not build waits for the
+        end of the smoke run before an end-to-end test: two streams of tests
+        beside the smoke run's timed runs slowed them more than one did (its
+        two pinned threads wait on each other whenever a core is taken:
+        keras-torch's bAbI epochs 32 s instead of 5.5 with one stream, the
+        smoke run 41 minutes instead of 28)."""
+        if XDIST_WORKER and not self.builder and self.smoke_wanted:
+            self._wait("smoke")
+
     def stop(self):
         """Ends a background Snakemake still running where the session was
         interrupted or is the only one; under pytest-xdist the builder waits
@@ -452,6 +468,23 @@ def built_workflow(request, tmp_path_factory):
 
 
 BUILT = []  # this process' built workflow
+
+
+def _one_stream_during_smoke(request, built_workflow):
+    if request.node.get_closest_marker("e2e") is not None:
+        built_workflow.wait_while_smoke_runs()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_stream_during_smoke_module(request, built_workflow):
+    """Before an end-to-end module's own fixtures (``wait_while_smoke_runs``)."""
+    _one_stream_during_smoke(request, built_workflow)
+
+
+@pytest.fixture(autouse=True)
+def one_stream_during_smoke(request, built_workflow):
+    """The same for end-to-end tests in modules of unit tests."""
+    _one_stream_during_smoke(request, built_workflow)
 
 
 @pytest.fixture(scope="session")

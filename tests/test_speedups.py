@@ -80,3 +80,24 @@ def test_break_even_needs_an_extra_cost_and_a_saving():
     assert speedups.break_even(10.0, 2.0) == 5.0
     assert speedups.break_even(10.0, -1.0) == math.inf  # compiled epochs are slower
     assert speedups.break_even(-1.0, 2.0) is None  # compiling cost nothing extra
+
+
+def test_the_plot_shows_each_mode_of_each_backend(tmp_path):
+    from matplotlib.image import imread
+
+    from dlbench import plots
+
+    metrics, epochs, latencies = frames(
+        {
+            ("float32", "eager"): (2.0, 1.0, 0.95),
+            ("float32", "compiled"): (12.0, 0.5, 0.95),
+            ("mixed_bfloat16", "compiled"): (14.0, 5.0, 0.94),
+        }
+    )
+    found = speedups.speedups(metrics, epochs, latencies, tolerance=0.05, draws=200)
+    output = tmp_path / "speedups.png"
+    plots.speedups(found, output)
+    image = imread(output)
+    assert image.shape[0] > 300 and image.shape[1] > 800  # 8 inches at 120 dpi
+    plots.speedups(found.iloc[:0], tmp_path / "empty.png")  # no cell: says so
+    assert (tmp_path / "empty.png").stat().st_size > 5_000

@@ -355,7 +355,12 @@ BACKENDS = {
         "gpu_build": True,
     },
     "native-tensorflow": {
-        "precision_note": NATIVE_PRECISION_TODO,
+        "precision": {
+            "mixed_bfloat16": "float32 variables cast to bfloat16 where the layers use them, "
+            "loss in float32 (Keras' mixed policy, by hand)",
+            "mixed_float16": "float32 variables cast to float16, dynamic loss scaling by "
+            "Keras' LossScaleOptimizer rule",
+        },
         "compile": XLA_OR_NOT,
         "family": "tensorflow",
         "adapter": "native_tensorflow",
@@ -368,10 +373,10 @@ BACKENDS = {
     "native-jax": {
         "precision": {
             "mixed_bfloat16": "float32 parameters cast to bfloat16 for the forward pass, loss "
-            "in float32 (jmp's and Flax's dtype / param_dtype scheme)"
+            "in float32 (jmp's and Flax's dtype / param_dtype scheme)",
+            "mixed_float16": "float32 parameters cast to float16, dynamic loss scaling by "
+            "Keras' LossScaleOptimizer rule (as jmp's DynamicLossScale)",
         },
-        "precision_note": "float16 needs loss scaling, which plain JAX leaves to libraries "
-        "(jmp): not set up here",
         "compile": {"compiled": {}},
         "compile_note": JAX_EAGER,
         "family": "jax",

@@ -255,6 +255,8 @@ PREDICTION_COLUMNS = (
     "machine",
     "devices",
     "threads",
+    "precision",
+    "compile",
     "weights",
     "reference",
     "tolerance",
@@ -355,7 +357,7 @@ def compare_predictions(records, reference="median", tolerance=PREDICTION_TOLERA
             reference_outputs = numpy.asarray(chosen["outputs"], float)
             reference_norms = numpy.asarray(chosen["norms"], float)
         for row in group.to_dict("records"):
-            found = {key: row.get(key) for key in PREDICTION_COLUMNS[:8]}
+            found = {key: row.get(key) for key in PREDICTION_COLUMNS[:10]}
             found.update(
                 reference=reference_name,
                 tolerance=tolerance,

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from dlbench import catalog, matrix  # noqa: E402
-from dlbench.collect import NOT_APPLICABLE, setting_labels  # noqa: E402
+from dlbench.collect import NOT_APPLICABLE, labels, setting_labels  # noqa: E402
 
 # One colour per framework in every figure; Keras solid, native dashed.
 FRAMEWORK_COLOURS = {
@@ -329,6 +329,58 @@ def abstraction_cost(cost, output):
     axis.invert_yaxis()
     axis.set_xlabel("Keras time / native time (log scale; > 1: Keras slower)")
     axis.set_title("Cost of abstraction: Keras vs native, 95 % bootstrap interval")
+    figure.tight_layout()
+    figure.savefig(output, dpi=120)
+    plt.close(figure)
+
+
+MODE_MARKERS = {"eager": "o", "auto": "s", "compiled": "D"}
+
+
+def speedups(found, output):
+    """Each precision and compile mode against its backend's float32 eager
+    cell (``dlbench.speedups``): a row per workload and backend, a marker per
+    mode with its interval as an error bar, 1 (the baseline) as a line; log
+    scale, so 2x slower and 2x faster are the same distance from it."""
+    others = [c for c in matrix.shown_settings(found) if c not in ("precision", "compile")]
+    found = found.assign(setting=labels(found, others) if others else "")
+    keys = ["dataset", "model", "setting", "backend"]
+    rows = found[keys].drop_duplicates().reset_index(drop=True)
+    position = {tuple(row): i for i, row in enumerate(rows.itertuples(index=False))}
+    modes = found[["precision", "compile"]].drop_duplicates().sort_values(["precision", "compile"])
+    precisions = sorted(set(found["precision"]))
+    figure, axis = plt.subplots(figsize=(8, max(3, 0.45 * len(rows) + 1.5)))
+    step = 0.8 / max(1, len(modes))
+    for i, (precision, mode) in enumerate(modes.itertuples(index=False)):
+        cells = found[(found["precision"] == precision) & (found["compile"] == mode)]
+        y = [position[tuple(cell)] - 0.4 + step * (i + 0.5) for cell in cells[keys].values]
+        axis.errorbar(
+            cells["speedup"],
+            y,
+            xerr=[
+                cells["speedup"] - cells["speedup_ci_low"],
+                cells["speedup_ci_high"] - cells["speedup"],
+            ],
+            fmt=MODE_MARKERS.get(mode, "o"),
+            capsize=3,
+            color="C{}".format(precisions.index(precision)),
+            label="{}, {}".format(precision, mode),
+        )
+    if len(found):
+        axis.axvline(1.0, color="gray", linestyle="--", linewidth=1)
+        axis.set_xscale("log")
+        axis.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+        axis.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter("{:g}".format))
+        axis.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        _legend_outside(axis, title="precision, compile")
+    else:
+        axis.text(0.5, 0.5, "no cell to compare", ha="center", transform=axis.transAxes)
+    axis.set_yticks(range(len(rows)))
+    names = [_label(r.dataset, r.model, r.setting or None) for r in rows.itertuples()]
+    axis.set_yticklabels(["{}  {}".format(n, b) for n, b in zip(names, rows["backend"])])
+    axis.invert_yaxis()
+    axis.set_xlabel("speed-up against float32 eager (log scale; > 1: faster)")
+    axis.set_title("Precision and compilation, 95 % bootstrap interval")
     figure.tight_layout()
     figure.savefig(output, dpi=120)
     plt.close(figure)

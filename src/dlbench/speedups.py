@@ -27,6 +27,7 @@ from dlbench import abstraction, catalog, matrix
 GROUP = matrix.cell_columns("precision", "compile")
 BASELINE_MODES = ("eager", "auto", "compiled")
 COLUMNS = GROUP + [
+    "accelerator",
     "precision",
     "compile",
     "task",
@@ -105,6 +106,7 @@ def speedups(metrics, epochs, latencies, tolerance, level=0.95, draws=2000):
             speedup, low, high = abstraction.ratio_ci(base, these, level, draws)
             row = {
                 **dict(zip(GROUP, group)),
+                "accelerator": runs["accelerator"].iloc[0] if "accelerator" in runs else None,
                 "precision": precision,
                 "compile": mode,
                 "task": task,

@@ -257,7 +257,7 @@ def all_outputs():
     if matrix.predictions_compared(config):
         outputs.append("results/tables/predictions.md")
     if matrix.modes_compared(config):
-        outputs.append("results/tables/speedups.md")
+        outputs += ["results/tables/speedups.md", "results/plots/speedups.png"]
     if abstraction.pairs(set(config["backends"])):
         outputs += [
             "results/tables/abstraction_cost.md",

@@ -99,6 +99,24 @@ rule plot_abstraction_cost:
         "../scripts/plot_comparison.py"
 
 
+rule plot_speedups:
+    input:
+        "results/tables/speedups.csv",
+    output:
+        report(
+            "results/plots/speedups.png",
+            caption="../report/speedups.rst",
+            category="Precision and compilation",
+            labels={"figure": "speed-ups"},
+        ),
+    log:
+        "logs/plots/speedups.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/plot_comparison.py"
+
+
 rule plot_lines_of_code:
     input:
         "results/tables/lines_of_code.csv",

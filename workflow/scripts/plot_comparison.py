@@ -1,4 +1,4 @@
-"""Keras vs native figures (rules plot_abstraction_cost, plot_lines_of_code)."""
+"""Comparison figures (rules plot_abstraction_cost, plot_lines_of_code, plot_speedups)."""
 
 import sys
 
@@ -8,5 +8,6 @@ sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 PLOTTERS = {
     "plot_abstraction_cost": plots.abstraction_cost,
     "plot_lines_of_code": plots.lines_of_code,
+    "plot_speedups": plots.speedups,
 }
 PLOTTERS[snakemake.rule](collect.read_table(snakemake.input[0]), snakemake.output[0])

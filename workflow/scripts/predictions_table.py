@@ -13,5 +13,7 @@ table = equivalence.compare_predictions(
 caption = equivalence.PREDICTIONS_CAPTION.format(
     reference=settings["reference"], tolerance=settings["prediction_tolerance"]
 )
-tables.write(snakemake.output, table, "Predictions from the same weights", caption)
+# precision and compile shown where they vary, as in the other tables
+shown = table.drop(columns=[c for c in ("precision", "compile") if table[c].nunique() <= 1])
+tables.write(snakemake.output, table, "Predictions from the same weights", caption, shown=shown)
 print(table.to_string())

@@ -95,6 +95,9 @@ class Adapter(native.NativeAdapter):
             import optax
 
             optimizer = jax_layers.optimizer(optax, native, hyper["optimizer"])
+            if precision == "mixed_float16":  # float16 gradients underflow unscaled
+                optimizer = jax_layers.loss_scaled(jax, optimizer)
+                self.applied["precision"]["loss_scaling"] = jax_layers.LOSS_SCALING
             model["optimizer"] = optimizer
             model["optimizer_state"] = optimizer.init(params)
             model["train_step"] = self._train_step(forward, optimizer)
@@ -161,9 +164,11 @@ class Adapter(native.NativeAdapter):
         def step(params, state, totals, x, y, key, index):
             key = jax.random.fold_in(key, index)  # a fresh dropout key per step
 
+            scale = getattr(optimizer, "scale", lambda state: 1.0)(state)
+
             def mean_loss(params):
                 loss, correct = sums(params, x, y, key)
-                return loss / y.shape[0], (loss, correct)
+                return loss / y.shape[0] * scale, (loss, correct)
 
             (_, (loss, correct)), grads = jax.value_and_grad(mean_loss, has_aux=True)(params)
             updates, state = optimizer.update(grads, state, params)

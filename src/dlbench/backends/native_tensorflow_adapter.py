@@ -5,14 +5,16 @@ modules (dlbench/workloads/<model>/in_tensorflow.py), a custom training loop
 same batches in the same order as every other backend. On devices >= 1 a
 tf.distribute.MirroredStrategy runs the step on every device and all-reduces
 the gradients (the custom-loop recipe of TensorFlow's distributed training
-guide). TensorFlow is imported in ``setup``, after the harness pinned the
-process. Importable on Python 3.6.
+guide). Mixed precision casts the float32 variables to bfloat16 or float16
+where the layers use them (``tensorflow_layers.in_precision``); float16 adds
+dynamic loss scaling as Keras' LossScaleOptimizer's. TensorFlow is imported
+in ``setup``, after the harness pinned the process. Importable on Python 3.6.
 """
 
 import os
 import time
 
-from dlbench import workloads
+from dlbench import catalog, workloads
 from dlbench.backends import frameworks, native
 from dlbench.layers import tensorflow_layers
 
@@ -66,11 +68,30 @@ class Adapter(native.NativeAdapter):
             net = workloads.builder(model_name, "tensorflow")(tf, data_spec)
         if hasattr(net, "recurrent"):
             self.applied["recurrent_kernels"] = net.recurrent
+        precision = self.requested.get("precision", catalog.FLOAT32)
+        self.net = net
+        if precision != catalog.FLOAT32:
+            dtype = getattr(tf, precision.replace("mixed_", ""))
+            tensorflow_layers.in_precision(tf, net, dtype)
+            self.applied["precision"] = {
+                "asked": precision,
+                "scheme": "float32 variables cast to {} where the layers use them".format(
+                    dtype.name
+                ),
+                "variable_dtype": "float32",
+            }
 
         def predict(x):
             return net.output(net.forward(x, training=False))
 
         return {"net": net, "hyper": hyper, "predict": tf.function(predict, jit_compile=self.jit)}
+
+    def settings(self):
+        found = dict(self.applied)
+        computed = getattr(getattr(self, "net", None), "computed_dtype", None)
+        if "precision" in found and computed:
+            found["precision"] = dict(found["precision"], compute_dtype=computed)
+        return found
 
     def _train_step(self, net, settings):
         """The optimizer and one step on every replica: sums of loss and hits
@@ -81,17 +102,25 @@ class Adapter(native.NativeAdapter):
         variables = net.trainable_variables
         with self.strategy.scope():
             apply = tensorflow_layers.optimizer(tf, variables, settings).apply
+            scaling = None
+            if net.compute_dtype == tf.float16:  # float16 gradients underflow unscaled
+                scaling = tensorflow_layers.LossScale(tf)
+                self.applied["precision"]["loss_scaling"] = scaling.description
 
         def replica_step(x, y):
             with tf.GradientTape() as tape:
                 logits = net.forward(x, training=True)
                 losses = tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=logits)
                 loss = tf.reduce_sum(losses)
-            gradients = [tf.convert_to_tensor(g) for g in tape.gradient(loss, variables)]
+                scaled = loss * scaling.scale if scaling else loss
+            gradients = [tf.convert_to_tensor(g) for g in tape.gradient(scaled, variables)]
             count = tf.cast(tf.shape(y)[0], tf.float32)
             context = tf.distribute.get_replica_context()
             count, *gradients = context.all_reduce(total, [count] + gradients)
-            apply([gradient / count for gradient in gradients])
+            if scaling:
+                scaling.apply(apply, [gradient / count for gradient in gradients])
+            else:
+                apply([gradient / count for gradient in gradients])
             hits = tf.equal(tf.argmax(logits, 1), tf.argmax(y, 1))
             return tf.stack([loss, tf.reduce_sum(tf.cast(hits, tf.float32))])
 

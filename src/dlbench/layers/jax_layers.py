@@ -277,3 +277,44 @@ def optimizer(optax, native, settings):
     if settings.get("decay"):
         rate = lambda step: native.learning_rate(settings, step)  # noqa: E731
     return getattr(optax, name)(rate, **kwargs)
+
+
+LOSS_SCALING = "dynamic (Keras' LossScaleOptimizer rule: 2^15, x2 per 2000 finite steps)"
+
+
+def loss_scaled(jax, inner, initial=2.0**15, growth_interval=2000):
+    """``inner`` (an optax optimizer) with dynamic loss scaling as Keras'
+    LossScaleOptimizer and jmp's DynamicLossScale do it: the train step
+    multiplies the loss by ``scale(state)`` (2^15 at first); ``update``
+    divides the gradients by it, skips a step whose gradients are not all
+    finite (no update, the optimizer's state kept) and halves the scale, and
+    doubles it after ``growth_interval`` finite steps in a row."""
+    import jax.numpy as jnp
+
+    tree_map = jax.tree_util.tree_map
+
+    class LossScaled(object):
+        @staticmethod
+        def init(params):
+            return inner.init(params), jnp.float32(initial), jnp.int32(0)
+
+        @staticmethod
+        def scale(state):
+            return state[1]
+
+        @staticmethod
+        def update(scaled_grads, state, params):
+            inner_state, scale, finite_steps = state
+            grads = tree_map(lambda g: g / scale, scaled_grads)
+            leaves = jax.tree_util.tree_leaves(grads)
+            finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(g)) for g in leaves]))
+            updates, stepped = inner.update(grads, inner_state, params)
+            updates = tree_map(lambda u: jnp.where(finite, u, jnp.zeros_like(u)), updates)
+            kept = tree_map(lambda new, old: jnp.where(finite, new, old), stepped, inner_state)
+            grow = finite & (finite_steps + 1 >= growth_interval)
+            scale = jnp.where(grow, scale * 2.0, scale)
+            scale = jnp.where(finite, scale, jnp.maximum(scale / 2.0, 1.0))
+            finite_steps = jnp.where(finite & ~grow, finite_steps + 1, 0)
+            return updates, (kept, scale, finite_steps)
+
+    return LossScaled()

@@ -7,7 +7,9 @@ orthogonal recurrent kernels, LSTM forget-gate bias 1, Embedding uniform
 A model is a ``tf.Module`` that holds its variables and has ``forward(x,
 training)``, the logits (resnet50: its pooled features); ``output`` turns them
 into what Keras' model outputs (softmax probabilities). Layers are closures
-over their variables, built in Keras' order. Importable without TensorFlow
+over their variables, built in Keras' order; they read them through ``read``,
+in the model's ``compute_dtype`` (float32 unless the run asks for mixed
+precision: ``in_precision``). Importable without TensorFlow
 until a model is built; ``tf`` is the module the adapter imported.
 """
 
@@ -19,6 +21,34 @@ def new_model(tf, name, output="softmax"):
     model = tf.Module(name=name)
     model.weights = []  # tracked by tf.Module: model.variables are the layers'
     model.output = tf.nn.softmax if output == "softmax" else tf.identity
+    model.compute_dtype = None  # the variables' own (float32)
+    return model
+
+
+def read(tf, model, variable):
+    """A variable as the layers compute with it: cast to the model's compute
+    dtype under mixed precision (its gradient comes back float32 through the
+    cast), itself otherwise."""
+    return variable if model.compute_dtype is None else tf.cast(variable, model.compute_dtype)
+
+
+def in_precision(tf, model, dtype):
+    """Mixed precision as Keras' policies and jmp do it: float32 variables,
+    each cast to ``dtype`` where a layer uses it, floating inputs cast too,
+    the forward pass's outputs back to float32 (loss and softmax in float32).
+    ``model.computed_dtype`` is the dtype the layers' last output had when the
+    forward pass was traced."""
+    model.compute_dtype = dtype
+    forward = model.forward
+
+    def forward_in_precision(x, training):
+        if x.dtype.is_floating:
+            x = tf.cast(x, dtype)
+        outputs = forward(x, training)
+        model.computed_dtype = outputs.dtype.name
+        return tf.cast(outputs, tf.float32)
+
+    model.forward = forward_in_precision
     return model
 
 
@@ -80,7 +110,7 @@ def dense_layer(tf, model, fan_in, units, activation=None):
     bias = add_variable(tf, model, tf.zeros([units]))
 
     def dense(x, training):
-        y = tf.nn.bias_add(tf.matmul(x, kernel), bias)
+        y = tf.nn.bias_add(tf.matmul(x, read(tf, model, kernel)), read(tf, model, bias))
         return activation(y) if activation else y
 
     return dense
@@ -91,7 +121,8 @@ def conv_layer(tf, model, size, channels, filters, activation=None, padding="VAL
     bias = add_variable(tf, model, tf.zeros([filters]))
 
     def conv(x, training):
-        y = tf.nn.bias_add(tf.nn.conv2d(x, kernel, stride, padding), bias)
+        y = tf.nn.conv2d(x, read(tf, model, kernel), stride, padding)
+        y = tf.nn.bias_add(y, read(tf, model, bias))
         return activation(y) if activation else y
 
     return conv
@@ -121,7 +152,7 @@ def flat_size(shape):
 
 def embedding(tf, model, vocabulary, dimension):
     table = add_variable(tf, model, tf.random.uniform([vocabulary, dimension], -0.05, 0.05))
-    return lambda x, training: tf.nn.embedding_lookup(table, x)
+    return lambda x, training: tf.nn.embedding_lookup(read(tf, model, table), x)
 
 
 RECURRENT = "Keras' cell in a tf.foldl loop, input projections of all steps at once (no cuDNN)"
@@ -145,13 +176,14 @@ def lstm_layer(tf, model, fan_in, units):
 
     def cell(state, projected):
         h, c = state
-        i, f, g, o = tf.split(projected + tf.matmul(h, recurrent), 4, axis=1)
+        i, f, g, o = tf.split(projected + tf.matmul(h, read(tf, model, recurrent)), 4, axis=1)
         c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
         return tf.sigmoid(o) * tf.tanh(c), c
 
     def lstm(x, training):
-        zeros = tf.zeros([tf.shape(x)[0], units])
-        return recurrent_loop(tf, x, kernel, bias, cell, (zeros, zeros))[0]
+        zeros = tf.zeros([tf.shape(x)[0], units], dtype=x.dtype)
+        weights = read(tf, model, kernel), read(tf, model, bias)
+        return recurrent_loop(tf, x, *weights, cell, (zeros, zeros))[0]
 
     return lstm
 
@@ -166,13 +198,15 @@ def gru_layer(tf, model, fan_in, units):
 
     def cell(h, projected):
         x_z, x_r, x_h = tf.split(projected, 3, axis=1)
-        h_z, h_r, h_h = tf.split(tf.matmul(h, recurrent) + bias[1], 3, axis=1)
+        projected_h = tf.matmul(h, read(tf, model, recurrent)) + read(tf, model, bias)[1]
+        h_z, h_r, h_h = tf.split(projected_h, 3, axis=1)
         z = tf.sigmoid(x_z + h_z)
         candidate = tf.tanh(x_h + tf.sigmoid(x_r + h_r) * h_h)
         return z * h + (1.0 - z) * candidate
 
     def gru(x, training):
-        return recurrent_loop(tf, x, kernel, bias[0], cell, tf.zeros([tf.shape(x)[0], units]))
+        zeros = tf.zeros([tf.shape(x)[0], units], dtype=x.dtype)
+        return recurrent_loop(tf, x, read(tf, model, kernel), read(tf, model, bias)[0], cell, zeros)
 
     return gru
 
@@ -196,7 +230,14 @@ def batch_norm(tf, model, channels):
     beta = add_variable(tf, model, tf.zeros([channels]))
     mean = add_variable(tf, model, tf.zeros([channels]), trainable=False)
     variance = add_variable(tf, model, tf.ones([channels]), trainable=False)
-    return lambda x: tf.nn.batch_normalization(x, mean, variance, beta, gamma, 1.001e-5)
+
+    def norm(x):
+        mean_, variance_, beta_, gamma_ = (
+            read(tf, model, v) for v in (mean, variance, beta, gamma)
+        )
+        return tf.nn.batch_normalization(x, mean_, variance_, beta_, gamma_, 1.001e-5)
+
+    return norm
 
 
 def conv_bn(tf, model, size, channels, filters, stride=1, padding="VALID"):
@@ -286,3 +327,39 @@ def optimizer(tf, variables, settings):
 
     state.apply = apply
     return state
+
+
+class LossScale(object):
+    """Dynamic loss scaling as Keras' LossScaleOptimizer does it: the loss
+    multiplied by ``scale`` (2^15 at first), the gradients divided by it; a
+    step whose gradients are not all finite is skipped and halves the scale,
+    2,000 finite steps in a row double it."""
+
+    description = "dynamic (Keras' LossScaleOptimizer rule: 2^15, x2 per 2000 finite steps)"
+
+    def __init__(self, tf, initial=2.0**15, growth_interval=2000):
+        self.tf = tf
+        self.growth_interval = growth_interval
+        first = tf.VariableAggregation.ONLY_FIRST_REPLICA
+        self.scale = tf.Variable(initial, trainable=False, aggregation=first)
+        self.finite_steps = tf.Variable(0, trainable=False, aggregation=first)
+
+    def apply(self, update, scaled_gradients):
+        """``update`` of the unscaled gradients, where they are all finite."""
+        tf = self.tf
+        gradients = [gradient / self.scale for gradient in scaled_gradients]
+        finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(g)) for g in gradients])
+
+        def step():
+            update(gradients)
+            grow = self.finite_steps + 1 >= self.growth_interval
+            self.scale.assign(tf.where(grow, self.scale * 2.0, self.scale))
+            self.finite_steps.assign(tf.where(grow, 0, self.finite_steps + 1))
+            return tf.constant(True)
+
+        def skip():
+            self.scale.assign(tf.maximum(self.scale / 2.0, 1.0))
+            self.finite_steps.assign(0)
+            return tf.constant(False)
+
+        return tf.cond(finite, step, skip)
