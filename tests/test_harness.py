@@ -255,3 +255,36 @@ for setup in (None, supervise._child_setup(None)):
     assert own >= 7
     assert plain == 0  # what a new session gets without the supervisor's care
     assert supervised == max(own, group)
+
+
+def test_overlapping_runs_of_fewer_threads_than_cpus_pin_to_different_cpus(tmp_path):
+    """Two one-thread runs at a time (equivalence checks, concurrent_cpu_runs)
+    each claim a CPU of their own; a third, with none left, shares and says
+    so. The claim ends with the process that held it."""
+    claim = (
+        "import json, sys\nfrom dlbench import runtime\n"
+        "print(json.dumps(runtime.claim_cpus(1, [0, 1], sys.argv[1])), flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    holders = [
+        subprocess.Popen(
+            [sys.executable, "-c", claim, str(tmp_path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=REPO / "src",
+        )
+        for _ in range(2)
+    ]
+    first, second = (json.loads(holder.stdout.readline()) for holder in holders)
+    assert {first[0][0], second[0][0]} == {0, 1}
+    assert first[1].startswith("claimed") and second[1].startswith("claimed")
+    cpus, how = runtime.claim_cpus(1, [0, 1], str(tmp_path))
+    assert cpus == [0] and how.startswith("shared"), how
+    holders[0].communicate("")  # it exits: its CPU is free again
+    cpus, how = runtime.claim_cpus(1, [0, 1], str(tmp_path))
+    assert cpus == first[0] and how.startswith("claimed"), how
+    runtime.release_cpus()
+    assert runtime.claim_cpus(1, first[0], str(tmp_path))[1].startswith("claimed")
+    runtime.release_cpus()
+    holders[1].communicate("")

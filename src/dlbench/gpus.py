@@ -62,7 +62,7 @@ class Allocation(object):
         self.release()
 
 
-def _try_lock(path):
+def try_lock(path):
     handle = open(path, "a")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -91,7 +91,7 @@ def allocate(count, pool, lock_dir, timeout_s=None, poll_s=0.5):
     while True:
         held = []
         for gpu in pool:
-            handle = _try_lock(os.path.join(lock_dir, "gpu{}.lock".format(gpu)))
+            handle = try_lock(os.path.join(lock_dir, "gpu{}.lock".format(gpu)))
             if handle is not None:
                 held.append((gpu, handle))
                 if len(held) == count:

@@ -488,14 +488,16 @@ def run(spec, data_path, record_path, epochs_path):
     launch.quiet_unless_first(rank)
     parallel = launch.parallel_of(spec)
     threads = launch.threads_per_process(runtime.resolve_threads(spec.get("threads")), parallel)
-    cpus = runtime.pin_to_cpus(
-        threads, launch.cpus_of(runtime.available_cpus(), threads, local_rank)
-    )
+    available = runtime.available_cpus()
+    chosen, claim = launch.cpus_of(available, threads, local_rank), None
+    if processes == 1 and threads < len(available):
+        chosen, claim = runtime.claim_cpus(threads, available)
+    cpus = runtime.pin_to_cpus(threads, chosen)
     columns = equivalence.STEP_COLUMNS if spec["task"] == "check" else EPOCH_COLUMNS
     epoch_log = EpochLog(epochs_path if rank == 0 else os.devnull, columns)
     adapter = None
     try:
-        record["environment"] = runtime.environment(threads, cpus)
+        record["environment"] = dict(runtime.environment(threads, cpus), cpus_claim=claim)
         adapter = backends.adapter_for(spec["backend"], adapter_settings(spec))
         adapter.setup(
             threads=threads,
@@ -528,14 +530,14 @@ def run(spec, data_path, record_path, epochs_path):
         epoch_log.close()
         if adapter is not None:
             adapter.close()
-    if rank != 0:
-        return record  # rank 0 writes the run's record
-    if record["status"] == "ok":  # after the measurement, which it must not disturb
-        record["environment"]["matmul_probe"] = probe.matmul_gflops()
-    record["peak_host_memory_mb"] = runtime.peak_rss_mb()
-    record["finished"] = runtime.utc_now()
-    record["load_average_at_end"] = list(os.getloadavg())
-    runtime.write_json_atomic(record_path, record)
+    if rank == 0:  # rank 0 writes the run's record
+        if record["status"] == "ok":  # after the measurement, which it must not disturb
+            record["environment"]["matmul_probe"] = probe.matmul_gflops()
+        record["peak_host_memory_mb"] = runtime.peak_rss_mb()
+        record["finished"] = runtime.utc_now()
+        record["load_average_at_end"] = list(os.getloadavg())
+        runtime.write_json_atomic(record_path, record)
+    runtime.release_cpus()
     return record
 
 

@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 
 # Variables that size the thread pools of BLAS libraries and of TensorFlow.
 # They must be in the environment before the libraries load, so the
@@ -46,6 +47,40 @@ def thread_environment(threads):
     # ops do not compete with it (the usual guidance for a single socket).
     env["TF_NUM_INTEROP_THREADS"] = "1"
     return env
+
+
+# The lock files of the CPUs this process claimed, open until it exits.
+_CLAIMED = []
+
+
+def claim_cpus(count, cpus, lock_dir=None):
+    """``count`` of ``cpus`` that no other run on this machine holds: one lock
+    file per CPU, held until ``release_cpus`` or the process' end (as
+    ``dlbench.gpus`` does for GPUs). Runs of fewer threads than CPUs that
+    overlap (equivalence checks two at a time, ``concurrent_cpu_runs``) then
+    pin to different CPUs instead of all to the first. Where fewer are free, the first ``count``,
+    shared. Returns the CPUs and how they were chosen."""
+    from dlbench import gpus
+
+    lock_dir = lock_dir or os.path.join(tempfile.gettempdir(), "dlbench-cpu-locks")
+    os.makedirs(lock_dir, exist_ok=True)
+    held = []
+    for cpu in cpus:
+        handle = gpus.try_lock(os.path.join(lock_dir, "cpu{}.lock".format(cpu)))
+        if handle is not None:
+            held.append((cpu, handle))
+        if len(held) == count:
+            _CLAIMED.extend(handle for _, handle in held)
+            return [cpu for cpu, _ in held], "claimed: lock files in {}".format(lock_dir)
+    for _, handle in held:
+        handle.close()
+    return list(cpus[:count]), "shared: fewer than {} CPUs unclaimed".format(count)
+
+
+def release_cpus():
+    """Gives back the CPUs ``claim_cpus`` took (the process' end does too)."""
+    while _CLAIMED:
+        _CLAIMED.pop().close()
 
 
 def pin_to_cpus(threads, cpus=None):
