@@ -18,13 +18,12 @@ CONFIG = "config/devices.yaml"
 
 
 def devices_config():
-    """The smoke's MLP, one repeat of two epochs, on 1 and 2 emulated devices; the backends
+    """The smoke's MLP, one repeat, on 1 and 2 emulated devices; the backends
     that train data-parallel, and two seed systems that cannot."""
     smoke = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
     parallel = [b for b in smoke["backends"] if "launch" in catalog.BACKENDS[b]["data_parallel"]]
     backends = {b: smoke["backends"][b] for b in parallel + ["keras2-theano", "keras2-cntk"]}
-    # two epochs: the first (start-up) and a steady one, for the scaling figures
-    workloads = [dict(w, repeats=1, epochs=2) for w in smoke["workloads"] if w["model"] == "mlp"]
+    workloads = [dict(w, repeats=1) for w in smoke["workloads"] if w["model"] == "mlp"]
     return dict(
         smoke, backends=backends, workloads=workloads, devices=[1, 2], accelerator="emulated-cpu"
     )
