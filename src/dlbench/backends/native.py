@@ -45,8 +45,23 @@ class NativeAdapter(object):
         described.update(extra)
         return described
 
+    # The dtype a mixed-precision forward pass computed in, seen when it was
+    # traced (native JAX and TensorFlow); None where nobody traced one.
+    computed_dtype = None
+
+    def _precision_applied(self, precision, scheme):
+        """What the run's mixed precision is, for ``settings``."""
+        self.applied["precision"] = {
+            "asked": precision,
+            "scheme": scheme,
+            "variable_dtype": "float32",
+        }
+
     def settings(self):
-        return dict(self.applied)
+        found = dict(self.applied)
+        if "precision" in found and self.computed_dtype:
+            found["precision"] = dict(found["precision"], compute_dtype=self.computed_dtype)
+        return found
 
     def synchronize(self):
         pass  # the adapters return host values: device work is done

@@ -14,7 +14,7 @@ import time
 
 from dlbench import catalog, workloads
 from dlbench.backends import frameworks, native
-from dlbench.layers import jax_layers
+from dlbench.layers import LOSS_SCALING, jax_layers
 
 
 class Adapter(native.NativeAdapter):
@@ -97,7 +97,7 @@ class Adapter(native.NativeAdapter):
             optimizer = jax_layers.optimizer(optax, native, hyper["optimizer"])
             if precision == "mixed_float16":  # float16 gradients underflow unscaled
                 optimizer = jax_layers.loss_scaled(jax, optimizer)
-                self.applied["precision"]["loss_scaling"] = jax_layers.LOSS_SCALING
+                self.applied["precision"]["loss_scaling"] = LOSS_SCALING
             model["optimizer"] = optimizer
             model["optimizer_state"] = optimizer.init(params)
             model["train_step"] = self._train_step(forward, optimizer)
@@ -127,18 +127,13 @@ class Adapter(native.NativeAdapter):
             self.computed_dtype = str(outputs.dtype)  # seen while tracing
             return outputs.astype(jnp.float32)
 
-        self.applied["precision"] = {
-            "asked": precision,
-            "scheme": "float32 parameters cast to {} in the forward pass".format(dtype.__name__),
-            "variable_dtype": "float32",
-        }
+        scheme = "float32 parameters cast to {} in the forward pass".format(dtype.__name__)
+        self._precision_applied(precision, scheme)
         return forward_in_precision
 
     def settings(self):
-        found = dict(self.applied)
+        found = super(Adapter, self).settings()
         found["inference_call"] = "jax.jit(softmax(forward(params, x))) (features: no softmax)"
-        if "precision" in found and getattr(self, "computed_dtype", None):
-            found["precision"] = dict(found["precision"], compute_dtype=self.computed_dtype)
         return found
 
     def _sums(self, forward):

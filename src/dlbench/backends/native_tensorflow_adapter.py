@@ -16,7 +16,7 @@ import time
 
 from dlbench import catalog, workloads
 from dlbench.backends import frameworks, native
-from dlbench.layers import tensorflow_layers
+from dlbench.layers import LOSS_SCALING, tensorflow_layers
 
 
 class Adapter(native.NativeAdapter):
@@ -73,25 +73,17 @@ class Adapter(native.NativeAdapter):
         if precision != catalog.FLOAT32:
             dtype = getattr(tf, precision.replace("mixed_", ""))
             tensorflow_layers.in_precision(tf, net, dtype)
-            self.applied["precision"] = {
-                "asked": precision,
-                "scheme": "float32 variables cast to {} where the layers use them".format(
-                    dtype.name
-                ),
-                "variable_dtype": "float32",
-            }
+            scheme = "float32 variables cast to {} where the layers use them".format(dtype.name)
+            self._precision_applied(precision, scheme)
 
         def predict(x):
             return net.output(net.forward(x, training=False))
 
         return {"net": net, "hyper": hyper, "predict": tf.function(predict, jit_compile=self.jit)}
 
-    def settings(self):
-        found = dict(self.applied)
-        computed = getattr(getattr(self, "net", None), "computed_dtype", None)
-        if "precision" in found and computed:
-            found["precision"] = dict(found["precision"], compute_dtype=computed)
-        return found
+    @property
+    def computed_dtype(self):
+        return getattr(getattr(self, "net", None), "computed_dtype", None)
 
     def _train_step(self, net, settings):
         """The optimizer and one step on every replica: sums of loss and hits
@@ -105,7 +97,7 @@ class Adapter(native.NativeAdapter):
             scaling = None
             if net.compute_dtype == tf.float16:  # float16 gradients underflow unscaled
                 scaling = tensorflow_layers.LossScale(tf)
-                self.applied["precision"]["loss_scaling"] = scaling.description
+                self.applied["precision"]["loss_scaling"] = LOSS_SCALING
 
         def replica_step(x, y):
             with tf.GradientTape() as tape:

@@ -20,6 +20,13 @@ MAX_POOL_TIES = (
 )
 
 
+# Dynamic loss scaling for float16, Keras' LossScaleOptimizer rule, in every
+# family that scales by hand (tensorflow_layers.LossScale, jax_layers.loss_scaled).
+LOSS_SCALE_INITIAL = 2.0**15
+LOSS_SCALE_GROWTH_INTERVAL = 2000
+LOSS_SCALING = "dynamic (Keras' LossScaleOptimizer rule: 2^15, x2 per 2000 finite steps)"
+
+
 def set_dropout(on):
     _DROPOUT["on"] = bool(on)
 

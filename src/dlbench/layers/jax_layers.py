@@ -9,7 +9,7 @@ biases (LSTM forget gate 1), embeddings uniform in +-0.05, batch norm with
 Keras' epsilon and moving statistics. Images are channels-last, as Keras and
 the prepared data have them. Importable without jax until a model is built."""
 
-from dlbench.layers import dropout_on
+from dlbench.layers import LOSS_SCALE_GROWTH_INTERVAL, LOSS_SCALE_INITIAL, dropout_on
 
 # The shared initial weights (dlbench.initial_weights) are in Keras' layout,
 # which is this family's: channels-last kernels, the same gate order and
@@ -279,10 +279,7 @@ def optimizer(optax, native, settings):
     return getattr(optax, name)(rate, **kwargs)
 
 
-LOSS_SCALING = "dynamic (Keras' LossScaleOptimizer rule: 2^15, x2 per 2000 finite steps)"
-
-
-def loss_scaled(jax, inner, initial=2.0**15, growth_interval=2000):
+def loss_scaled(jax, inner, initial=LOSS_SCALE_INITIAL, growth_interval=LOSS_SCALE_GROWTH_INTERVAL):
     """``inner`` (an optax optimizer) with dynamic loss scaling as Keras'
     LossScaleOptimizer and jmp's DynamicLossScale do it: the train step
     multiplies the loss by ``scale(state)`` (2^15 at first); ``update``

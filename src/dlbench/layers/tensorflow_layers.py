@@ -14,7 +14,7 @@ until a model is built; ``tf`` is the module the adapter imported.
 """
 
 from dlbench.backends import native
-from dlbench.layers import dropout_on
+from dlbench.layers import LOSS_SCALE_GROWTH_INTERVAL, LOSS_SCALE_INITIAL, dropout_on
 
 
 def new_model(tf, name, output="softmax"):
@@ -335,9 +335,7 @@ class LossScale(object):
     step whose gradients are not all finite is skipped and halves the scale,
     2,000 finite steps in a row double it."""
 
-    description = "dynamic (Keras' LossScaleOptimizer rule: 2^15, x2 per 2000 finite steps)"
-
-    def __init__(self, tf, initial=2.0**15, growth_interval=2000):
+    def __init__(self, tf, initial=LOSS_SCALE_INITIAL, growth_interval=LOSS_SCALE_GROWTH_INTERVAL):
         self.tf = tf
         self.growth_interval = growth_interval
         first = tf.VariableAggregation.ONLY_FIRST_REPLICA
