@@ -75,6 +75,8 @@ def test_every_mode_runs_and_the_record_says_what_ran(precision_workflow):
     # JAX has no eager mode: its cells say why, never run
     shown = summary.set_index(["backend", "precision", "compile"])
     assert shown.loc[("keras-jax", "float32", "eager"), "status"] == "not_applicable"
+    # Chainer has no bfloat16
+    assert shown.loc[("native-chainer", "mixed_bfloat16", "eager"), "status"] == "not_applicable"
 
 
 def test_reduced_precision_costs_little_accuracy_and_the_speedups_are_tabled(precision_workflow):
@@ -112,6 +114,8 @@ def test_float16_runs_or_is_refused_with_its_reason(precision_workflow):
         ran_in = found["settings"]["precision"]
         assert ran_in["compute_dtype"] == "float16", (run.backend, ran_in)
         assert ran_in.get("loss_scaling"), (run.backend, ran_in)
+    chainer = record(precision_workflow, "native-chainer", "mixed_float16", "auto")
+    assert chainer["settings"]["precision"]["variable_dtype"].startswith("float16")
 
 
 def test_inference_in_bfloat16_predicts_what_float32_predicts(precision_workflow):

@@ -436,7 +436,11 @@ BACKENDS = {
     },
     # Chainer has no Keras backend: no abstraction cost, lines of code only.
     "native-chainer": {
-        "precision_note": NATIVE_PRECISION_TODO,
+        "precision": {
+            "mixed_float16": "chainer.mixed16: float16 parameters and compute, float32 master "
+            "copies (use_fp32_update), Chainer's dynamic loss scaling",
+        },
+        "precision_note": "Chainer has no bfloat16 (its arrays are NumPy's, iDeep's and CuPy's)",
         "compile": {"eager": {}},
         "compile_note": "Chainer is define-by-run: it has no compiler",
         "family": "chainer",

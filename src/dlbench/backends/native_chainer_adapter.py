@@ -5,6 +5,12 @@ BLAS where it is missing), a hand-written loop with chainer.optimizers, the
 same batches in the same order as every other backend. chainer is imported
 in ``setup``, after the BLAS thread variables are set. Importable on Python
 3.6.
+
+mixed_float16 is Chainer's documented mixed precision: ``chainer.mixed16``
+as the default dtype (float16 parameters and activations, batch
+normalization in float32), float32 master copies of the parameters in the
+optimizer (``use_fp32_update``) and Chainer's dynamic loss scaling. Chainer
+has no bfloat16.
 """
 
 import os
@@ -12,7 +18,7 @@ import time
 
 import numpy
 
-from dlbench import initial_weights, runtime, workloads
+from dlbench import catalog, initial_weights, runtime, workloads
 from dlbench.backends import native
 from dlbench.layers import chainer_layers
 
@@ -27,7 +33,8 @@ class Adapter(native.NativeAdapter):
 
         self.chainer = chainer
         numpy.random.seed(seed)  # initialisers and dropout masks draw from numpy
-        chainer.global_config.dtype = numpy.float32
+        self.mixed16 = self.requested.get("precision", catalog.FLOAT32) == "mixed_float16"
+        chainer.global_config.dtype = chainer.mixed16 if self.mixed16 else numpy.float32
         # iDeep (MKL-DNN) is Chainer's documented CPU acceleration: its
         # functions take over where it is installed, numpy where not.
         self.ideep = chainer.backends.intel64.is_ideep_available()
@@ -37,10 +44,21 @@ class Adapter(native.NativeAdapter):
                 "blas_threads": int(os.environ["OPENBLAS_NUM_THREADS"]),
                 "omp_threads": int(os.environ["OMP_NUM_THREADS"]),
                 "use_ideep": chainer.global_config.use_ideep,
-                "dtype": "float32",
+                "dtype": "mixed16" if self.mixed16 else "float32",
                 "device": "@intel64 (iDeep)" if self.ideep else "@numpy",
             }
         )
+        if self.mixed16:
+            self._precision_applied(
+                "mixed_float16",
+                "chainer.mixed16: float16 parameters and compute (batch normalization in "
+                "float32), float32 master copies in the optimizer (use_fp32_update)",
+            )
+            self.applied["precision"].update(
+                variable_dtype="float16 (float32 master copies)",
+                loss_scaling="dynamic (Chainer's optimizer.loss_scaling(): from 1, x2 a step "
+                "until a non-finite gradient, then x2 per 1000 steps, halved on each)",
+            )
 
     def versions(self):
         found = {
@@ -61,8 +79,24 @@ class Adapter(native.NativeAdapter):
             settings = hyper["optimizer"]
             optimizer, model["lr_name"] = chainer_layers.optimizer(chainer, settings, native)
             optimizer.setup(net)
+            if self.mixed16:  # float16 gradients underflow unscaled
+                optimizer.use_fp32_update()
+                optimizer.loss_scaling()
             model.update(optimizer=optimizer, settings=settings)
         return model
+
+    def _inputs(self, x):
+        """Inputs in the dtype the model computes in."""
+        return x.astype(numpy.float16) if self.mixed16 else x
+
+    def _logits(self, net, x):
+        """The model's outputs in float32: losses and softmax are computed in
+        float32 under mixed precision, as the other frameworks do."""
+        logits = net(self._inputs(x))
+        if self.mixed16:
+            self.computed_dtype = str(logits.dtype)
+            logits = self.chainer.functions.cast(logits, numpy.float32)
+        return logits
 
     def load_initial_weights(self, model, manifest, weights):
         """Assigned on the CPU's numpy arrays, then moved back: copied into
@@ -91,16 +125,22 @@ class Adapter(native.NativeAdapter):
         start = time.perf_counter()
         net, optimizer, settings = model["net"], model["optimizer"], model["settings"]
         total_loss, correct = 0.0, 0
+        found = {}
+
+        def loss_of_batch(part):
+            found["logits"] = self._logits(net, inputs[part])
+            found["loss"] = F.softmax_cross_entropy(found["logits"], labels[part])
+            return found["loss"]
+
         with self.chainer.using_config("train", True):
             for part in native.batches(len(labels), batch_size):
                 if settings.get("decay") and model["lr_name"]:
                     rate = native.learning_rate(settings, model["step"])
                     setattr(optimizer.hyperparam, model["lr_name"], rate)
-                logits = net(inputs[part])
-                loss = F.softmax_cross_entropy(logits, labels[part])
-                net.cleargrads()
-                loss.backward()
-                optimizer.update()
+                # clears the gradients, back-propagates the loss (scaled under
+                # mixed16) and updates (skipped on a non-finite gradient)
+                optimizer.update(loss_of_batch, part)
+                loss, logits = found["loss"], found["logits"]
                 model["step"] += 1
                 total_loss += float(loss.array) * len(labels[part])
                 correct += int((numpy.asarray(logits.array).argmax(axis=1) == labels[part]).sum())
@@ -115,7 +155,7 @@ class Adapter(native.NativeAdapter):
         total_loss, correct = 0.0, 0
         with self.chainer.using_config("train", False), self.chainer.no_backprop_mode():
             for part in native.batches(len(labels), batch_size):
-                logits = model["net"](inputs[part])
+                logits = self._logits(model["net"], inputs[part])
                 total_loss += float(F.softmax_cross_entropy(logits, labels[part]).array) * len(
                     labels[part]
                 )
@@ -125,5 +165,5 @@ class Adapter(native.NativeAdapter):
     def predict(self, model, x):
         chainer = self.chainer
         with chainer.using_config("train", False), chainer.no_backprop_mode():
-            logits = model["net"](native.channels_first(x))
+            logits = self._logits(model["net"], native.channels_first(x))
             return numpy.asarray(chainer.functions.softmax(logits).array)
