@@ -99,6 +99,8 @@ def test_reduced_precision_costs_little_accuracy_and_the_speedups_are_tabled(pre
 def test_float16_runs_or_is_refused_with_its_reason(precision_workflow):
     config = precision_config(precision=("mixed_float16",), compile_modes=("auto",))
     config["workloads"] = [dict(w, epochs=2) for w in config["workloads"]]
+    # nothing here is timed: two one-thread runs at a time, on different CPUs
+    config["concurrent_cpu_runs"] = True
     write_config(precision_workflow / FLOAT16_CONFIG, config)
     assert not matrix.not_applicable_cells(config)  # each has loss scaling
     seeds = dict(config, backends={"keras2-theano": None, "native-pytensor": None})
