@@ -126,14 +126,15 @@ SMOKE_CONFIG = "config/smoke.yaml"
 
 # The precision workflow, made in the background after the smoke run: the
 # smoke's digits MLP in float32 and mixed_bfloat16, eager and compiled, on
-# every Keras 3 backend that trains and on native TensorFlow, torch, JAX and
-# Chainer (which has no bfloat16: float32 here, float16 in
+# every Keras 3 backend that trains and on native TensorFlow, torch, JAX,
+# MXNet and Chainer (which has no bfloat16: float32 here, float16 in
 # test_precision_e2e), one repeat
 # (tests/test_precision_e2e.py reads it). One thread a run: it keeps one core
 # while the tests, which after the smoke run one at a time, take the other.
 PRECISION_CONFIG = "config/precision.yaml"
 PRECISION_BACKENDS = ("keras-tensorflow", "keras-jax", "keras-torch")
-PRECISION_BACKENDS += ("native-tensorflow", "native-torch", "native-jax", "native-chainer")
+PRECISION_BACKENDS += ("native-tensorflow", "native-torch", "native-jax", "native-mxnet")
+PRECISION_BACKENDS += ("native-chainer",)
 PRECISION_TARGETS = (
     "results/summary.csv",
     "results/tables/speedups.md",

@@ -49,6 +49,8 @@ def test_every_mode_runs_and_the_record_says_what_ran(precision_workflow):
         ("native-torch", "mixed_bfloat16", "eager"),
         ("native-torch", "mixed_bfloat16", "compiled"),
         ("native-jax", "mixed_bfloat16", "compiled"),
+        ("native-mxnet", "mixed_bfloat16", "eager"),
+        ("native-mxnet", "mixed_bfloat16", "compiled"),
     }
     for backend, precision, mode in ran:
         found = record(precision_workflow, backend, precision, mode)
@@ -58,6 +60,8 @@ def test_every_mode_runs_and_the_record_says_what_ran(precision_workflow):
         if "jit_compile" in catalog.compile_settings(backend, mode):
             key = "torch_compile" if backend == "native-torch" else "jit_compile"
             assert settings[key] is (mode == "compiled"), (backend, mode, settings)
+        if "hybridize" in catalog.compile_settings(backend, mode):
+            assert bool(settings["hybridize"]) is (mode == "compiled"), (backend, settings)
         if precision == "mixed_bfloat16":
             ran_in = settings["precision"]
             assert ran_in["asked"] == "mixed_bfloat16"
@@ -102,7 +106,9 @@ def test_float16_runs_or_is_refused_with_its_reason(precision_workflow):
     # nothing here is timed: two one-thread runs at a time, on different CPUs
     config["concurrent_cpu_runs"] = True
     write_config(precision_workflow / FLOAT16_CONFIG, config)
-    assert not matrix.not_applicable_cells(config)  # each has loss scaling
+    # each has loss scaling but MXNet, whose CPU operators have no float16
+    refused = {c["backend"]: c["reason"] for c in matrix.not_applicable_cells(config)}
+    assert list(refused) == ["native-mxnet"] and "CuDNN" in refused["native-mxnet"], refused
     seeds = dict(config, backends={"keras2-theano": None, "native-pytensor": None})
     refused = {c["backend"]: c["reason"] for c in matrix.not_applicable_cells(seeds)}
     assert "Keras 2" in refused["keras2-theano"], refused

@@ -237,7 +237,6 @@ JAX_EAGER = (
     "JAX runs compiled by design (jax.jit); op-by-op dispatch (jax.disable_jit, Keras' "
     "jit_compile=False on JAX) is a debugging mode nobody trains in"
 )
-NATIVE_PRECISION_TODO = "not implemented for this native backend yet (issue 20)"
 XLA_OR_NOT = {"eager": {"jit_compile": False}, "compiled": {"jit_compile": True}}
 BACKENDS = {
     "keras-tensorflow": {
@@ -392,7 +391,12 @@ BACKENDS = {
         "gpu_build": True,
     },
     "native-mxnet": {
-        "precision_note": NATIVE_PRECISION_TODO,
+        "precision": {
+            "mixed_bfloat16": "MXNet AMP (contrib.amp, target bfloat16): AMP's operator lists "
+            "in bfloat16, softmax and losses in float32, float32 parameters",
+        },
+        "precision_note": "MXNet 1.9's CPU operators have no float16 (fully connected: "
+        "'only supported by CuDNN'); its float16 AMP is for GPUs",
         "compile": {"eager": {"hybridize": False}, "compiled": {"hybridize": True}},
         "family": "mxnet",
         "adapter": "native_mxnet",

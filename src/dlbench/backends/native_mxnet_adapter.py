@@ -4,12 +4,19 @@
 hand-written loop under autograd.record with gluon.Trainer, the same batches
 in the same order as every other backend. mxnet is imported in ``setup``,
 after its thread variables are set. Importable on Python 3.6.
+
+mixed_bfloat16 is MXNet's AMP (``mxnet.contrib.amp.init``, target
+bfloat16), its documented mixed precision on the CPU: the operators on AMP's
+bfloat16 list (fully connected, convolution, ...) compute in bfloat16, those
+on its float32 list (softmax, losses, reductions) in float32; parameters stay
+float32. No loss scaling: bfloat16 has float32's range. MXNet's CPU
+operators have no float16.
 """
 
 import os
 import time
 
-from dlbench import initial_weights, runtime, workloads
+from dlbench import catalog, initial_weights, runtime, workloads
 from dlbench.backends import native
 from dlbench.layers import dropout_on, mxnet_layers
 
@@ -27,6 +34,17 @@ class Adapter(native.NativeAdapter):
         import numpy
 
         self.mx = mxnet
+        self.bfloat16 = None  # AMP's bfloat16 dtype under mixed_bfloat16
+        if self.requested.get("precision", catalog.FLOAT32) == "mixed_bfloat16":
+            from mxnet.contrib.amp import amp
+
+            amp.init(target_dtype="bfloat16")  # before any block is built
+            self.bfloat16 = amp.bfloat16
+            self._precision_applied(
+                "mixed_bfloat16",
+                "MXNet AMP (contrib.amp.init, target bfloat16): AMP's bfloat16 operators "
+                "in bfloat16, its float32 ones (softmax, losses) in float32",
+            )
         mxnet.random.seed(seed)
         numpy.random.seed(seed)
         self.context = mxnet.cpu()
@@ -112,7 +130,7 @@ class Adapter(native.NativeAdapter):
             if decay:
                 trainer.set_learning_rate(native.learning_rate(model["settings"], model["step"]))
             with mx.autograd.record():
-                logits = net(batch_x)
+                logits = self._outputs(net, batch_x)
                 loss = loss_of(logits, batch_y)
             loss.backward()
             trainer.step(batch_y.shape[0])  # the gradient of the batch's mean loss
@@ -130,13 +148,24 @@ class Adapter(native.NativeAdapter):
         loss_of = mx.gluon.loss.SoftmaxCrossEntropyLoss()
         total_loss, correct = mx.nd.zeros(1), mx.nd.zeros(1)
         for part in native.batches(len(y), batch_size):
-            logits = model["net"](inputs[part])
+            logits = self._outputs(model["net"], inputs[part])
             total_loss += loss_of(logits, labels[part]).sum()
             correct += (logits.argmax(axis=1) == labels[part]).sum()
         return total_loss.asscalar() / len(y), correct.asscalar() / len(y)
 
+    def _outputs(self, net, x):
+        """The network's outputs, in float32 (under AMP, the last layer's
+        come in bfloat16; losses and softmax take float32 as AMP gives them)."""
+        outputs = net(x)
+        if self.bfloat16 is not None and outputs.dtype == self.bfloat16:
+            self.computed_dtype = "bfloat16"
+            outputs = outputs.astype("float32")
+        elif self.bfloat16 is not None:
+            self.computed_dtype = str(outputs.dtype.__name__)
+        return outputs
+
     def predict(self, model, x):
-        return self.mx.nd.softmax(model["net"](self._arrays(x))).asnumpy()
+        return self.mx.nd.softmax(self._outputs(model["net"], self._arrays(x))).asnumpy()
 
     def synchronize(self):
         self.mx.nd.waitall()
