@@ -8,7 +8,9 @@
 - ``apt-get`` and ``dpkg``: keras2-cntk's OpenMPI step downloads Debian
   packages into its venv;
 - a Python of every minor version the backends' env files pin (3.6, 3.7,
-  3.9, 3.11): on PATH as ``pythonX.Y``, under pyenv, or named in the config.
+  3.9, 3.11): on PATH as ``pythonX.Y``, under pyenv, or named in the config;
+- free disk space where pytest keeps its temporary folders: the session's
+  built workflow holds every backend's venv and the smoke run's results.
 
 ``make test`` runs this with ``--install`` before pytest: on Debian as root it
 installs the missing packages with apt-get; anywhere else it stops at once
@@ -20,10 +22,12 @@ by hand) is skipped with the reason, which ``-ra`` prints in the summary.
 """
 
 import argparse
+import getpass
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -106,6 +110,42 @@ def missing_pythons():
     return absent
 
 
+# The session's folder (tests/conftest.py, BuiltWorkflow) peaked at 13.4 GB
+# in a whole make test (2026-11-25); the clean clone's .venv adds 0.7. pytest
+# keeps only the newest session's (pyproject.toml: tmp_path_retention_count)
+# and removes the older ones as the next session starts, so their room counts
+# as free.
+SESSION_FOLDER_GB = 16
+
+
+def _size_gb(folder):
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+            except OSError:
+                pass  # removed meanwhile
+    return total / 1e9
+
+
+def disk_space_problem(temporary=None):
+    """Why the tests' temporary folder has too little room, or None."""
+    temporary = Path(temporary or tempfile.gettempdir())
+    sessions = temporary / "pytest-of-{}".format(getpass.getuser())
+    free_gb = shutil.disk_usage(temporary).free / 1e9
+    if free_gb < SESSION_FOLDER_GB and sessions.is_dir():
+        free_gb += sum(_size_gb(old) for old in sessions.glob("pytest-[0-9]*"))
+    if free_gb >= SESSION_FOLDER_GB:
+        return None
+    return (
+        "{:.0f} GB free in {} where the tests' session needs about {} GB (every backend's venv "
+        "and the smoke run's results): free some, or point TMPDIR at a larger disk".format(
+            free_gb, temporary, SESSION_FOLDER_GB
+        )
+    )
+
+
 def apt_install(packages):
     environment = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     subprocess.run(["apt-get", "update", "-q"], check=True, env=environment)
@@ -147,6 +187,9 @@ def main(argv=None):
                 commands=" && ".join("pyenv install {}".format(v) for v in pythons),
             )
         )
+    space = disk_space_problem()
+    if space:
+        problems.append(space)
     for problem in problems:
         print("system requirements: " + problem, file=sys.stderr)
     if problems:
