@@ -112,36 +112,26 @@ def missing_pythons():
 
 # The session's folder (tests/conftest.py, BuiltWorkflow) peaked at 13.4 GB
 # in a whole make test (2026-11-25); the clean clone's .venv adds 0.7. pytest
-# keeps only the newest session's (pyproject.toml: tmp_path_retention_count)
-# and removes the older ones as the next session starts, so their room counts
-# as free.
+# keeps the newest session's folder (pyproject.toml: tmp_path_retention_count)
+# and removes the older ones when a session ends, so the last session's
+# folder is still there while the next one runs.
 SESSION_FOLDER_GB = 16
-
-
-def _size_gb(folder):
-    total = 0
-    for root, _, files in os.walk(folder):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(root, name)).st_blocks * 512
-            except OSError:
-                pass  # removed meanwhile
-    return total / 1e9
 
 
 def disk_space_problem(temporary=None):
     """Why the tests' temporary folder has too little room, or None."""
-    temporary = Path(temporary or tempfile.gettempdir())
-    sessions = temporary / "pytest-of-{}".format(getpass.getuser())
+    temporary = temporary or tempfile.gettempdir()
     free_gb = shutil.disk_usage(temporary).free / 1e9
-    if free_gb < SESSION_FOLDER_GB and sessions.is_dir():
-        free_gb += sum(_size_gb(old) for old in sessions.glob("pytest-[0-9]*"))
     if free_gb >= SESSION_FOLDER_GB:
         return None
     return (
         "{:.0f} GB free in {} where the tests' session needs about {} GB (every backend's venv "
-        "and the smoke run's results): free some, or point TMPDIR at a larger disk".format(
-            free_gb, temporary, SESSION_FOLDER_GB
+        "and the smoke run's results): free some (older sessions' folders are in {}), or point "
+        "TMPDIR at a larger disk".format(
+            free_gb,
+            temporary,
+            SESSION_FOLDER_GB,
+            os.path.join(temporary, "pytest-of-{}".format(getpass.getuser())),
         )
     )
 
