@@ -9,7 +9,7 @@ and initial weight distributions (Glorot-uniform kernels, orthogonal
 recurrent kernels, zero biases).
 """
 
-from dlbench import launch
+from dlbench import catalog, launch
 
 
 class NativeAdapter(object):
@@ -49,12 +49,13 @@ class NativeAdapter(object):
     # traced (native JAX and TensorFlow); None where nobody traced one.
     computed_dtype = None
 
-    def _precision_applied(self, precision, scheme):
-        """What the run's mixed precision is, for ``settings``."""
+    def _precision_applied(self, precision, scheme=None, variable_dtype="float32"):
+        """What the run's mixed precision is, for ``settings``; the scheme is
+        the catalog's description of the backend's mode unless given."""
         self.applied["precision"] = {
             "asked": precision,
-            "scheme": scheme,
-            "variable_dtype": "float32",
+            "scheme": scheme or catalog.BACKENDS[self.backend]["precision"][precision],
+            "variable_dtype": variable_dtype,
         }
 
     def settings(self):

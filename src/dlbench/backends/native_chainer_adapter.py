@@ -49,15 +49,11 @@ class Adapter(native.NativeAdapter):
             }
         )
         if self.mixed16:
-            self._precision_applied(
-                "mixed_float16",
-                "chainer.mixed16: float16 parameters and compute (batch normalization in "
-                "float32), float32 master copies in the optimizer (use_fp32_update)",
-            )
-            self.applied["precision"].update(
-                variable_dtype="float16 (float32 master copies)",
-                loss_scaling="dynamic (Chainer's optimizer.loss_scaling(): from 1, x2 a step "
-                "until a non-finite gradient, then x2 per 1000 steps, halved on each)",
+            masters = "float16 (float32 master copies)"
+            self._precision_applied("mixed_float16", variable_dtype=masters)
+            self.applied["precision"]["loss_scaling"] = (
+                "dynamic (Chainer's optimizer.loss_scaling(): from 1, x2 a step until a "
+                "non-finite gradient, then x2 per 1000 steps, halved on each)"
             )
 
     def versions(self):
@@ -85,14 +81,20 @@ class Adapter(native.NativeAdapter):
             model.update(optimizer=optimizer, settings=settings)
         return model
 
-    def _inputs(self, x):
-        """Inputs in the dtype the model computes in."""
-        return x.astype(numpy.float16) if self.mixed16 else x
+    def _inputs(self, x, y=None):
+        """Channels-first inputs in the dtype the model computes in (and the
+        class indices), converted once, before any clock."""
+        converted = native.channels_first(x, y)
+        if not self.mixed16:
+            return converted
+        if y is None:
+            return converted.astype(numpy.float16)
+        return converted[0].astype(numpy.float16), converted[1]
 
     def _logits(self, net, x):
         """The model's outputs in float32: losses and softmax are computed in
         float32 under mixed precision, as the other frameworks do."""
-        logits = net(self._inputs(x))
+        logits = net(x)
         if self.mixed16:
             self.computed_dtype = str(logits.dtype)
             logits = self.chainer.functions.cast(logits, numpy.float32)
@@ -121,7 +123,7 @@ class Adapter(native.NativeAdapter):
     def train_epoch(self, model, x, y, batch_size):
         F = self.chainer.functions
         # like fit()'s set-up: outside the epoch's time
-        inputs, labels = native.channels_first(x, y)
+        inputs, labels = self._inputs(x, y)
         start = time.perf_counter()
         net, optimizer, settings = model["net"], model["optimizer"], model["settings"]
         total_loss, correct = 0.0, 0
@@ -151,7 +153,7 @@ class Adapter(native.NativeAdapter):
 
     def evaluate(self, model, x, y, batch_size):
         F = self.chainer.functions
-        inputs, labels = native.channels_first(x, y)
+        inputs, labels = self._inputs(x, y)
         total_loss, correct = 0.0, 0
         with self.chainer.using_config("train", False), self.chainer.no_backprop_mode():
             for part in native.batches(len(labels), batch_size):
@@ -165,5 +167,5 @@ class Adapter(native.NativeAdapter):
     def predict(self, model, x):
         chainer = self.chainer
         with chainer.using_config("train", False), chainer.no_backprop_mode():
-            logits = self._logits(model["net"], native.channels_first(x))
+            logits = self._logits(model["net"], self._inputs(x))
             return numpy.asarray(chainer.functions.softmax(logits).array)

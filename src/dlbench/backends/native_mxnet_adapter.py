@@ -40,11 +40,7 @@ class Adapter(native.NativeAdapter):
 
             amp.init(target_dtype="bfloat16")  # before any block is built
             self.bfloat16 = amp.bfloat16
-            self._precision_applied(
-                "mixed_bfloat16",
-                "MXNet AMP (contrib.amp.init, target bfloat16): AMP's bfloat16 operators "
-                "in bfloat16, its float32 ones (softmax, losses) in float32",
-            )
+            self._precision_applied("mixed_bfloat16")
         mxnet.random.seed(seed)
         numpy.random.seed(seed)
         self.context = mxnet.cpu()
