@@ -32,11 +32,13 @@ def tensorflow_devices(tf, framework, devices, emulated, backend=None):
 
 def pin_jax(threads, emulated_devices=0):
     """XLA flags, set before jax is imported. XLA's CPU pool follows the
-    process' CPU affinity; one thread needs the flags as well, or Eigen
-    still starts its pool."""
+    process' CPU affinity; one thread needs the flag as well, or Eigen still
+    starts its pool. Every flag is a ``--`` flag: XLA stops reading at the
+    first token that is not (a TensorFlow option there once hid the device
+    count of one-thread runs on emulated devices)."""
     flags = []
     if threads == 1:
-        flags.append("--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+        flags.append("--xla_cpu_multi_thread_eigen=false")
     if emulated_devices:
         flags.append("--xla_force_host_platform_device_count={}".format(emulated_devices))
     if flags:
