@@ -7,7 +7,7 @@ workflow, the harness inside a backend environment and the tests share one list.
 import os.path
 from urllib.parse import urlparse
 
-from dlbench import workloads
+from dlbench import cpu_isa, workloads
 
 # Where a dataset's raw files come from. ``sha256`` (or ``md5:...``) is checked
 # before anything reads the file. ``base_url`` is the canonical location that
@@ -218,7 +218,9 @@ ONE_DEVICE_KERAS2 = "Keras 2's {} backend trains on one device: multi_gpu_model 
 # (float32 runs everywhere), ``precision_note`` says why the others are not
 # applicable; ``compile`` maps eager and compiled to the backend settings
 # that make them (``auto``, everywhere: the config's measured choice), and
-# ``compile_note`` says why a mode is missing. "Compiled" means the
+# ``compile_note`` says why a mode is missing. ``precision_cpu_level`` names
+# the oneDNN level (dlbench.cpu_isa) from which the framework has CPU kernels
+# for a precision: below it, that precision's CPU cells are n/a. "Compiled" means the
 # framework's optimising compiler (XLA, torch.compile, Gluon's hybridize);
 # "eager" runs without it (TensorFlow still traces a graph, tf.function).
 FLOAT32 = "float32"
@@ -237,6 +239,7 @@ JAX_EAGER = (
     "JAX runs compiled by design (jax.jit); op-by-op dispatch (jax.disable_jit, Keras' "
     "jit_compile=False on JAX) is a debugging mode nobody trains in"
 )
+CNTK_COMPILED = "CNTK runs every model as a static graph in its own engine: it has no eager mode"
 XLA_OR_NOT = {"eager": {"jit_compile": False}, "compiled": {"jit_compile": True}}
 BACKENDS = {
     "keras-tensorflow": {
@@ -277,6 +280,12 @@ BACKENDS = {
             "mixed_bfloat16": "OpenVINO CPU plugin, INFERENCE_PRECISION_HINT bf16",
             "mixed_float16": "OpenVINO CPU plugin, INFERENCE_PRECISION_HINT f16",
         },
+        # OpenVINO computes in another precision where the CPU lacks these
+        # (measured on a Zen 4, avx512_bf16 without avx512_fp16: f16 asked, bf16 ran).
+        "precision_cpu_level": {
+            "mixed_bfloat16": "AVX512_CORE",
+            "mixed_float16": "AVX512_CORE_FP16",
+        },
         "compile": {"compiled": {}},
         "compile_note": "OpenVINO always compiles the model for its CPU plugin",
         "family": "keras",
@@ -300,9 +309,8 @@ BACKENDS = {
     },
     "keras2-cntk": {
         "precision_note": KERAS2_PRECISION,
-        "compile": {},
-        "compile_note": "CNTK runs a static graph in its own engine: no eager mode, no compiler "
-        "switch",
+        "compile": {"compiled": {}},
+        "compile_note": CNTK_COMPILED,
         "family": "keras",
         "adapter": "keras2",
         "framework": "cntk",
@@ -312,9 +320,9 @@ BACKENDS = {
     },
     "keras-mxnet": {
         "precision_note": KERAS2_PRECISION,
-        "compile": {},
-        "compile_note": "keras-mxnet binds MXNet's symbolic executors: no eager mode, no compiler "
-        "switch",
+        "compile": {"compiled": {}},
+        "compile_note": "keras-mxnet binds MXNet's symbolic executors (the graph Gluon's hybridize "
+        "makes): it has no eager mode",
         "family": "keras",
         "adapter": "keras2",
         "framework": "mxnet",
@@ -397,6 +405,9 @@ BACKENDS = {
         },
         "precision_note": "MXNet 1.9's CPU operators have no float16 (fully connected: "
         "'only supported by CuDNN'); its float16 AMP is for GPUs",
+        # Below it MXNet fails the run: "could not create a primitive
+        # descriptor iterator" (an AVX2-only EPYC, and ONEDNN_MAX_CPU_ISA=AVX2).
+        "precision_cpu_level": {"mixed_bfloat16": "AVX512_CORE"},
         "compile": {"eager": {"hybridize": False}, "compiled": {"hybridize": True}},
         "family": "mxnet",
         "adapter": "native_mxnet",
@@ -425,9 +436,8 @@ BACKENDS = {
     # the last release (Python 3.6); its GPU build wants CUDA 10 / cuDNN 7.
     "native-cntk": {
         "precision_note": "CNTK 2.7's float16 is GPU-only; no mixed mode on the CPU",
-        "compile": {},
-        "compile_note": "CNTK runs a static graph in its own engine: no eager mode, no compiler "
-        "switch",
+        "compile": {"compiled": {}},
+        "compile_note": CNTK_COMPILED,
         "family": "cntk",
         "adapter": "native_cntk",
         "framework": "cntk",
@@ -508,6 +518,17 @@ def precision_not_applicable(backend, precision):
     if precision == FLOAT32 or precision in BACKENDS[backend].get("precision", {}):
         return None
     return "n/a ({}: {})".format(precision, BACKENDS[backend]["precision_note"])
+
+
+def precision_cpu_not_applicable(backend, precision, flags=None, environ=None):
+    """Why this CPU (its ``flags`` and oneDNN cap, this machine's by default)
+    cannot run ``backend`` in ``precision``, or None."""
+    entry = BACKENDS.get(backend, {})  # the harness names a backend it does not know
+    needed = entry.get("precision_cpu_level", {}).get(precision)
+    reason = needed and cpu_isa.missing(needed, flags, environ)
+    if not reason:
+        return None
+    return "n/a on this CPU ({} on {} {})".format(precision, entry["framework"], reason)
 
 
 def compile_not_applicable(backend, mode):

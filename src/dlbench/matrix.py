@@ -19,8 +19,8 @@ from dlbench import catalog, workloads
 # A dimension of the matrix: its name is its config key (a value or a list of
 # values, each a cell of its own), its wildcard, its record field and its
 # table column. ``parse`` reads a value back from a path or the command line;
-# ``not_applicable(config, backend, task, value)`` says why a backend has no
-# cell at a value (None: it has one); ``label`` is how tables name a value.
+# ``not_applicable(config, backend, task, setting)`` says why a backend has no
+# cell at the setting's value (None: it has one); ``label`` is how tables name a value.
 Dimension = namedtuple("Dimension", "name pattern parse default label not_applicable")
 
 
@@ -28,16 +28,28 @@ def _threads_value(text):
     return "all" if str(text) == "all" else int(text)
 
 
-def _devices_not_applicable(config, backend, task, devices):
-    return catalog.devices_not_applicable(backend, task, devices, option(config, "accelerator"))
+def _devices_not_applicable(config, backend, task, setting):
+    return catalog.devices_not_applicable(
+        backend, task, setting["devices"], option(config, "accelerator")
+    )
 
 
-def _precision_not_applicable(config, backend, task, precision):
-    return catalog.precision_not_applicable(backend, precision)
+def _precision_not_applicable(config, backend, task, setting):
+    """No mode for the precision, or (computed on this CPU) no kernels for it here."""
+    precision = setting["precision"]
+    reason = catalog.precision_not_applicable(backend, precision)
+    if reason is None and on_the_cpu(config, setting):
+        reason = catalog.precision_cpu_not_applicable(backend, precision)
+    return reason
 
 
-def _compile_not_applicable(config, backend, task, mode):
-    return catalog.compile_not_applicable(backend, mode)
+def _compile_not_applicable(config, backend, task, setting):
+    return catalog.compile_not_applicable(backend, setting["compile"])
+
+
+def on_the_cpu(config, setting):
+    """Whether a cell at ``setting`` computes on this machine's CPU."""
+    return not setting["devices"] or option(config, "accelerator") == "emulated-cpu"
 
 
 DIMENSIONS = (
@@ -104,7 +116,7 @@ RUN_DIR += "/".join("%s={%s}" % (name, name) for name in DIMENSION_NAMES) + "/re
 WORKLOAD_KEYS = ("dataset", "model", "task")
 # Everything else in a workload entry is a hyper-parameter of that workload.
 NOT_HYPER = WORKLOAD_KEYS + ("backends", "backend_settings", "accuracy_tolerance", "repeats")
-NOT_HYPER += ("timeout_minutes", "trained_weights")
+NOT_HYPER += ("timeout_minutes", "trained_weights") + DIMENSION_NAMES
 
 
 # The schema's defaults, for configs that did not pass through it (tests).
@@ -131,13 +143,15 @@ def _as_int(value):
 def normalise(config):
     """Whole-number floats where the config means integers (after the schema
     accepted them), in place."""
-    for entry in [config] + list(config.get("workloads") or []):
+    entries = list(config.get("workloads") or [])
+    for entry in [config] + entries:
         for key in INTEGER_KEYS:
             if key in entry:
                 entry[key] = _as_int(entry[key])
     for dimension in DIMENSIONS:
-        values = dimension_values(config, dimension.name)
-        config[dimension.name] = [dimension.parse(_as_int(value)) for value in values]
+        for entry in [config] + [e for e in entries if dimension.name in e]:
+            values = dimension_values(entry, dimension.name)
+            entry[dimension.name] = [dimension.parse(_as_int(value)) for value in values]
     return config
 
 
@@ -146,10 +160,25 @@ def default_of(name):
     return DIMENSIONS[DIMENSION_NAMES.index(name)].default
 
 
-def dimension_values(config, name):
-    """The values of one dimension, a list whether the config gave a list or one value."""
-    values = config.get(name, [default_of(name)])
+def dimension_values(config, name, entry=None):
+    """The values of one dimension, a list whether the config gave a list or
+    one value: the workload ``entry``'s own where it names them (a workload
+    may narrow or change the matrix along a dimension), else the config's."""
+    if entry is not None and name in entry:
+        values = entry[name]
+    else:
+        values = config.get(name, [default_of(name)])
     return values if isinstance(values, list) else [values]
+
+
+def every_dimension_value(config, name):
+    """The values of one dimension over the config and all its workloads, in order."""
+    found = []
+    for entry in [None] + list(config["workloads"]):
+        for value in dimension_values(config, name, entry):
+            if value not in found:
+                found.append(value)
+    return found
 
 
 def sanitised(text):
@@ -247,7 +276,7 @@ def check(config):
                 {
                     cell_not_applicable(config, workload, b, setting)
                     for b in backends
-                    for setting in settings(config)
+                    for setting in settings(config, workload)
                 }
             )
             raise ConfigError(
@@ -256,7 +285,7 @@ def check(config):
                     backends,
                     task,
                     ", ".join(
-                        "{} {}".format(name, dimension_values(config, name))
+                        "{} {}".format(name, dimension_values(config, name, workload))
                         for name in DIMENSION_NAMES
                     ),
                     "; ".join(reasons),
@@ -264,13 +293,15 @@ def check(config):
             )
     _check_existing_environments(config)
     _check_equivalence_settings(config)
-    for index, devices in enumerate(config["devices"]):
-        for entry in config["workloads"] if devices else []:
-            if entry.get("task", "train") == "train" and entry["batch_size"] % devices:
+    for entry_index, entry in enumerate(config["workloads"]):
+        key = "workloads[{}].devices".format(entry_index) if "devices" in entry else "devices"
+        for index, devices in enumerate(dimension_values(config, "devices", entry)):
+            if devices and entry.get("task", "train") == "train" and entry["batch_size"] % devices:
                 raise ConfigError(
-                    "devices[{}]: {} devices cannot split workload {}/{}'s batch_size {} "
+                    "{}[{}]: {} devices cannot split workload {}/{}'s batch_size {} "
                     "evenly (batch_scaling: {} keeps the global batch); use a batch_size "
                     "divisible by every device count".format(
+                        key,
                         index,
                         devices,
                         entry["dataset"],
@@ -328,7 +359,7 @@ def _check_existing_environments(config):
             {
                 catalog.environment_of(backend, devices, accelerator)
                 for backend in config["backends"]
-                for devices in config["devices"]
+                for devices in every_dimension_value(config, "devices")
             }
             - {name for name in known if existing_python(config, name)}
         )
@@ -377,10 +408,29 @@ def workload_backends(config, entry):
     return entry.get("backends") or list(config["backends"])
 
 
-def settings(config):
-    """Every setting of the dimensions ({name: value}), in a stable order."""
-    values = itertools.product(*(dimension_values(config, name) for name in DIMENSION_NAMES))
+def settings(config, entry=None):
+    """Every setting of the dimensions ({name: value}) of the workload
+    ``entry`` (the config's where it names none), in a stable order."""
+    values = itertools.product(*(dimension_values(config, name, entry) for name in DIMENSION_NAMES))
     return [dict(zip(DIMENSION_NAMES, chosen)) for chosen in values]
+
+
+# The plots of every workload of a task.
+PLOTS = {"train": ("epoch_time", "convergence"), "infer": ("latency", "throughput")}
+
+
+def plots(config, entry):
+    """The plots of the workload ``entry``: its task's, the speed-up against
+    the device count where it has two counts of the accelerator (the CPU is
+    other hardware), against the thread count where it has two counts."""
+    task = entry.get("task", "train")
+    found = list(PLOTS[task])
+    accelerated = [d for d in dimension_values(config, "devices", entry) if d > 0]
+    if task == "train" and len(accelerated) >= 2:
+        found.append("scaling")
+    if len(dimension_values(config, "threads", entry)) >= 2:
+        found.append("threads_scaling")
+    return found
 
 
 def cell_not_applicable(config, entry, backend, setting):
@@ -391,7 +441,7 @@ def cell_not_applicable(config, entry, backend, setting):
     reason = catalog.not_applicable(backend, task, model=entry["model"])
     for dimension in DIMENSIONS:
         if reason is None and dimension.not_applicable is not None:
-            reason = dimension.not_applicable(config, backend, task, setting[dimension.name])
+            reason = dimension.not_applicable(config, backend, task, setting)
     return reason
 
 
@@ -399,7 +449,7 @@ def runnable_backends(config, entry, setting=None):
     """The workload's backends that have a cell at ``setting`` (at some
     setting of the config when None; a partial setting fixes those
     dimensions only)."""
-    chosen = [dict(s, **(setting or {})) for s in settings(config)]
+    chosen = [dict(s, **(setting or {})) for s in settings(config, entry)]
     return [
         backend
         for backend in workload_backends(config, entry)
@@ -419,7 +469,7 @@ def not_applicable_cells(config):
     for entry in config["workloads"]:
         task = entry.get("task", "train")
         for backend, setting in itertools.product(
-            workload_backends(config, entry), settings(config)
+            workload_backends(config, entry), settings(config, entry)
         ):
             reason = cell_not_applicable(config, entry, backend, setting)
             if reason:
@@ -457,7 +507,7 @@ def runs(config):
     catalog.add_from_config(config)
     found = []
     for entry in config["workloads"]:
-        for setting in settings(config):
+        for setting in settings(config, entry):
             cells = itertools.product(
                 runnable_backends(config, entry, setting),
                 range(1, repeats(config, entry) + 1),
@@ -533,7 +583,7 @@ def check_runs(config):
 def _first_runnable(config, entry, backend, fixed):
     """The first setting with ``fixed`` values at which ``backend`` has a
     cell, or None."""
-    for setting in settings(config):
+    for setting in settings(config, entry):
         setting.update(fixed)
         if not cell_not_applicable(config, entry, backend, setting):
             return setting
@@ -545,7 +595,8 @@ def modes_compared(config):
     compile mode than auto: then each is compared with float32 eager
     (dlbench.speedups)."""
     return any(
-        dimension_values(config, name) != [default_of(name)] for name in ("precision", "compile")
+        every_dimension_value(config, name) != [default_of(name)]
+        for name in ("precision", "compile")
     )
 
 

@@ -44,13 +44,18 @@ def first_samples(x, count):
 
 
 def check_model(adapter, model, data, weights_file=None):
+    """The model's parameters and output shape as built; with a weights
+    file, its outputs from those weights, or why they did not load."""
     built = adapter.build(model, data["meta"], {"batch_size": SAMPLES})
     found = {}
     if weights_file:
-        manifest, weights = initial_weights.read(weights_file)
-        adapter.load_initial_weights(built, manifest, weights)
+        try:
+            manifest, weights = initial_weights.read(weights_file)
+            adapter.load_initial_weights(built, manifest, weights)
+        except Exception as error:  # the build is still reported
+            found["weights_error"] = "{}: {}".format(type(error).__name__, error)
     outputs = adapter.predict(built, first_samples(data["x_test"], SAMPLES))
-    if weights_file:
+    if weights_file and "weights_error" not in found:
         found["outputs"] = [[float(value) for value in row] for row in outputs]
     return dict(
         found,

@@ -14,6 +14,8 @@ import subprocess
 import sys
 import tempfile
 
+from dlbench import cpu_isa
+
 # Variables that size the thread pools of BLAS libraries and of TensorFlow.
 # They must be in the environment before the libraries load, so the
 # supervisor sets them for the child process (see ``thread_environment``).
@@ -218,6 +220,7 @@ def environment(threads, cpus):
         "hostname": socket.gethostname(),
         "cpu_model": cpu_model(),
         "cpu_precision_flags": cpu_precision_flags(),
+        "cpu_isa": cpu_isa.describe(),
         "cpu_count": os.cpu_count(),
         "threads": threads,
         "cpus_pinned": cpus,

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 
-from dlbench import gpus, harness, launch, runtime
+from dlbench import catalog, cpu_isa, gpus, harness, launch, runtime
 
 ERROR_TAIL_LINES = 30
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -66,6 +66,17 @@ def environment_check(mode, marker):
         return check, None
     reason = "environment {} unavailable: {}".format(found.get("backend"), found.get("reason"))
     return check, reason
+
+
+def cpu_not_applicable(spec, parallel):
+    """Why this machine's CPU cannot run the run's precision, where the CPU
+    computes it: the matrix planned the cell on a CPU that could (a cluster's
+    login node), or under another oneDNN cap."""
+    if parallel["accelerator"] == "gpu" and parallel["devices"]:
+        return None
+    return catalog.precision_cpu_not_applicable(
+        spec["backend"], spec.get("precision", catalog.FLOAT32)
+    )
 
 
 def _child_setup(limit_mb):
@@ -118,6 +129,11 @@ def supervise(
             spec, record_path, epochs_path, unavailable, status="unavailable"
         )
     parallel = launch.parallel_of(spec)
+    cpu_reason = cpu_not_applicable(spec, parallel)
+    if cpu_reason:
+        return _failed_without_child(
+            spec, record_path, epochs_path, cpu_reason, status="unavailable"
+        )
     allocation = None
     if parallel["devices"] and parallel["accelerator"] == "gpu":
         try:
@@ -132,6 +148,7 @@ def supervise(
     threads = launch.threads_per_process(runtime.resolve_threads(spec.get("threads")), parallel)
     env = dict(os.environ)
     env.update(runtime.thread_environment(threads))
+    env.update(cpu_isa.cap_environment(env))
     env.update(runtime.environment_additions(runtime.prefix_of(python), env))
     env.update(launch.environment(parallel, allocation.ids if allocation else None))
     env["PYTHONUNBUFFERED"] = "1"

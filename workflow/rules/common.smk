@@ -61,13 +61,6 @@ if workflow.is_main_process:
 RUNS = matrix.runs(config)
 CHECK_RUNS = matrix.check_runs(config)
 WORKLOADS = [(w["dataset"], w["model"], w["task"]) for w in config["workloads"]]
-PLOTS = {"train": ["epoch_time", "convergence"], "infer": ["latency", "throughput"]}
-# Scaling needs two device counts of the accelerator (the CPU is other hardware).
-if len([devices for devices in config["devices"] if devices > 0]) >= 2:
-    PLOTS["train"].append("scaling")
-if len(config["threads"]) >= 2:
-    PLOTS["train"].append("threads_scaling")
-    PLOTS["infer"].append("threads_scaling")
 RUN_DIR = matrix.RUN_DIR.replace("{repeat}", "{rep}")
 CHECK_DIR = matrix.CHECK_DIR.replace("{repeat}", "{rep}")
 DOWNLOADED = "|".join(d for d in catalog.DATASETS if catalog.downloaded(d))
@@ -235,10 +228,12 @@ def all_outputs():
     missing target, not a missing intermediate file, so a deleted or never
     finished record is run again only as a target."""
     outputs = run_records() + ["results/metrics.csv", "results/summary.csv"]
-    for dataset, model, task in WORKLOADS:
+    for entry in config["workloads"]:
+        dataset, model = entry["dataset"], entry["model"]
         outputs.append(f"results/tables/{dataset}_{model}.md")
         outputs += [
-            f"results/plots/{dataset}_{model}_{plot}.png" for plot in PLOTS[task]
+            f"results/plots/{dataset}_{model}_{plot}.png"
+            for plot in matrix.plots(config, entry)
         ]
     outputs += ["results/tables/lines_of_code.md", "results/plots/lines_of_code.png"]
     outputs += [
@@ -346,8 +341,8 @@ def machine_probes():
         return []
     return [
         f"results/probes/{MACHINE}/threads={threads}/precision={precision}.json"
-        for threads in config["threads"]
-        for precision in config["precision"]
+        for threads in matrix.every_dimension_value(config, "threads")
+        for precision in matrix.every_dimension_value(config, "precision")
     ]
 
 
@@ -502,6 +497,8 @@ def family_sources(wildcards):
         "probe.py",
         "equivalence.py",
         "initial_weights.py",
+        "integrity.py",
+        "cpu_isa.py",
     ]
     files += ["backends/__init__.py", "backends/frameworks.py", "backends/native.py"]
     files += ["workloads/__init__.py", "layers/__init__.py"]

@@ -1,0 +1,120 @@
+"""What a CPU's instructions let a framework's kernels do, known before a run.
+
+Frameworks built on oneDNN (MXNet, TensorFlow, PyTorch, OpenVINO) pick their
+kernels by the highest of oneDNN's instruction-set levels that the CPU has,
+and run no kernel above the level named in ``ONEDNN_MAX_CPU_ISA`` (older
+oneDNN: ``DNNL_MAX_CPU_ISA``) where that is set. A mode whose kernels exist
+only from some level up (MXNet's bfloat16 needs AVX-512) cannot run below
+it: the matrix makes such cells n/a with the reason, and the supervisor,
+on a machine other than the planning one, records them unavailable. The cap
+makes any CPU show what a lower one would do (``DNNL_MAX_CPU_ISA=AVX2``).
+
+Runs inside every backend environment (the supervisor): no framework, and
+importable on Python 3.6.
+"""
+
+import functools
+import os
+
+# oneDNN's levels (the values ONEDNN_MAX_CPU_ISA takes), lowest first, with
+# the /proc/cpuinfo flags each needs on top of the one below it.
+LEVELS = (
+    ("SSE41", ("sse4_1",)),
+    ("AVX", ("avx",)),
+    ("AVX2", ("avx2",)),
+    ("AVX512_CORE", ("avx512f", "avx512bw", "avx512vl", "avx512dq")),
+    ("AVX512_CORE_VNNI", ("avx512_vnni",)),
+    ("AVX512_CORE_BF16", ("avx512_bf16",)),
+    ("AVX512_CORE_FP16", ("avx512_fp16",)),
+    ("AVX512_CORE_AMX", ("amx_tile", "amx_int8", "amx_bf16")),
+    ("AVX512_CORE_AMX_FP16", ("amx_fp16",)),
+)
+LEVEL_NAMES = tuple(name for name, _ in LEVELS)
+# oneDNN's cap, by its name since v2.5 and before (MXNet 1.9's oneDNN reads
+# only the older one; measured): a cap under either name caps every run, and
+# the supervisor hands it on under both (``cap_environment``).
+CAP_VARIABLES = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
+
+
+@functools.lru_cache(maxsize=None)
+def _proc_cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def cpu_flags():
+    """The CPU's flags as /proc/cpuinfo names them (empty off Linux)."""
+    return set(_proc_cpu_flags())
+
+
+def cap(environ=None):
+    """(variable, level) of the lowest cap set in ``environ`` (this process'
+    by default), or None where none is set."""
+    environ = os.environ if environ is None else environ
+    found = [
+        (variable, environ[variable].strip().upper())
+        for variable in CAP_VARIABLES
+        if environ.get(variable, "").strip()
+    ]
+    return min(found, key=lambda item: _level_of(item[1])) if found else None
+
+
+def cap_environment(environ=None):
+    """The cap under every name oneDNN reads, for a run's environment."""
+    found = cap(environ)
+    return {variable: found[1] for variable in CAP_VARIABLES} if found else {}
+
+
+def _level_of(name):
+    """The index in ``LEVELS`` of a cap's value; past the top for ALL (no
+    cap) and for names not known here (a newer oneDNN's)."""
+    return LEVEL_NAMES.index(name) if name in LEVEL_NAMES else len(LEVELS)
+
+
+def _index(flags, environ, capped=True):
+    flags = cpu_flags() if flags is None else set(flags)
+    found = -1
+    for index, (_, needs) in enumerate(LEVELS):
+        if not set(needs) <= flags:
+            break
+        found = index
+    limit = cap(environ)
+    if capped and limit is not None:
+        found = min(found, _level_of(limit[1]))
+    return found
+
+
+def level(flags=None, environ=None):
+    """The highest oneDNN level this CPU runs kernels of, the cap applied;
+    None below SSE4.1 (or where the flags cannot be read)."""
+    found = _index(flags, environ)
+    return LEVEL_NAMES[found] if found >= 0 else None
+
+
+def describe(flags=None, environ=None):
+    """What the record keeps: the level, and the cap where one is set."""
+    capped = cap(environ)
+    return {
+        "onednn_level": level(flags, environ),
+        "capped_by": "{}={}".format(*capped) if capped else None,
+    }
+
+
+def missing(needed, flags=None, environ=None):
+    """Why this CPU cannot run kernels of the level ``needed``, or None."""
+    found = _index(flags, environ)
+    if found >= LEVEL_NAMES.index(needed):
+        return None
+    limit = cap(environ)
+    lowered = found < _index(flags, environ, capped=False)
+    return "needs {}; this CPU runs oneDNN kernels up to {}{}".format(
+        needed,
+        LEVEL_NAMES[found] if found >= 0 else "none of oneDNN's levels",
+        ", capped by {}={}".format(*limit) if lowered else "",
+    )
