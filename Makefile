@@ -1,6 +1,7 @@
 # Two commands for a fresh machine:
 #   make smoke   set up the main environment, then run the offline smoke benchmark and its report
 #   make test    run the tests (unit and end to end)
+# and, while developing, make check: the unit tests only (no backend environment, no workflow run).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -14,7 +15,7 @@ TEST_WORKERS ?= 2
 # offline mirror (no route to download.pytorch.org) quick.
 export PIP_RETRIES ?= 1
 
-.PHONY: setup system smoke report test lint clean
+.PHONY: setup system smoke report check test lint clean
 
 $(BIN)/snakemake: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,9 +39,14 @@ system: setup
 	$(BIN)/python tests/system_requirements.py --install
 
 # pytest's exit status 5 means it collected no test: a failure, not a pass.
-test: setup system
-	$(BIN)/pytest -ra -n $(TEST_WORKERS); status=$$?; \
+PYTEST = status=0; $(BIN)/pytest -ra -n $(TEST_WORKERS) $(1) || status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
+
+check: setup
+	$(call PYTEST,tests/unit)
+
+test: setup system
+	$(call PYTEST,)
 
 lint: setup
 	$(BIN)/ruff check src tests workflow/scripts benchmarks

@@ -3,7 +3,7 @@
 
 - Debian's ``chromium`` and ``chromium-driver``: the report's browser check;
 - ``slurm-wlm`` and ``munge`` (and root): the single-node SLURM of
-  tests/test_slurm.py;
+  tests/e2e/test_slurm.py;
 - ``g++``: Theano's and PyTensor's compiled graphs;
 - ``apt-get`` and ``dpkg``: keras2-cntk's OpenMPI step downloads Debian
   packages into its venv;
@@ -44,7 +44,7 @@ NEEDS = {
     "slurm": {
         "programs": ["munged", "slurmctld", "slurmd", "sinfo", "sbatch", "squeue"],
         "packages": ["slurm-wlm", "munge"],
-        "for": "the single-node SLURM of tests/test_slurm.py",
+        "for": "the single-node SLURM of tests/e2e/test_slurm.py",
     },
     "compiler": {
         "programs": ["g++"],

@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
-from conftest import INVOCATION_TIMEOUT_S, REPO, needs_browser
 from dlbench import matrix
+from testkit import INVOCATION_TIMEOUT_S, REPO, needs_browser
+from workflows import TEST_CONFIG
 
 pytestmark = pytest.mark.e2e
 
@@ -103,6 +104,6 @@ def test_run_stability(keras_jax_on_digits):
 
 
 @needs_browser
-def test_report_time(smoke_workflow):
-    out = benchmark(smoke_workflow, "report_time.py", "--repeats", "1")
+def test_report_time(ran_workflow):
+    out = benchmark(ran_workflow, "report_time.py", "--configfile", TEST_CONFIG, "--repeats", "1")
     assert "snakemake --report: " in out and ", 0 problems" in out

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, copy_workflow, run_json, run_snakemake, write_config
+from testkit import REPO, copy_workflow, run_json, run_snakemake, write_config
 
 pytestmark = pytest.mark.e2e
 

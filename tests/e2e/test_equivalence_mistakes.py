@@ -13,9 +13,9 @@ import subprocess
 
 import pytest
 
-from conftest import RUN_TIMEOUT_S
 from dlbench import equivalence, matrix, record_schema, runtime
 from dlbench.backends import keras_adapter
+from testkit import RUN_TIMEOUT_S
 
 pytestmark = pytest.mark.e2e
 

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, copy_workflow, needs_browser, run_json, run_snakemake, write_config
 from report_browser import check_report
+from testkit import REPO, copy_workflow, needs_browser, run_json, run_snakemake, write_config
 
 pytestmark = pytest.mark.e2e
 
@@ -94,6 +94,20 @@ def test_each_run_records_its_machine_and_the_threads_it_was_pinned_to(compared)
             assert record["status"] == "ok", record["error"]
             assert record["machine"] == machine and record["threads"] == threads
             assert record["environment"]["threads"] == threads
+
+
+def test_timed_runs_took_turns(compared):
+    """On each machine the timed runs never overlapped (concurrent_cpu_runs
+    is off), whatever -j allowed."""
+    for folder in (compared["one"], compared["two"]):
+        paths = sorted((folder / "results" / "runs").rglob("run.json"))
+        assert len(paths) == 6  # 4 mlp + 2 lenet runs
+        spans = sorted(
+            (record["started"], record["finished"])
+            for record in (json.loads(path.read_text()) for path in paths)
+        )
+        for (_, finished), (started, _) in zip(spans, spans[1:]):
+            assert finished <= started
 
 
 def test_the_merged_summary_holds_both_machines_cells(compared):

@@ -16,8 +16,8 @@ import numpy
 import pytest
 import yaml
 
-from conftest import REPO, RUN_TIMEOUT_S
 from dlbench import catalog, parity, runtime, workloads
+from testkit import REPO, RUN_TIMEOUT_S
 
 pytestmark = pytest.mark.e2e
 
@@ -100,7 +100,7 @@ def shared_weights(built_workflow, tmp_path_factory):
     return folder
 
 
-def run_parity(built_workflow, backend, models, weights=None):
+def run_parity(built_workflow, backend, models, weights):
     venv = built_workflow.venv(backend)
     python = venv / "bin" / "python"
     # what the environment asks for before it starts (CNTK's OpenMPI), as the supervisor gives it
@@ -108,8 +108,7 @@ def run_parity(built_workflow, backend, models, weights=None):
     (data,) = {path.parent for path in built_workflow.build(*parity_data())}
     done = subprocess.run(
         [str(python), "-m", "dlbench.parity", "--backend", backend, "--data", str(data)]
-        + ["--models", *models]
-        + (["--weights", str(weights)] if weights else []),
+        + ["--models", *models, "--weights", str(weights)],
         cwd=built_workflow.path / "src",
         env=env,
         capture_output=True,
@@ -121,10 +120,26 @@ def run_parity(built_workflow, backend, models, weights=None):
 
 
 @pytest.fixture(scope="module")
-def keras_outputs(built_workflow, shared_weights):
+def built_models(built_workflow, shared_weights):
+    """Each backend's workloads, built once in its environment: parameters,
+    output shapes, and the outputs from the shared weights (``parity``)."""
+    found = {}
+
+    def of(backend):
+        if backend not in found:
+            found[backend] = run_parity(
+                built_workflow, backend, implemented(backend), shared_weights
+            )
+        return found[backend]
+
+    return of
+
+
+@pytest.fixture(scope="module")
+def keras_outputs(built_models):
     """Keras 3 on torch's outputs from the shared weights, for the workloads
     that have them (WEIGHTED)."""
-    found = run_parity(built_workflow, "keras-torch", implemented("keras-torch"), shared_weights)
+    found = built_models("keras-torch")
     assert {model: found[model].get("error") for model in found} == dict.fromkeys(found)
     return {
         model: numpy.array(result["outputs"])
@@ -135,12 +150,14 @@ def keras_outputs(built_workflow, shared_weights):
 
 @pytest.mark.parametrize("backend", IMPLEMENTATIONS)
 def test_the_shared_weights_give_every_framework_the_same_outputs(
-    built_workflow, shared_weights, keras_outputs, backend
+    built_models, keras_outputs, backend
 ):
     models = implemented(backend)
-    found = run_parity(built_workflow, backend, models, shared_weights)
+    found = built_models(backend)
     loaded = {model for model in models if "outputs" in found[model]}
-    assert LOADED_EVERYWHERE & set(models) <= loaded, {m: found[m].get("error") for m in models}
+    assert LOADED_EVERYWHERE & set(models) <= loaded, {
+        m: found[m].get("error") or found[m].get("weights_error") for m in models
+    }
     for model in loaded:
         difference = numpy.abs(numpy.array(found[model]["outputs"]) - keras_outputs[model]).max()
         assert difference < SAME_OUTPUTS, (backend, model, difference)
@@ -148,9 +165,9 @@ def test_the_shared_weights_give_every_framework_the_same_outputs(
 
 
 @pytest.mark.parametrize("backend", IMPLEMENTATIONS)
-def test_workloads_agree_across_frameworks(built_workflow, backend):
+def test_workloads_agree_across_frameworks(built_models, backend):
     models = implemented(backend)
-    found = run_parity(built_workflow, backend, models)
+    found = built_models(backend)
     assert {model: found[model].get("error") for model in models} == dict.fromkeys(models)
     assert {m: found[m]["parameters"] for m in models} == {
         m: found[m]["expected_parameters"] for m in models

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 import slurm_cluster
-from conftest import MACHINE, REPO, copy_workflow, run_json, run_snakemake, write_config
+from testkit import MACHINE, REPO, copy_workflow, run_json, run_snakemake, write_config
 
 PROFILE = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
 SLURM_MACHINE = dict(item.split("=", 1) for item in PROFILE["config"])["machine"]

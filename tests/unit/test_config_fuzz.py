@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from conftest import REPO
 from dlbench import matrix
+from testkit import REPO
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
 SMOKE = (REPO / "config" / "smoke.yaml").read_text()

@@ -14,8 +14,8 @@ import pytest
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from conftest import REPO, fixture_record
 from dlbench import catalog, data, lines, matrix, record_schema, workloads
+from testkit import REPO, fixture_record
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
 MODEL = textwrap.dedent(

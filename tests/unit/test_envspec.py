@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from conftest import REPO
 from dlbench import catalog, envspec, harness, supervise
 from test_harness import spec_for
+from testkit import REPO
 
 ENV_FILES = sorted((REPO / "envs").glob("*.yaml"))
 # CPU builds (<backend>.yaml) and CUDA builds (<backend>.cuda.yaml)
@@ -110,6 +110,7 @@ def test_backend_side_code_imports_on_python36():
         "dlbench",
         "dlbench.catalog",
         "dlbench.runtime",
+        "dlbench.cpu_isa",
         "dlbench.harness",
         "dlbench.supervise",
         "dlbench.envcheck",

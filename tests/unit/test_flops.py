@@ -2,14 +2,9 @@
 relations between forward and training, dims read from prepared datasets,
 and (e2e) equality with PyTorch's own counter for every model."""
 
-import json
-import os
-import subprocess
-
 import numpy as np
 import pytest
 
-from conftest import REPO
 from dlbench import catalog, data, fixtures, flops, workloads
 
 BABI_DIMS = {"story_length": 171, "query_length": 5, "vocabulary": 36, "classes": 36}
@@ -130,106 +125,3 @@ def test_dims_of_refuses_a_dataset_of_another_kind(prepared):
 def _dims(model, prepared):
     kind = catalog.MODELS[model]["inputs"][0]
     return flops.dims_of(prepared[kind], model) if kind in prepared else {}
-
-
-@pytest.fixture(scope="session")
-def native_torch_python(built_workflow):
-    """The python of the session's native-torch venv."""
-    return str(built_workflow.venv("native-torch") / "bin" / "python")
-
-
-@pytest.mark.e2e
-@pytest.mark.parametrize("model", workloads.built_in())
-def test_torch_counter_agrees_exactly(model, prepared, native_torch_python):
-    dims = _dims(model, prepared)
-    done = subprocess.run(
-        [native_torch_python, "-m", "dlbench.flops_check", model, json.dumps(dims)],
-        env=dict(os.environ, PYTHONPATH=str(REPO / "src")),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    counted = json.loads(done.stdout)
-    assert counted["counter"].startswith("torch.utils.flop_counter.FlopCounterMode")
-    expected = flops.per_sample(model, dims)
-    assert (counted["forward"], counted["training"]) == (expected["forward"], expected["training"])
-
-
-# The example model of your own (examples/imdb_transformer.py) by hand, per
-# sample: 150 words of width 32, two heads of 16, a feed-forward layer of 64.
-WORDS, WIDTH, HEADS, KEY, FEED_FORWARD, CLASSES = 150, 32, 2, 16, 64, 2
-
-
-def example_flops_by_hand():
-    projections = 4 * WORDS * WIDTH * WIDTH  # query, key, value, output
-    attention = 2 * HEADS * WORDS * WORDS * KEY  # the scores, and their weighted sum
-    feed_forward = 2 * WORDS * WIDTH * FEED_FORWARD
-    classifier = WIDTH * CLASSES
-    dense = projections + feed_forward + classifier
-    forward = dense + attention
-    # weight and input gradients of every product (the embeddings, trained,
-    # feed the first ones), two per attention product
-    backward = 2 * dense + 2 * attention
-    return {"forward": 2 * forward, "training": 2 * (forward + backward)}
-
-
-COUNTED_ON = {
-    "image28": "digits",
-    "image32": "cifar10_tiny",
-    "image224": "imagenet_synthetic",
-    "words150": "imdb_tiny",
-    "story_question": "babi_tiny",
-}
-
-
-@pytest.mark.e2e
-def test_keras_models_counted_by_torch_agree_with_the_analytic_flops(built_workflow):
-    """dlbench.flops_count, which counts the models of your own, counts every
-    built-in Keras workload exactly as dlbench.flops computes it, and the
-    example Transformer as computed by hand (attention on torch's CPU kernel
-    included)."""
-    python = built_workflow.venv("keras-torch") / "bin" / "python"
-    workload_data = {
-        model: built_workflow.path
-        / "results/data/{}.npz".format(COUNTED_ON[catalog.MODELS[model]["inputs"][0]])
-        for model in workloads.built_in()
-    }
-    workload_data["imdb_transformer"] = built_workflow.path / "results/data/imdb_tiny.npz"
-    built_workflow.build(
-        *sorted({str(p.relative_to(built_workflow.path)) for p in workload_data.values()})
-    )
-    script = (
-        "import json, sys\n"
-        "from dlbench import catalog, flops_count\n"
-        "catalog.add_custom_models({'imdb_transformer': {'file': sys.argv[2]}})\n"
-        "pairs = json.loads(sys.argv[1])\n"
-        "print(json.dumps({m: flops_count.count(m, path) for m, path in pairs.items()}))\n"
-    )
-    done = subprocess.run(
-        [
-            str(python),
-            "-c",
-            script,
-            json.dumps({m: str(p) for m, p in workload_data.items()}),
-            str(REPO / "examples" / "imdb_transformer.py"),
-        ],
-        cwd=REPO,
-        env=dict(os.environ, PYTHONPATH=str(REPO / "src")),
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    counted = json.loads(done.stdout.splitlines()[-1])
-    for model in workloads.built_in():
-        expected = flops.per_sample_of(workload_data[model], model)
-        assert (counted[model]["forward"], counted[model]["training"]) == (
-            expected["forward"],
-            expected["training"],
-        ), model
-        assert counted[model]["parameters"] == catalog.parameter_count(
-            model, json.loads(str(np.load(workload_data[model])["meta"]))
-        ), model
-    example = counted["imdb_transformer"]
-    assert {k: example[k] for k in ("forward", "training")} == example_flops_by_hand()

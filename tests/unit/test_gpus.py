@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from conftest import REPO
 from dlbench import gpus
+from testkit import REPO
 
 HOLDER = """
 import json, sys, time

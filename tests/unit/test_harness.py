@@ -2,6 +2,7 @@
 
 import csv
 import json
+import os
 import subprocess
 import sys
 
@@ -9,8 +10,8 @@ import numpy as np
 import pytest
 
 import numpy_adapter
-from conftest import REPO
 from dlbench import harness, runtime
+from testkit import REPO
 
 RECORD_KEYS = {
     "dataset",
@@ -93,7 +94,9 @@ def test_record_of_a_successful_run(tmp_path, numpy_backend, digits_npz):
     assert record["test_accuracy"] > 0.8  # softmax regression learns digits
     assert record["settings"] == {"note": "recorded as given", "precision": "float32"}
     environment = record["environment"]
-    assert environment["threads"] == 1 and environment["cpus_pinned"] == [0]
+    # one CPU, whichever no other run on the machine held (runtime.claim_cpus)
+    assert environment["threads"] == 1 and len(environment["cpus_pinned"]) == 1
+    assert set(environment["cpus_pinned"]) <= set(os.sched_getaffinity(0))
     assert environment["framework"] == "numpy" and environment["cpu_model"]
     assert environment["workflow_commit"]
     with open(epochs_path) as handle:

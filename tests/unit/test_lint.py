@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import REPO
+from testkit import REPO
 
 BIN = Path(sys.executable).parent
 

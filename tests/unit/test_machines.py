@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import fixture_record
 from dlbench import collect, harness, imports, machines, matrix
+from testkit import fixture_record
 
 
 def test_threads_list_expands_into_cells_of_their_own(smoke_config):

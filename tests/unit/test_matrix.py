@@ -224,9 +224,10 @@ def test_precision_and_compile_are_dimensions_like_devices_and_threads(smoke_con
         ("float32", "compiled"),
         ("mixed_bfloat16", "compiled"),
     }
-    assert {(p, c) for b, p, c in ran if b == "keras2-theano"} == {("float32", "compiled")}
+    # the static-graph engines (Theano, CNTK, keras-mxnet's executors) only compiled
+    for backend in ("keras2-theano", "keras2-cntk", "native-cntk", "keras-mxnet"):
+        assert {(p, c) for b, p, c in ran if b == backend} == {("float32", "compiled")}
     assert {(p, c) for b, p, c in ran if b == "native-chainer"} == {("float32", "eager")}
-    assert not {b for b, p, c in ran if b in ("keras2-cntk", "native-cntk", "keras-mxnet")}
     # every cell of the product is run or shown n/a with its reason, never both
     shown = {
         (c["backend"], c["precision"], c["compile"]): c["reason"]
@@ -268,7 +269,7 @@ def test_the_equivalence_check_runs_in_float32_at_a_mode_each_backend_has(smoke_
     checks = {run.backend: run for run in matrix.check_runs(config)}
     assert {run.precision for run in checks.values()} == {"float32"}
     assert checks["keras-torch"].compile == "eager" and checks["keras-jax"].compile == "compiled"
-    assert "keras2-cntk" not in checks  # neither eager nor compiled: no cell at all
+    assert checks["keras2-cntk"].compile == "compiled"  # a static graph: no eager mode
 
 
 def test_a_config_where_no_backend_has_the_mode_names_every_reason(smoke_config):
@@ -281,3 +282,34 @@ def test_a_config_where_no_backend_has_the_mode_names_every_reason(smoke_config)
     message = str(refused.value)
     assert "precision ['mixed_float16']" in message
     assert catalog.KERAS2_PRECISION in message and "CNTK 2.7" in message
+
+
+def test_a_workload_may_set_its_own_values_of_a_dimension(smoke_config):
+    """A workload's own ``precision``, ``compile``, ``devices`` or
+    ``threads`` replace the config's for its cells only (the tests' config
+    sweeps precision on the MLP and devices on the CNN, not both on all)."""
+    config = digits_only(smoke_config, ("mlp", "cnn", "lenet"))
+    config.update(accelerator="emulated-cpu", backends={"keras-torch": None, "native-torch": None})
+    mlp, cnn, lenet = config["workloads"]
+    mlp.update(repeats=1, precision=["float32", "mixed_bfloat16"], compile=["eager", "compiled"])
+    cnn.update(devices=[0, 1, 2], threads=[1, 2])
+    matrix.check(config)
+    runs = matrix.runs(config)
+    settings = {
+        model: {(r.precision, r.compile, r.devices, r.threads) for r in runs if r.model == model}
+        for model in ("mlp", "cnn", "lenet")
+    }
+    assert settings["mlp"] == {
+        (p, c, 0, "all") for p in ("float32", "mixed_bfloat16") for c in ("eager", "compiled")
+    }
+    assert settings["cnn"] == {("float32", "auto", d, t) for d in (0, 1, 2) for t in (1, 2)}
+    assert settings["lenet"] == {("float32", "auto", 0, "all")}
+    assert "precision" not in matrix.spec(config, runs[0])["hyper"]  # not a hyper-parameter
+    assert matrix.plots(config, cnn) == ["epoch_time", "convergence", "scaling", "threads_scaling"]
+    assert matrix.plots(config, mlp) == ["epoch_time", "convergence"]
+    assert matrix.plots(config, lenet) == ["latency", "throughput"]
+    assert matrix.modes_compared(config)
+    assert matrix.every_dimension_value(config, "devices") == [0, 1, 2]
+    cnn["devices"] = [0, 3]
+    with pytest.raises(matrix.ConfigError, match=r"workloads\[1\]\.devices\[1\]: 3 devices"):
+        matrix.check(config)

@@ -3,8 +3,8 @@
 import pandas as pd
 import pytest
 
-from conftest import REPO
 from dlbench import hardware, matrix, plots, published
+from testkit import REPO
 
 PUBLISHED = REPO / "workflow" / "resources" / "published_results.csv"
 

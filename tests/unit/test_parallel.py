@@ -103,6 +103,20 @@ def test_launch_command_per_launcher():
     assert launch.cpus_of([0, 1], 1, 1) == [1]
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_xla_reads_every_flag_a_run_sets(monkeypatch, threads):
+    """XLA stops reading XLA_FLAGS at the first token that is not a flag:
+    the emulated device count must reach it on one thread as on two (a
+    stray option once hid it, and JAX saw one device)."""
+    from dlbench.backends import frameworks
+
+    monkeypatch.setenv("XLA_FLAGS", "")
+    flags = frameworks.pin_jax(threads, emulated_devices=2)["xla_flags"].split()
+    assert all(flag.startswith("--") for flag in flags), flags
+    assert "--xla_force_host_platform_device_count=2" in flags
+    assert ("--xla_cpu_multi_thread_eigen=false" in flags) is (threads == 1)
+
+
 def test_shards_cover_every_global_batch_in_order():
     order = np.random.RandomState(0).permutation(1001)
     batch, world = 128, 4
@@ -214,7 +228,7 @@ def plan(workdir, *config):
 
 
 def test_gpu_runs_declare_gpus_and_take_the_cuda_environment(tmp_path):
-    from conftest import copy_workflow, run_json
+    from testkit import copy_workflow, run_json
 
     workdir = copy_workflow(tmp_path)
     jobs = plan(workdir, "devices=[0,2]")

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from conftest import FIXTURE_RECORDS, REPO
 from dlbench import collect, harness, matrix, record_schema, supervise
 from test_harness import infer_spec, spec_for
+from testkit import FIXTURE_RECORDS, REPO
 
 RUN = "results/runs/lab/digits/mlp/numpy-test/devices=0/threads=1/precision=float32/compile=auto"
 RUN += "/rep{}/run.json"

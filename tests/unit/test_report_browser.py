@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import report_browser
-from conftest import needs_browser
+from testkit import needs_browser
 
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
