@@ -28,10 +28,11 @@ def main():
     parser.add_argument(
         "--screenshots", default=None, help="keep the screenshots here, one per result shown"
     )
+    parser.add_argument("--report", default=None, help="keep the report here (an .html path)")
     args = parser.parse_args()
     snakemake = str(Path(sys.executable).with_name("snakemake"))
     scratch = Path(tempfile.mkdtemp(prefix="report-time-"))
-    report = scratch / "report.html"
+    report = Path(args.report).resolve() if args.report else scratch / "report.html"
     seconds = []
     for _ in range(args.repeats):
         started = time.perf_counter()

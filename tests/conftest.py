@@ -147,6 +147,9 @@ def pytest_unconfigure(config):
 # controller, or the same).
 MODULE_SECONDS = collections.Counter()
 MODULE_CPU = collections.Counter()
+# When each module's tests started and ended (epoch seconds), and where:
+# the session's timeline, for its critical path.
+MODULE_SPAN = {}
 FAULTS_SEEN = collections.Counter()
 NOT_EXERCISED_SEEN = {}
 _CPU_SEEN = [0.0]
@@ -174,6 +177,9 @@ def pytest_runtest_makereport(item, call):
 def pytest_runtest_logreport(report):
     module = report.nodeid.split("::")[0]
     MODULE_SECONDS[module] += report.duration
+    worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "-")
+    started, stopped, _ = MODULE_SPAN.get(module, (report.start, report.stop, worker))
+    MODULE_SPAN[module] = (min(started, report.start), max(stopped, report.stop), worker)
     MODULE_CPU[module] += getattr(report, "children_cpu", 0)
     FAULTS_SEEN.update(getattr(report, "faults", {}))
     NOT_EXERCISED_SEEN.update(getattr(report, "not_exercised", {}))
@@ -190,6 +196,19 @@ def pytest_terminal_summary(terminalreporter, config):
                 for name, seconds in sorted(MODULE_SECONDS.items(), key=lambda item: -item[1])
             )
         )
+    first = min((started for started, _, _ in MODULE_SPAN.values()), default=0)
+    if MODULE_SPAN:
+        write(
+            "timeline (module: worker, from - to, minutes into the session): "
+            + ", ".join(
+                "{} {} {:.1f}-{:.1f}".format(
+                    Path(name).name, worker, (started - first) / 60, (stopped - first) / 60
+                )
+                for name, (started, stopped, worker) in sorted(
+                    MODULE_SPAN.items(), key=lambda item: item[1][0]
+                )
+            )
+        )
     root = config._tmp_path_factory.getbasetemp()  # the workers' root under xdist
     for stage in ("setup", "workflow"):
         outcome_file = stage_outcome_file(root, stage)
@@ -198,11 +217,14 @@ def pytest_terminal_summary(terminalreporter, config):
         outcome = json.loads(outcome_file.read_text())
         if outcome["status"] == "not made":
             continue
+        ended = (outcome.get("ended", first) - first) / 60
         write(
-            "built workflow: {} {} in {:.0f} s, CPU {:.0f} s ({})".format(
+            "built workflow: {} {} in {:.0f} s (minutes {:.1f}-{:.1f}), CPU {:.0f} s ({})".format(
                 stage,
                 "done" if outcome["status"] == 0 else "FAILED ({})".format(outcome["status"]),
                 outcome["seconds"],
+                ended - outcome["seconds"] / 60,
+                ended,
                 outcome["cpu"],
                 root / "built_workflow",
             )

@@ -117,23 +117,24 @@ INVOCATION_TIMEOUT_S = 3600
 RUN_TIMEOUT_S = 600
 
 
-def copy_workflow(destination, venvs_from=None, environments=()):
-    """A private copy of the workflow, so tests may edit env files and
-    configs. The named ``environments`` are linked from the built workflow
-    ``venvs_from`` instead of built again: Snakemake finds their venvs ready
-    (and newer than the copied env files, which keep their times)."""
+def copy_workflow(destination, venvs_from=None, environments=(), source=REPO):
+    """A private copy of the workflow (of the repository, or of the workflow
+    folder ``source``), so tests may edit env files and configs. The named
+    ``environments`` are linked from the built workflow ``venvs_from``
+    instead of built again: Snakemake finds their venvs ready (and newer than
+    the copied env files, which keep their times)."""
     destination = Path(destination)
     for part in WORKFLOW_PARTS:
-        source = REPO / part
-        if source.is_dir():
+        source_part = Path(source) / part
+        if source_part.is_dir():
             shutil.copytree(
-                source,
+                source_part,
                 destination / part,
                 ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"),
             )
         else:
             (destination / part).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, destination / part)
+            shutil.copy2(source_part, destination / part)
     for environment in environments:
         built = Path(venvs_from) / ".venvs" / environment
         assert (built / "ready.json").exists(), "no venv built at {}".format(built)

@@ -332,7 +332,7 @@ BACKENDS = {
             "method": "keras-mxnet compile(context=[...]): MXNet Module, one executor per device",
         },
         "gpu_build": True,
-        # Measured with the shared initial weights (tests/test_parity.py).
+        # Measured with the shared initial weights (tests/e2e/test_parity.py).
         "cannot_run": {
             "hrnn": "keras-mxnet 2.2.4.3 on MXNet 1.9: an LSTM inside TimeDistributed returns "
             "zeros through MXNet's loop over time, and unrolled it does not bind "

@@ -11,9 +11,9 @@ import pytest
 
 from dlbench import matrix
 from testkit import copy_workflow, run_snakemake
-from workflows import TEST_CONFIG, test_config
+from workflows import TEST_CONFIG, load_test_config
 
-CONFIG = matrix.normalise(test_config())
+CONFIG = matrix.normalise(load_test_config())
 EXAMPLE = "examples/imdb_transformer.py"
 
 
@@ -40,7 +40,9 @@ def workdir(ran_workflow, tmp_path_factory):
     their times; its venvs, prepared data and weights linked (nothing here
     makes them again)."""
     venvs = sorted(path.name for path in (ran_workflow / ".venvs").iterdir())
-    copy = copy_workflow(tmp_path_factory.mktemp("reruns") / "workflow", ran_workflow, venvs)
+    copy = copy_workflow(
+        tmp_path_factory.mktemp("reruns") / "workflow", ran_workflow, venvs, source=ran_workflow
+    )
     linked = ("data", "weights")
     results = ran_workflow / "results"
     shutil.copytree(

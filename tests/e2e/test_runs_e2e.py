@@ -8,7 +8,7 @@ import subprocess
 
 from dlbench import launch, matrix
 from testkit import RUN_TIMEOUT_S
-from workflows import supervised_run, test_config
+from workflows import load_test_config, supervised_run
 
 # Installed as sitecustomize: each torchrun rank writes the names of its
 # threads when the interpreter begins to shut down (atexit runs before the
@@ -31,7 +31,7 @@ atexit.register(_write_threads)
 
 
 def mlp_spec(config, backend, devices):
-    run = matrix.Run("digits", "mlp", backend, devices=devices, compile="eager", repeat=1)
+    run = matrix.Run("digits", "mlp", backend, devices=devices, repeat=1)
     spec = matrix.spec(config, run)
     spec["hyper"]["epochs"] = 2
     return spec
@@ -40,7 +40,7 @@ def mlp_spec(config, backend, devices):
 def test_gpu_request_on_a_cpu_build_fails_honestly(built_workflow, tmp_path):
     """A GPU run whose framework sees no GPU fails with the reason instead
     of timing the CPU (here: a made-up GPU id and JAX's CPU build)."""
-    config = dict(test_config(), accelerator="gpu")
+    config = dict(load_test_config(), accelerator="gpu")
     spec = mlp_spec(config, "keras-jax", 1)
     spec["environment"] = "keras-jax"  # the CPU build, where a GPU box would take .cuda
     result = supervised_run(
@@ -63,7 +63,7 @@ def test_torchrun_ranks_free_their_process_group_before_shutdown(built_workflow,
     rank in 5 to 10 % of runs ("terminate called without an active
     exception", SIGABRT or SIGSEGV) and failed the whole run."""
     workdir = built_workflow.path
-    spec = mlp_spec(test_config(), "keras-torch", 2)
+    spec = mlp_spec(load_test_config(), "keras-torch", 2)
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     (hooks / "sitecustomize.py").write_text(THREADS_AT_EXIT)

@@ -53,12 +53,17 @@ def through_slurm(cluster, workdir, configfile, dataset="digits"):
     )
 
 
+# The run's backend, and keras-torch, which draws the shared initial weights.
+LINKED = ["keras-jax", "keras-torch"]
+
+
 @pytest.fixture
 def workdir(tmp_path, built_workflow):
-    """A copy of the workflow with the session's keras-jax venv."""
-    built_workflow.venv("keras-jax")
+    """A copy of the workflow with the session's venvs it needs."""
+    for environment in LINKED:
+        built_workflow.venv(environment)
     (tmp_path / "workflow").mkdir()
-    return copy_workflow(tmp_path / "workflow", built_workflow.path, ["keras-jax"])
+    return copy_workflow(tmp_path / "workflow", built_workflow.path, LINKED)
 
 
 def test_a_run_goes_through_slurm_and_merges_with_a_local_one(cluster, workdir):

@@ -31,7 +31,7 @@ from testkit import (
 TEST_CONFIG = "config/test.yaml"
 
 
-def test_config():
+def load_test_config():
     """The tests' config (config/test.yaml), as a dict."""
     return yaml.safe_load((REPO / TEST_CONFIG).read_text())
 
@@ -160,7 +160,8 @@ class BuiltWorkflow(object):
     def _record(self, stage, status, seconds, cpu):
         self.outcomes[stage] = (status, seconds, cpu)
         written = self.outcome_file(stage).with_suffix(".partial")
-        written.write_text(json.dumps({"status": status, "seconds": seconds, "cpu": cpu}))
+        outcome = {"status": status, "seconds": seconds, "cpu": cpu, "ended": time.time()}
+        written.write_text(json.dumps(outcome))
         written.replace(self.outcome_file(stage))
 
     def outcome_file(self, stage):

@@ -14,6 +14,10 @@ SRC = str(Path(workflow.basedir) / "src")
 # On Snakemake's path, the library reaches every script too (Snakemake hands
 # its sys.path to them), in whichever environment the script runs.
 sys.path.insert(0, SRC)
+# The library's files as rules' inputs, relative to the working directory:
+# Snakemake keeps each output's set of input paths, and absolute ones made a
+# copied or moved workflow folder re-run everything.
+PACKAGE = Path(os.path.relpath(SRC)) / "dlbench"
 
 from dlbench import abstraction, catalog, envspec, integrity, lines, matrix, workloads
 
@@ -97,7 +101,7 @@ def env_mode():
 MAIN_ENV = "../../envs/main.yaml"
 PUBLISHED_RESULTS = "workflow/resources/published_results.csv"
 GPU_PEAKS = "workflow/resources/gpu_peaks.csv"
-FIXTURES_CODE = str(Path(SRC) / "dlbench" / "fixtures.py")
+FIXTURES_CODE = str(PACKAGE / "fixtures.py")
 
 
 ENV_MODE = env_mode()
@@ -278,9 +282,9 @@ def implementations():
 
 def implementation_sources():
     """The source files whose lines are counted, and the counter itself."""
-    files = {Path(lines.__file__)} | set(Path(SRC, "dlbench", "layers").glob("*.py"))
+    files = {PACKAGE / "lines.py"} | set((PACKAGE / "layers").glob("*.py"))
     for _, model, _, backend in implementations():
-        files.update(lines.source_files(backend, model))
+        files.update(Path(os.path.relpath(p)) for p in lines.source_files(backend, model))
     return sorted(str(path) for path in files)
 
 
@@ -311,12 +315,11 @@ def keras_model_inputs(wildcards):
     environment that builds it."""
     inputs = {
         "data": f"results/data/{wildcards.dataset}.npz",
-        "model": workloads.source(wildcards.model, "keras"),
+        "model": os.path.relpath(workloads.source(wildcards.model, "keras")),
     }
     if not workloads.is_custom(wildcards.model):
-        package = Path(SRC) / "dlbench"
-        inputs["facts"] = str(package / "workloads" / wildcards.model / "__init__.py")
-        inputs["layers"] = str(package / "layers" / "keras_layers.py")
+        inputs["facts"] = str(PACKAGE / "workloads" / wildcards.model / "__init__.py")
+        inputs["layers"] = str(PACKAGE / "layers" / "keras_layers.py")
     marker = environment_marker(KERAS_ON_TORCH)
     if marker:
         inputs["env"] = marker
@@ -347,7 +350,7 @@ def machine_probes():
 
 
 def cpu_probe_inputs(wildcards):
-    inputs = {"code": str(Path(SRC) / "dlbench" / "probe.py")}
+    inputs = {"code": str(PACKAGE / "probe.py")}
     marker = environment_marker(KERAS_ON_TORCH)
     if marker:
         inputs["env"] = marker
@@ -355,12 +358,12 @@ def cpu_probe_inputs(wildcards):
 
 
 def flops_count_inputs(wildcards):
-    code = str(Path(SRC) / "dlbench" / "flops_count.py")
+    code = str(PACKAGE / "flops_count.py")
     return dict(keras_model_inputs(wildcards), code=code)
 
 
 def initial_weights_inputs(wildcards):
-    code = str(Path(SRC) / "dlbench" / "initial_weights.py")
+    code = str(PACKAGE / "initial_weights.py")
     return dict(keras_model_inputs(wildcards), code=code)
 
 
@@ -372,7 +375,7 @@ def trained_weights_inputs(wildcards):
         keras_model_inputs(wildcards),
         drawn=matrix.WEIGHTS.format(**wildcards),
         family="results/code/keras.sha256",
-        code=str(Path(SRC) / "dlbench" / "trained_weights.py"),
+        code=str(PACKAGE / "trained_weights.py"),
     )
 
 
@@ -398,7 +401,7 @@ def prepare_inputs(wildcards):
     how data is prepared re-makes the prepared file (and the runs on it)."""
     files = catalog.DATASETS[wildcards.dataset]["files"]
     inputs = {name: f"resources/{wildcards.dataset}/{name}" for name in files}
-    inputs["code"] = str(Path(SRC) / "dlbench" / "data.py")
+    inputs["code"] = str(PACKAGE / "data.py")
     return inputs
 
 
@@ -456,7 +459,7 @@ def bench_inputs(wildcards):
     if marker:
         inputs["env"] = marker
     if workloads.is_custom(wildcards.model):
-        inputs["model"] = workloads.source(wildcards.model, family)
+        inputs["model"] = os.path.relpath(workloads.source(wildcards.model, family))
     weights = matrix.initial_weights_entry(
         config,
         matrix.workload(config, wildcards.dataset, wildcards.model),
@@ -481,7 +484,7 @@ def family_sources(wildcards):
     """The library files a run of this family executes: the harness, the
     family's adapters, its shared layers and its implementations of the
     workloads (with the workloads' own facts)."""
-    package = Path(SRC) / "dlbench"
+    package = PACKAGE
     adapters = {
         catalog.adapter_of(backend)
         for backend, entry in catalog.BACKENDS.items()

@@ -118,7 +118,7 @@ rule utilisation:
         peaks=GPU_PEAKS,
         data=workload_data(),
         counted=list(counted_flops().values()),
-        code=str(Path(SRC) / "dlbench" / "flops.py"),
+        code=str(PACKAGE / "flops.py"),
     output:
         csv=report(
             "results/tables/utilisation.csv",
