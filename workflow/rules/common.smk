@@ -284,7 +284,9 @@ def implementation_sources():
     """The source files whose lines are counted, and the counter itself."""
     files = {PACKAGE / "lines.py"} | set((PACKAGE / "layers").glob("*.py"))
     for _, model, _, backend in implementations():
-        files.update(Path(os.path.relpath(p)) for p in lines.source_files(backend, model))
+        files.update(
+            Path(os.path.relpath(p)) for p in lines.source_files(backend, model)
+        )
     return sorted(str(path) for path in files)
 
 
