@@ -8,7 +8,7 @@ import html as html_escape
 
 import pandas as pd
 
-from dlbench import collect
+from dlbench import collect, matrix
 
 STYLE = (
     "body{font-family:sans-serif;font-size:13px;margin:12px}"
@@ -145,14 +145,24 @@ def workload_table(summary_frame, dataset, model, checks=None):
 
 def _verdict_per_backend(checked):
     """A backend's verdict: the same where all its rows (repeats, machines,
-    settings) agree, else the first that departs or was not compared."""
+    settings) agree, else the first that departs or was not compared, named
+    by its setting where the backend's rows differ in one (a precision)."""
     from dlbench import equivalence
 
     same = (equivalence.VERDICT_SAME, equivalence.VERDICT_SAME_PREDICTIONS)
+    varying = [
+        name
+        for name in matrix.DIMENSION_NAMES
+        if name != "devices" and name in checked and checked[name].nunique() > 1
+    ]
+    settings = collect.labels(checked, varying) if varying else pd.Series("", index=checked.index)
 
-    def one(verdicts):
-        others = [verdict for verdict in verdicts if verdict not in same]
-        return others[0] if others else verdicts.iloc[0]
+    def one(rows):
+        others = rows[~rows.isin(same)]
+        if not len(others):
+            return rows.iloc[0]
+        setting = settings[others.index[0]]
+        return "{}: {}".format(setting, others.iloc[0]) if setting else others.iloc[0]
 
     return checked.groupby("backend", sort=False)["verdict"].agg(one)
 

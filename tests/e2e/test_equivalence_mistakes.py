@@ -1,10 +1,11 @@
 """The equivalence check catches real mistakes: each test runs the check, as
-the workflow does, on backends that compute as Keras 3 does and on one with
-a mistake put into it (a wrong optimizer setting, epsilon in the wrong
-place, a layer without its bias), each in its own environment with the
-shared weights of the digits workloads, and the mistaken one must be the
-one that departs. The same for inference: LeNet's trained weights loaded
-with the dense layer's rows left in Keras' flattening order."""
+the workflow does, on one backend with a mistake put into it (a wrong
+optimizer setting, epsilon in the wrong place, a layer without its bias),
+in its own environment with the shared weights of the digits workloads,
+beside the checks the tests' workflow made on backends that compute as
+Keras 3 does, and the mistaken one must be the one that departs. The same
+for inference: LeNet's trained weights loaded with the dense layer's rows
+left in Keras' flattening order, beside the workflow's LeNet runs."""
 
 import copy
 import json
@@ -16,8 +17,9 @@ import pytest
 from dlbench import equivalence, matrix, record_schema, runtime
 from dlbench.backends import keras_adapter
 from testkit import RUN_TIMEOUT_S
+from workflows import load_test_config
 
-pytestmark = pytest.mark.e2e
+CONFIG = matrix.normalise(load_test_config())
 
 # Backends whose update rules for RMSprop (mlp) and Adadelta (cnn) are Keras 3's.
 CORRECT = ["keras-torch", "keras-jax", "native-tensorflow"]
@@ -59,7 +61,7 @@ CASES = [
 
 
 @pytest.fixture(scope="module")
-def harness_run(built_workflow, tmp_path_factory):
+def harness_run(ran_workflow, built_workflow, tmp_path_factory):
     """Runs the harness on the digits in ``backend``'s venv, with the
     run's shared weights from the built workflow and ``mistake`` put into
     its process first; the run's record."""
@@ -103,13 +105,27 @@ def harness_run(built_workflow, tmp_path_factory):
     return run
 
 
+def workflow_check(model, backend):
+    """The tests' workflow's equivalence-check run of ``model`` on ``backend``."""
+    (run,) = [
+        run
+        for run in matrix.check_runs(CONFIG)
+        if (run.dataset, run.model, run.backend) == ("digits", model, backend)
+    ]
+    return run
+
+
 @pytest.fixture(scope="module")
-def checked(built_workflow, harness_run):
-    """Runs a check of ``model`` on ``backend`` (with ``mistake``); its record."""
+def checked(ran_workflow, harness_run):
+    """The check of ``model`` on ``backend``: the workflow's record, or with
+    ``mistake`` a run of the same spec with the mistake put in."""
 
     def check(model, backend, mistake=None):
-        run = matrix.Run("digits", model, backend, devices=0, threads=1, repeat=1)
-        return harness_run(matrix.check_spec(built_workflow.config, run), mistake)
+        run = workflow_check(model, backend)
+        if mistake is None:
+            found = json.loads((ran_workflow / matrix.check_dir(run) / "check.json").read_text())
+            return dict(found, backend="{}-{}-correct".format(model, backend))
+        return harness_run(matrix.check_spec(CONFIG, run), mistake)
 
     return check
 
@@ -127,20 +143,20 @@ def test_a_mistake_departs_and_the_correct_backends_do_not(checked, mistake, mod
     assert table.loc[mistaken["backend"], "first_step_beyond_tolerance"] >= 1
 
 
-def test_a_flatten_order_left_unconverted_departs_in_predictions(built_workflow, harness_run):
+def test_a_flatten_order_left_unconverted_departs_in_predictions(ran_workflow, harness_run):
     """LeNet's trained weights on native torch with the dense rows after the
     flattened feature map in Keras' order, not torch's: its predictions
-    depart; three correct backends predict the same."""
-    config = built_workflow.config
-
-    def infer(backend, mistake=None):
-        run = matrix.Run("digits", "lenet", backend, devices=0, threads=1, repeat=1)
-        spec = matrix.spec(config, run)
-        spec["hyper"] = dict(spec["hyper"], warmup=1, latency_samples=2, throughput_batches=1)
-        return harness_run(spec, mistake)
-
-    records = [infer(backend) for backend in CORRECT + ["native-torch"]]
-    records.append(infer("native-torch", "flatten_order_not_converted"))
+    depart; the workflow's correct backends predict the same."""
+    run = matrix.Run("digits", "lenet", "native-torch", threads=1, repeat=1)
+    records = [
+        json.loads(
+            (ran_workflow / matrix.run_dir(run._replace(backend=b)) / "run.json").read_text()
+        )
+        for b in CORRECT + ["native-torch"]
+    ]
+    spec = matrix.spec(CONFIG, run)
+    spec["hyper"] = dict(spec["hyper"], warmup=1, latency_samples=2, throughput_batches=1)
+    records.append(harness_run(spec, "flatten_order_not_converted"))
     table = equivalence.compare_predictions(records).set_index("backend")
     print(table[["largest_difference", "classes_differing", "verdict"]].to_string())
     mistaken = records[-1]["backend"]

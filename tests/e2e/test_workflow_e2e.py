@@ -248,9 +248,16 @@ def test_every_backend_predicts_the_same_from_the_same_weights(workdir):
         if expected:
             assert resnet.loc[backend, "verdict"].startswith("not compared: own weights")
             assert expected in resnet.loc[backend, "verdict"], resnet.loc[backend, "verdict"]
-    workload = pd.read_csv(workdir / "results/tables/digits_lenet.csv")
-    shown = workload.loc[workload["precision"] == "float32", "same_predictions"]
-    assert set(shown) == {equivalence.VERDICT_SAME_PREDICTIONS}
+    # the workload's table: one verdict a backend, naming the precision that departs
+    # (bfloat16 outputs differ between frameworks by more than float32 rounding)
+    workload = pd.read_csv(workdir / "results/tables/digits_lenet.csv").set_index("backend")
+    for backend, verdict in workload["same_predictions"].items():
+        if backend in {run.backend for run in reduced}:
+            assert verdict == equivalence.VERDICT_SAME_PREDICTIONS or verdict.startswith(
+                "mixed_bfloat16: "
+            ), (backend, verdict)
+        else:
+            assert verdict == equivalence.VERDICT_SAME_PREDICTIONS, (backend, verdict)
     assert (
         "Predictions from the same weights"
         in (workdir / "results/tables/predictions.md").read_text()
@@ -555,7 +562,7 @@ def test_overview_tables_and_plots(workdir):
     assert set(comparison["source"]) == set(published["source"])
     measured = comparison[comparison["our_value"].notna()]
     assert {"mnist_mlp", "imdb_gru", "resnet50_features"} <= set(measured["workload"])
-    assert measured["our_hardware"].str.startswith("CPU (").all()
+    assert measured["our_hardware"].str.startswith("CPU").all()
     assert (measured["our_relative_common"] >= 1).all()
     used = pd.read_csv(workdir / "results/tables/utilisation.csv")
     summary = pd.read_csv(workdir / "results/summary.csv")

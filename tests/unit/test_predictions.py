@@ -169,6 +169,10 @@ def test_workload_table_gains_a_same_predictions_column():
     ).assign(classes_differing=0)
     found = tables._verdict_per_backend(checks)
     assert found.to_dict() == {"a": "same predictions", "b": "DEPARTS (x)"}
+    # where a backend's rows differ in a setting, the departing one is named
+    precisions = checks.assign(precision=["float32", "float32", "mixed_bfloat16"])
+    found = tables._verdict_per_backend(precisions)
+    assert found.to_dict() == {"a": "same predictions", "b": "mixed_bfloat16: DEPARTS (x)"}
 
 
 def test_inference_runs_load_the_trained_weights_where_the_workload_trains_them(smoke_config):
