@@ -10,7 +10,7 @@
 - a Python of every minor version the backends' env files pin (3.6, 3.7,
   3.9, 3.11): on PATH as ``pythonX.Y``, under pyenv, or named in the config;
 - free disk space where pytest keeps its temporary folders: the session's
-  built workflow holds every backend's venv and the smoke run's results.
+  built workflow holds every backend's venv and the tests' workflow's results.
 
 ``make test`` runs this with ``--install`` before pytest: on Debian as root it
 installs the missing packages with apt-get; anywhere else it stops at once
@@ -110,8 +110,9 @@ def missing_pythons():
     return absent
 
 
-# The session's folder (tests/conftest.py, BuiltWorkflow) peaked at 13.4 GB
-# in a whole make test (2026-11-25); the clean clone's .venv adds 0.7. pytest
+# The session's folder (tests/e2e/workflows.py, BuiltWorkflow) held 9.8 GB at
+# the end of a whole make test (2026-11-25: 9.2 of them venvs; 13.4 GB when
+# the tests ran the smoke); the clean clone's .venv adds 0.7. pytest
 # keeps the newest session's folder (pyproject.toml: tmp_path_retention_count)
 # and removes the older ones when a session ends, so the last session's
 # folder is still there while the next one runs.
@@ -126,8 +127,8 @@ def disk_space_problem(temporary=None):
         return None
     return (
         "{:.0f} GB free in {} where the tests' session needs about {} GB (every backend's venv "
-        "and the smoke run's results): free some (older sessions' folders are in {}), or point "
-        "TMPDIR at a larger disk".format(
+        "and the tests' workflow's results): free some (older sessions' folders are in {}), or "
+        "point TMPDIR at a larger disk".format(
             free_gb,
             temporary,
             SESSION_FOLDER_GB,

@@ -147,7 +147,9 @@ def test_a_flatten_order_left_unconverted_departs_in_predictions(ran_workflow, h
     """LeNet's trained weights on native torch with the dense rows after the
     flattened feature map in Keras' order, not torch's: its predictions
     depart; the workflow's correct backends predict the same."""
-    run = matrix.Run("digits", "lenet", "native-torch", threads=1, repeat=1)
+    run = matrix.Run(
+        "digits", "lenet", "native-torch", threads=1, repeat=1, machine=matrix.machine_name(CONFIG)
+    )
     records = [
         json.loads(
             (ran_workflow / matrix.run_dir(run._replace(backend=b)) / "run.json").read_text()

@@ -1,8 +1,9 @@
 """Reduced precision in every backend that has it, beyond what the tests'
-workflow runs (bfloat16 on the MLP and LeNet): mixed_float16 with loss
-scaling, the CNN's convolutions in bfloat16, and what a CPU without the
-instructions a mode needs does with it. Single runs through the supervisor
-on a few steps of the digits: what ran is checked, not how well it learns."""
+workflow runs (bfloat16 inference on LeNet, bfloat16 training on CIFAR-10's
+CNN in native torch): training in mixed_bfloat16 and in mixed_float16 with
+loss scaling, and what a CPU without the instructions a mode needs does with
+it. Single runs through the supervisor on a few steps of the digits: what
+ran is checked, not how well it learns."""
 
 import json
 import os

@@ -158,7 +158,7 @@ def test_every_run_starts_from_the_shared_weights(workdir):
 def test_every_training_cell_learns(workdir):
     """Every training run's test loss below chance's (ln of the classes):
     the data and the training are real; the digits MLP, trained longest,
-    well above chance's accuracy in every precision and compile mode."""
+    well above chance's accuracy in every compile mode."""
     for run in runs():
         found = load(workdir, run)
         if found["task"] != "train":
@@ -409,43 +409,41 @@ def test_statistics_over_repeats(workdir):
     assert table.count("significant, p=") == backends - 1  # "not significant" included
 
 
-def test_every_precision_and_compile_mode_runs_and_the_record_says_what_ran(workdir):
-    """The digits MLP in float32 and mixed_bfloat16, eager and compiled:
-    every backend at every mode it has; where this CPU has no kernels for a
-    precision (MXNet's bfloat16 below AVX-512) the cell is n/a with the
-    reason, never a failed run."""
-    ran = {(run.backend, run.precision, run.compile) for run in runs("mlp")}
-    for backend, precision, mode in ran:
-        found = record(workdir, "mlp", backend, precision=precision, compile=mode)
-        assert (found["precision"], found["compile"]) == (precision, mode)
+def test_every_compile_mode_and_precision_runs_and_the_record_says_what_ran(workdir):
+    """The digits MLP eager and compiled on every backend at every mode it
+    has; LeNet's inference and CIFAR-10's CNN in float32 and mixed_bfloat16.
+    Where this CPU has no kernels for a precision (MXNet's bfloat16 below
+    AVX-512) the cell is n/a with the reason, never a failed run."""
+    modes = {(run.backend, run.compile) for run in runs("mlp")}
+    assert {backend for backend, _ in modes} == set(TRAINERS)
+    for backend, mode in modes:
+        found = record(workdir, "mlp", backend, compile=mode)
+        assert found["compile"] == mode
         settings = found["settings"]
         if "jit_compile" in catalog.compile_settings(backend, mode):
             key = "torch_compile" if backend == "native-torch" else "jit_compile"
             assert settings[key] is (mode == "compiled"), (backend, mode, settings)
         if "hybridize" in catalog.compile_settings(backend, mode):
             assert bool(settings["hybridize"]) is (mode == "compiled"), (backend, settings)
-        if precision == "mixed_bfloat16":
-            ran_in = settings["precision"]
-            assert ran_in["asked"] == "mixed_bfloat16"
-            assert (ran_in["compute_dtype"], ran_in["variable_dtype"]) == (
-                "bfloat16",
-                "float32",
-            ), (backend, ran_in)
-        elif backend in KERAS3:
+        if backend in KERAS3:
             assert settings["precision"]["compute_dtype"] == "float32"
-    reduced = {b for b, p, _ in ran if p == "mixed_bfloat16"}
-    assert reduced >= set(KERAS3) | {"native-tensorflow", "native-torch", "native-jax"}
+    assert {b for b, mode in modes if mode == "eager"} >= set(KERAS3) - {"keras-jax"}
+    reduced = [run for run in runs() if run.precision == "mixed_bfloat16"]
+    assert {(run.model, run.backend) for run in reduced} >= {
+        ("lenet", backend) for backend in KERAS3 + ["native-torch", "native-jax"]
+    } | {("cifar_cnn", "native-torch")}
+    for run in reduced:
+        found = load(workdir, run)
+        assert found["precision"] == "mixed_bfloat16" and computed_in(found) == "bfloat16", run
+        if "precision" in found["settings"]:
+            assert found["settings"]["precision"]["variable_dtype"] == "float32", run
     summary = pd.read_csv(workdir / "results/summary.csv")
-    mlp = summary[summary["model"] == "mlp"].set_index(["backend", "precision", "compile"])
-    bf16 = mlp[(mlp.index.get_level_values("precision") == "mixed_bfloat16")]
-    assert (
-        bf16.loc[bf16["status"] == "ok", "precision_ran"]
-        .str.startswith("bfloat16 compute, float32 variables")
-        .all()
-    )
-    assert mlp.loc[("keras-jax", "float32", "eager"), "status"] == "not_applicable"
-    assert mlp.loc[("native-chainer", "mixed_bfloat16", "eager"), "status"] == "not_applicable"
-    mxnet = mlp.loc[("native-mxnet", "mixed_bfloat16", "eager")]
+    cells = summary.set_index(["model", "backend", "precision", "compile"])
+    assert cells.loc[("mlp", "keras-jax", "float32", "eager"), "status"] == "not_applicable"
+    assert cells.loc[("mlp", "native-chainer", "float32", "compiled"), "status"] == "not_applicable"
+    ran = summary[(summary["precision"] == "mixed_bfloat16") & (summary["status"] == "ok")]
+    assert ran["precision_ran"].str.startswith("bfloat16 compute").all(), ran["precision_ran"]
+    mxnet = cells.loc[("lenet", "native-mxnet", "mixed_bfloat16", "auto")]
     cpu_reason = catalog.precision_cpu_not_applicable("native-mxnet", "mixed_bfloat16")
     if cpu_reason:  # this CPU has no kernels for it: known before the run, never a failure
         assert mxnet["status"] == "not_applicable" and mxnet["error"] == cpu_reason
@@ -454,7 +452,10 @@ def test_every_precision_and_compile_mode_runs_and_the_record_says_what_ran(work
         assert mxnet["status"] == "ok"
 
 
-def test_reduced_precision_costs_little_accuracy_and_the_speedups_are_tabled(workdir):
+def test_the_speedups_are_tabled_for_every_mode(workdir):
+    """Each cell against its backend's float32 eager (or first) mode: the
+    speed-up with its interval, the accuracy change against float32 flagged
+    past the tolerance, what compiling costs the first epoch."""
     found = pd.read_csv(workdir / "results/tables/speedups.csv")
     modes = {
         (run.model, run.backend, run.precision, run.compile)
@@ -463,11 +464,12 @@ def test_reduced_precision_costs_little_accuracy_and_the_speedups_are_tabled(wor
     }
     shown = set(zip(found["model"], found["backend"], found["precision"], found["compile"]))
     assert modes <= shown
+    assert (found["speedup_ci_low"] <= found["speedup"]).all()
+    assert (found["speedup"] <= found["speedup_ci_high"]).all()
     reduced = found[(found["precision"] == "mixed_bfloat16") & (found["task"] == "train")]
-    for row in reduced.to_dict("records"):
-        # within the test config's accuracy_tolerance: measured within 0.027 on all 8 pairs
-        assert abs(row["accuracy_change"]) <= CONFIG["accuracy_tolerance"], row
-        assert row["speedup_ci_low"] <= row["speedup"] <= row["speedup_ci_high"]
+    assert len(reduced) and reduced["accuracy_change"].notna().all()
+    flagged = reduced["accuracy_change"].abs() > CONFIG["accuracy_tolerance"]
+    assert (reduced["accuracy_flag"].str.startswith("OFF") == flagged).all(), reduced
     mlp = found[found["model"] == "mlp"]
     baselines = mlp.groupby("backend")["baseline"].first().to_dict()
     assert baselines["keras-torch"] == "float32, compile=eager"
@@ -475,7 +477,7 @@ def test_reduced_precision_costs_little_accuracy_and_the_speedups_are_tabled(wor
     compiled = mlp[(mlp["compile"] == "compiled") & (mlp["backend"] == "keras-torch")]
     assert compiled["first_epoch_extra_seconds"].notna().all()
     table = (workdir / "results/tables/speedups.md").read_text()
-    assert "mixed_bfloat16, compiled" in table and "float32, eager" in table
+    assert "compiled" in table and "mixed_bfloat16" in table and "float32, eager" in table
     assert (workdir / "results/plots/speedups.png").stat().st_size > 10_000
 
 

@@ -531,8 +531,11 @@ SETUP_SHARE = 1
 
 def cpu_exclusive(wildcards):
     """CPU-timed runs (emulated devices too) take the whole CPU, unless the
-    config lets them overlap."""
-    return 0 if timed_on_gpus(wildcards) or config["concurrent_cpu_runs"] else WHOLE_CPU
+    config lets them overlap: then one unit each, so that the machine's
+    probe (rule cpu_probe, the whole CPU) never measures beside them."""
+    if timed_on_gpus(wildcards):
+        return 0
+    return SETUP_SHARE if config["concurrent_cpu_runs"] else WHOLE_CPU
 
 
 def gpus_of_run(wildcards):
