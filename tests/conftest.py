@@ -83,11 +83,19 @@ BACKGROUND_READER = "ran_workflow"
 @pytest.hookimpl(trylast=True)  # after -m and -k have deselected
 def pytest_collection_modifyitems(config, items):
     """The unit tests first (they need nothing built), then the end-to-end
-    tests, those that read the background workflow last."""
+    tests: those that mostly wait (marked ``early``: on SLURM's scheduler)
+    first, so that their waits overlap the background workflow's work,
+    those that read the background workflow last."""
     for item in items:
         if is_e2e(item):
             item.add_marker(pytest.mark.e2e)
-    items.sort(key=lambda item: (is_e2e(item), BACKGROUND_READER in item.fixturenames))
+    items.sort(
+        key=lambda item: (
+            is_e2e(item),
+            BACKGROUND_READER in item.fixturenames,
+            item.get_closest_marker("early") is None,
+        )
+    )
 
 
 try:

@@ -12,8 +12,6 @@ import pytest
 from dlbench import matrix
 from testkit import INVOCATION_TIMEOUT_S, REPO
 
-pytestmark = pytest.mark.e2e
-
 SCRIPTS = sorted(path.name for path in (REPO / "benchmarks").glob("*.py"))
 HELPERS = {"runs.py"}  # imported by the others, not run
 # Run by another module's test, on what it needs.

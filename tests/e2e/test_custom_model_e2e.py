@@ -14,8 +14,6 @@ import yaml
 
 from testkit import REPO, copy_workflow, run_json, run_snakemake, write_config
 
-pytestmark = pytest.mark.e2e
-
 BACKENDS = ["keras-torch", "keras2-theano", "native-torch"]
 MODEL = textwrap.dedent(
     """
@@ -59,6 +57,8 @@ def workdir(tmp_path_factory, built_workflow):
     (example,) = [entry for entry in smoke["workloads"] if entry["model"] == "imdb_transformer"]
     config = dict(
         smoke,
+        # one thread a run: two-thread runs beside the session's others wait on each other
+        threads=1,
         backends={backend: smoke["backends"].get(backend) for backend in BACKENDS},
         custom_models=dict(
             smoke["custom_models"], own_dense={"file": str(outside), "builder": "make"}

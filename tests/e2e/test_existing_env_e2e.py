@@ -12,8 +12,6 @@ import yaml
 
 from testkit import REPO, copy_workflow, run_json, run_snakemake, write_config
 
-pytestmark = pytest.mark.e2e
-
 BACKENDS = ["native-torch", "keras-jax", "native-jax"]
 PIN = "torch==2.13.0+cpu"
 OTHER_PIN = "torch==2.12.1+cpu"
@@ -29,6 +27,8 @@ def existing_config(workdir, interpreters):
     (mlp,) = [entry for entry in smoke["workloads"] if entry["model"] == "mlp"]
     config = dict(
         smoke,
+        # one thread a run: two-thread runs beside the session's others wait on each other
+        threads=1,
         backends={backend: smoke["backends"].get(backend) for backend in BACKENDS},
         workloads=[dict(mlp, epochs=2, repeats=1, backends=BACKENDS)],
         env_mode="existing",

@@ -19,8 +19,6 @@ import yaml
 from dlbench import catalog, parity, runtime, workloads
 from testkit import REPO, RUN_TIMEOUT_S
 
-pytestmark = pytest.mark.e2e
-
 IMPLEMENTATIONS = [
     "keras-torch",
     "keras-mxnet",

@@ -16,7 +16,7 @@ from testkit import MACHINE, REPO, copy_workflow, run_json, run_snakemake, write
 PROFILE = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
 SLURM_MACHINE = dict(item.split("=", 1) for item in PROFILE["config"])["machine"]
 pytestmark = [
-    pytest.mark.e2e,
+    pytest.mark.early,
     pytest.mark.skipif(slurm_cluster.missing() is not None, reason=str(slurm_cluster.missing())),
 ]
 
@@ -33,7 +33,7 @@ def one_run_config(workdir, **changes):
     with open(REPO / "config" / "smoke.yaml") as handle:
         config = yaml.safe_load(handle)
     workload = dict(config["workloads"][0], epochs=2, repeats=1)
-    config.update(workloads=[workload], backends={"keras-jax": None}, **changes)
+    config.update(workloads=[workload], backends={"keras-jax": None}, threads=1, **changes)
     return write_config(workdir / "config" / "slurm.yaml", config)
 
 
