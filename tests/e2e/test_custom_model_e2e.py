@@ -34,10 +34,12 @@ MODEL = textwrap.dedent(
 PARAMETERS = 784 * 8 + 8 + 8 * 10 + 10
 FORWARD = 784 * 8 + 8 * 10
 FLOPS = {"forward": 2 * FORWARD, "training": 2 * (FORWARD + FORWARD + 8 * 10)}
-OWN_RUNS = [run_json("digits", "own_dense", backend) for backend in BACKENDS[:2]]
-EXAMPLE_RUNS = [run_json("imdb_tiny", "imdb_transformer", backend) for backend in BACKENDS[:2]]
+# one thread a run: two-thread runs beside the session's others wait on each other
+THREADS = 1
+OWN_RUNS = [run_json("digits", "own_dense", b, threads=THREADS) for b in BACKENDS[:2]]
+EXAMPLE_RUNS = [run_json("imdb_tiny", "imdb_transformer", b, threads=THREADS) for b in BACKENDS[:2]]
 SYNTHETIC = {"input_shape": [12, 10, 3], "classes": 4, "train": 256, "test": 64}
-SYNTHETIC_RUN = run_json("pixels", "own_dense", "keras-torch")
+SYNTHETIC_RUN = run_json("pixels", "own_dense", "keras-torch", threads=THREADS)
 TARGETS = OWN_RUNS + EXAMPLE_RUNS + [SYNTHETIC_RUN]
 TARGETS += ["results/summary.csv", "results/tables/utilisation.csv"]
 TARGETS += ["results/tables/lines_of_code.csv"]
@@ -57,8 +59,7 @@ def workdir(tmp_path_factory, built_workflow):
     (example,) = [entry for entry in smoke["workloads"] if entry["model"] == "imdb_transformer"]
     config = dict(
         smoke,
-        # one thread a run: two-thread runs beside the session's others wait on each other
-        threads=1,
+        threads=THREADS,
         backends={backend: smoke["backends"].get(backend) for backend in BACKENDS},
         custom_models=dict(
             smoke["custom_models"], own_dense={"file": str(outside), "builder": "make"}

@@ -16,7 +16,9 @@ BACKENDS = ["native-torch", "keras-jax", "native-jax"]
 PIN = "torch==2.13.0+cpu"
 OTHER_PIN = "torch==2.12.1+cpu"
 DIFFERENCE = "torch 2.13.0+cpu (env file: ==2.12.1+cpu)"
-TARGETS = [run_json("digits", "mlp", backend) for backend in BACKENDS] + [
+# one thread a run: two-thread runs beside the session's others wait on each other
+THREADS = 1
+TARGETS = [run_json("digits", "mlp", backend, threads=THREADS) for backend in BACKENDS] + [
     "results/tables/environment.csv",
     "results/tables/digits_mlp.csv",
 ]
@@ -27,8 +29,7 @@ def existing_config(workdir, interpreters):
     (mlp,) = [entry for entry in smoke["workloads"] if entry["model"] == "mlp"]
     config = dict(
         smoke,
-        # one thread a run: two-thread runs beside the session's others wait on each other
-        threads=1,
+        threads=THREADS,
         backends={backend: smoke["backends"].get(backend) for backend in BACKENDS},
         workloads=[dict(mlp, epochs=2, repeats=1, backends=BACKENDS)],
         env_mode="existing",
@@ -70,7 +71,7 @@ def workdir(tmp_path_factory, built_workflow):
 
 
 def record(workdir, backend):
-    return json.loads((workdir / run_json("digits", "mlp", backend)).read_text())
+    return json.loads((workdir / run_json("digits", "mlp", backend, threads=THREADS)).read_text())
 
 
 def checked(workdir, environment):
@@ -125,7 +126,7 @@ def test_a_comment_checks_nothing_again_and_a_pin_reruns_exactly_its_backend(wor
     env_file.write_text(env_file.read_text().replace(OTHER_PIN, PIN))
     assert pending(workdir) == [
         "results/environments/native-torch.json",
-        run_json("digits", "mlp", "native-torch"),
+        run_json("digits", "mlp", "native-torch", threads=THREADS),
     ]
     started = {backend: record(workdir, backend)["started"] for backend in BACKENDS}
     snakemake(workdir, "-j2", *TARGETS)

@@ -28,12 +28,16 @@ def cluster(tmp_path_factory):
     started.stop()
 
 
+# one thread a run: two-thread runs beside the session's others wait on each other
+THREADS = 1
+
+
 def one_run_config(workdir, **changes):
     """The smoke config cut to the digits MLP on keras-jax, two epochs."""
     with open(REPO / "config" / "smoke.yaml") as handle:
         config = yaml.safe_load(handle)
     workload = dict(config["workloads"][0], epochs=2, repeats=1)
-    config.update(workloads=[workload], backends={"keras-jax": None}, threads=1, **changes)
+    config.update(workloads=[workload], backends={"keras-jax": None}, threads=THREADS, **changes)
     return write_config(workdir / "config" / "slurm.yaml", config)
 
 
@@ -69,7 +73,9 @@ def workdir(tmp_path, built_workflow):
 def test_a_run_goes_through_slurm_and_merges_with_a_local_one(cluster, workdir):
     done = through_slurm(cluster, workdir, one_run_config(workdir))
     assert done.returncode == 0, done.stderr[-5000:] + cluster.logs()
-    on_cluster = workdir / run_json("digits", "mlp", "keras-jax", machine=SLURM_MACHINE)
+    on_cluster = workdir / run_json(
+        "digits", "mlp", "keras-jax", machine=SLURM_MACHINE, threads=THREADS
+    )
     record = json.loads(on_cluster.read_text())
     assert record["status"] == "ok", record["error"]
     assert record["environment"]["slurm_job_id"]  # it ran inside a SLURM job
