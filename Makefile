@@ -15,7 +15,7 @@ TEST_WORKERS ?= 2
 # offline mirror (no route to download.pytorch.org) quick.
 export PIP_RETRIES ?= 1
 
-.PHONY: setup system smoke report check test lint clean
+.PHONY: setup system smoke report check test lint clean gpu-kit
 
 $(BIN)/snakemake: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,12 @@ smoke: setup
 
 report: setup
 	$(BIN)/snakemake --report results/report.html
+
+# The wheels a GPU machine without network lacks for the GPU campaign, in
+# .gpu-kit (docs/gpu.md): Python 3.12 by default (GPU_PYTHON=3.11 for another).
+GPU_PYTHON ?= 3.12
+gpu-kit: setup
+	$(BIN)/python -m dlbench.gpu_kit --out .gpu-kit --python-version $(GPU_PYTHON)
 
 # What the tests need from the machine beyond .venv (Chromium and its driver,
 # SLURM and munge, g++, the Pythons the env files pin): installed with apt-get

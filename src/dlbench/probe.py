@@ -141,7 +141,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     threads = runtime.resolve_threads(args.threads)
     os.environ.update(runtime.thread_environment(threads))  # before torch sizes its pools
-    found = machine_probe(args.precision, threads)
+    try:
+        found = machine_probe(args.precision, threads)
+    except ImportError as error:  # an interpreter without torch: MFU falls back, said why
+        found = {"precision": args.precision, "reason": "no probe: {}".format(error)}
     found.update(machine=args.machine, threads_setting=args.threads)
     print(json.dumps(found, indent=1))
     runtime.write_json_atomic(args.output, found)

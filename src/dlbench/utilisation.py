@@ -57,6 +57,8 @@ def _machine_probe(cell, probes):
     """The machine's probe (rule cpu_probe) for the cell's machine, threads
     and precision, or None."""
     for found in probes:
+        if "gflops" not in found:  # the probe could not run (its reason says why)
+            continue
         same = (found["machine"], str(found["threads_setting"]), found["precision"])
         if same == (cell["machine"], str(cell["threads"]), cell.get("precision", "float32")):
             return found

@@ -289,6 +289,8 @@ def test_utilisation_takes_the_peak_of_the_precision_that_ran():
     probes = [
         dict(probe, precision="float32", dtype="float32", gflops=150.0),
         dict(probe, precision="mixed_bfloat16", dtype="bfloat16", gflops=1.2, size=1024),
+        # an interpreter without torch: the probe says why and measures nothing
+        {"machine": "m1", "threads_setting": "all", "precision": "mixed_float16", "reason": "no"},
     ]
     dims = {"input_shape": [28, 28, 1], "classes": 10}
     per_sample = {("digits", "mlp"): flops.per_sample("mlp", dims)}

@@ -1,0 +1,174 @@
+"""The GPU campaign rehearsed on the CPU: the kit of ``make gpu-kit`` (real
+wheels for Python 3.12 from PyPI), installed with ``--no-index`` beside a
+Python 3.12 interpreter that holds what the GPU machine's holds, proves the
+kit complete; then the campaign's own command, devices 0 only, cut off by its
+budget and resumed, packs records, tables and the report.
+
+One departure from the GPU machine: PyPI has no CPU build of torch for
+Python 3.12 (its build there is CUDA's, gigabytes; this machine's CPU wheel is
+for 3.11), so the rehearsal's interpreter holds JAX but not torch. The torch
+backends stay in the config and show the missing framework as their reason;
+the shared initial weights and LeNet's trained weights, drawn on keras-torch,
+are each backend's own here."""
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+
+import pandas as pd
+import pytest
+import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from dlbench import envspec, gpu_kit
+from testkit import REPO, RUN_TIMEOUT_S, copy_workflow, write_config
+
+pytestmark = pytest.mark.early  # mostly pip's downloads: beside the CPU-bound modules
+INSTALL_TIMEOUT_S = 1800
+NO_CPU_BUILD_FOR_312 = {"torch"}
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("gpu") / "kit"
+    done = subprocess.run(
+        [sys.executable, "-m", "dlbench.gpu_kit", "--out", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_S,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    print(done.stdout)
+    return folder
+
+
+def machine_requirements(manifest):
+    """What the GPU machine's interpreter holds that the campaign uses: the
+    versions the kit was resolved against, then the project's pins of the
+    rest (CPU builds)."""
+    wanted = {
+        entry["name"]: "{}=={}".format(entry["name"], entry["version"])
+        for entry in manifest["from_image"]
+    }
+    for line in manifest["image_requirements"]:
+        requirement = Requirement(line)
+        name = canonicalize_name(requirement.name)
+        if name not in NO_CPU_BUILD_FOR_312:
+            wanted.setdefault(name, "{}{}".format(name, requirement.specifier))
+    return sorted(wanted.values())
+
+
+@pytest.fixture(scope="module")
+def machine_python(kit, tmp_path_factory):
+    """A Python 3.12 venv standing for the GPU machine's python3."""
+    manifest = json.loads((kit / gpu_kit.MANIFEST).read_text())
+    venv = tmp_path_factory.mktemp("gpu") / "machine"
+    python = envspec.find_python(manifest["python_version"])
+    subprocess.run([python, "-m", "venv", str(venv)], check=True)
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+        + machine_requirements(manifest),
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_S,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return str(venv / "bin" / "python")
+
+
+def rehearsal_config(workdir):
+    config = yaml.safe_load((REPO / "config" / "gpu.yaml").read_text())
+    (mlp,) = [entry for entry in config["workloads"] if entry["model"] == "mlp"]
+    config.update(
+        threads=1,
+        initial_weights="own",
+        workloads=[dict(mlp, epochs=2)],
+        backends={
+            key: config["backends"][key] for key in ("keras-jax", "native-jax", "keras-torch")
+        },
+        equivalence_check=dict(config["equivalence_check"], workloads=["digits/mlp"]),
+    )
+    return write_config(workdir / "config" / "rehearsal.yaml", config)
+
+
+@pytest.fixture(scope="module")
+def rehearsal(kit, machine_python, tmp_path_factory):
+    workdir = copy_workflow(tmp_path_factory.mktemp("gpu") / "workflow")
+    config = rehearsal_config(workdir)
+
+    def campaign(out, *options):
+        command = [machine_python, "-m", "dlbench.gpu_campaign", "--kit", str(kit)]
+        command += ["--python", machine_python, "--config", str(config), "--devices", "0"]
+        command += ["--jobs", "1", *(["--out", str(workdir / out)] if out else []), *options]
+        return subprocess.run(
+            command,
+            cwd=str(workdir),
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, PYTHONPATH="src"),
+            timeout=3 * RUN_TIMEOUT_S,
+        )
+
+    prepared = campaign(None, "--prepare-only")
+    cut_off = campaign("first", "--budget-seconds", "40", "--pack-reserve-seconds", "0")
+    resumed = campaign("second", "--budget-seconds", "1500")
+    return workdir, prepared, cut_off, resumed
+
+
+def summary_machine(workdir):
+    (machine,) = set(pd.read_csv(workdir / "results" / "summary.csv")["machine"])
+    return machine
+
+
+def packed(out):
+    with tarfile.open(str(out / "results.tar.gz")) as tar:
+        return set(tar.getnames())
+
+
+def test_the_kit_fits_the_carry_limit_and_installs_without_an_index(kit, rehearsal):
+    manifest = json.loads((kit / gpu_kit.MANIFEST).read_text())
+    assert manifest["kit_bytes"] + manifest["tree_bytes"] <= gpu_kit.CARRY_LIMIT_BYTES
+    assert {"snakemake", "keras", "pooch", "connection-pool"} <= {
+        entry["name"] for entry in manifest["carried"]
+    }
+    assert "connection_pool" in manifest["built_here"][0]  # an sdist on PyPI
+    _, prepared, _, _ = rehearsal
+    assert prepared.returncode == 0, prepared.stdout + prepared.stderr
+    assert "distributions have what they need" in prepared.stdout
+
+
+def test_the_budget_cuts_the_campaign_off_and_leaves_no_half_record(rehearsal):
+    workdir, _, cut_off, _ = rehearsal
+    assert cut_off.returncode == 3, cut_off.stdout + cut_off.stderr
+    assert "not complete: the same command resumes it" in cut_off.stdout
+    campaign = json.loads((workdir / "first" / "campaign.json").read_text())
+    assert campaign["complete"] is False
+    assert any(stage.get("interrupted") or not stage["started"] for stage in campaign["stages"])
+    assert packed(workdir / "first")
+
+
+def test_the_same_command_resumes_and_packs_records_tables_and_report(rehearsal):
+    workdir, _, _, resumed = rehearsal
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    campaign = json.loads((workdir / "second" / "campaign.json").read_text())
+    assert campaign["complete"] and campaign["gpus"] == []
+    names = packed(workdir / "second")
+    machine_pack = workdir / "second" / "{}.tar.gz".format(summary_machine(workdir))
+    with tarfile.open(str(machine_pack)) as tar:
+        assert sum(name.endswith("run.json") for name in tar.getnames()) == 8
+    assert {"results/summary.csv", "results/report.html", "logs/gpu_campaign.log"} <= names
+    assert not any(name.endswith(".npz") for name in names)
+    summary = pd.read_csv(workdir / "results" / "summary.csv")
+    ran = summary[summary["status"] == "ok"]
+    assert set(ran["backend"]) == {"keras-jax", "native-jax"}
+    assert set(ran["precision"]) == {"float32", "mixed_bfloat16"}
+    assert (ran["test_accuracy"] > 0.5).all()
+    torch = summary[summary["backend"] == "keras-torch"]
+    assert set(torch["status"]) == {"unavailable"}
+    for path in (workdir / "results" / "runs").rglob("run.json"):
+        record = json.loads(path.read_text())
+        assert record["environment_check"]["mode"] == "existing"
+        assert record["environment"]["python_executable"].endswith(".gpu-env/bin/python")

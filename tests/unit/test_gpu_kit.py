@@ -1,0 +1,158 @@
+"""The GPU kit's choices (what travels, what the machine keeps) and the GPU
+campaign's own mechanics (stages, the budget, the pack, the kit's fit),
+without pip's network or a GPU: tests/e2e/test_gpu_rehearsal.py runs both."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+
+from dlbench import gpu_campaign, gpu_kit
+from testkit import REPO
+
+IMAGE = gpu_kit.image_packages(REPO / gpu_kit.IMAGE_LIST)
+
+
+def resolved(name, version, wheel_tags="py3-none-any"):
+    """One entry of pip's installation report (pip install --report)."""
+    url = "https://files.example/{}-{}-{}.whl".format(name.replace("-", "_"), version, wheel_tags)
+    return {"metadata": {"name": name, "version": version}, "download_info": {"url": url}}
+
+
+def test_the_machine_list_gives_names_and_the_versions_seen():
+    assert IMAGE["torch"] == "2.11.0"
+    assert IMAGE["jax-cuda13-plugin"] == "0.11.2"
+    assert "packaging" in IMAGE and IMAGE["packaging"] is None
+    assert "snakemake" not in IMAGE and "keras" not in IMAGE
+
+
+def test_the_kit_resolves_what_the_machine_lacks_and_never_a_framework():
+    wanted = gpu_kit.requirements(REPO)
+    assert "keras==3.15.1" in wanted and "snakemake==9.27.1" in wanted
+    assert not any(line.startswith("snakemake-executor-plugin-slurm") for line in wanted)
+    kit, machine = gpu_kit.held_by_image(wanted, IMAGE)
+    assert {"snakemake==9.27.1", "keras==3.15.1", "pooch==1.9.0"} <= set(kit)
+    assert {"jax[cuda12]==0.10.2", "torch==2.13.0", "pandas==3.1.1"} <= set(machine)
+
+
+def test_a_dependency_travels_unless_the_machine_holds_it_known_or_compiled():
+    report = {
+        "install": [
+            resolved("snakemake", "9.27.1"),
+            resolved("packaging", "25.0"),  # held, version unknown, pure: travels
+            resolved("numpy", "2.5.2", "cp312-cp312-manylinux_2_28_x86_64"),  # held, known
+            resolved("ml_dtypes", "0.6.0", "cp312-cp312-manylinux_2_28_x86_64"),  # held, compiled
+        ]
+    }
+    carried, machine = gpu_kit.split_resolution(report, IMAGE)
+    assert [entry["name"] for entry in carried] == ["packaging", "snakemake"]
+    assert [entry["name"] for entry in machine] == ["ml-dtypes", "numpy"]
+    assert carried[0]["file"] == "packaging-25.0-py3-none-any.whl"
+
+
+def test_the_summary_gives_the_size_against_what_a_command_carries():
+    carried = [{"name": "keras", "version": "3.15.1", "file": "keras.whl", "bytes": 3 * 2**20}]
+    manifest = {
+        "python_version": "3.12",
+        "carried": carried,
+        "from_image": [],
+        "kit_bytes": 3 * 2**20,
+        "tree_bytes": 2**20,
+        "carry_limit_bytes": gpu_kit.CARRY_LIMIT_BYTES,
+    }
+    text = gpu_kit.summary(manifest)
+    assert "1 wheels, 3.0 MiB" in text and "4.0 of 64 MiB" in text and "keras.whl" in text
+    assert gpu_kit.travelling_bytes(REPO) < gpu_kit.CARRY_LIMIT_BYTES / 4
+
+
+def test_the_campaign_runs_the_gpu_cells_first():
+    stages = gpu_campaign.stages([str(REPO / gpu_campaign.CONFIG)])
+    names = [name for name, _ in stages]
+    assert names == ["gpu runs", "cpu runs", "tables and plots", "report"]
+    assert stages[2][1] == ["all", "pack"]
+    gpu, cpu = stages[0][1], stages[1][1]
+    assert gpu and all("/devices=1/" in path for path in gpu)
+    assert cpu and all("/devices=0/" in path for path in cpu)
+    assert len(gpu) == len(cpu)  # every GPU cell has its CPU counterpart
+    models = {path.split("/")[4] for path in gpu}
+    assert models == {"mlp", "cnn", "lenet", "deep_mnist", "cifar_cnn", "imdb_gru", "resnet50"}
+    assert {"precision=mixed_bfloat16", "compile=compiled"} <= {
+        part for path in gpu for part in path.split("/")
+    }
+
+
+def test_the_budget_interrupts_snakemake_and_kills_what_ignores_it(tmp_path, monkeypatch):
+    with open(tmp_path / "log", "w") as log:
+        began = time.time()
+        status, interrupted = gpu_campaign.run_stage(
+            [sys.executable, "-c", "import time; time.sleep(60)"], time.time() + 1, log
+        )
+        assert interrupted and status != 0 and time.time() - began < 30
+        monkeypatch.setattr(gpu_campaign, "INTERRUPT_GRACE_SECONDS", 1)
+        stubborn = (
+            "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)"
+        )
+        status, interrupted = gpu_campaign.run_stage(
+            [sys.executable, "-c", stubborn], time.time() + 1, log
+        )
+        assert interrupted and status == -signal.SIGKILL
+        status, interrupted = gpu_campaign.run_stage(
+            [sys.executable, "-c", "pass"], time.time() + 60, log
+        )
+        assert (status, interrupted) == (0, False)
+
+
+def test_the_pack_keeps_records_and_leaves_out_data_then_logs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = tmp_path / "results/runs/m/digits/mlp/keras-jax/devices=1"
+    run.mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"status": "ok"}))
+    (run / "epochs.csv").write_text("epoch,seconds\n1,0.1\n")
+    (tmp_path / "results/data").mkdir()
+    (tmp_path / "results/data/digits.npz").write_bytes(b"data")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs/gpu_campaign.log").write_bytes(os.urandom(200_000))
+    archive, with_logs = gpu_campaign.pack(tmp_path / "out", {"complete": True})
+    with tarfile.open(str(archive)) as tar:
+        names = set(tar.getnames())
+    assert with_logs and "logs/gpu_campaign.log" in names
+    assert "results/runs/m/digits/mlp/keras-jax/devices=1/run.json" in names
+    assert not any(name.endswith(".npz") for name in names)
+    assert json.loads((tmp_path / "out/campaign.json").read_text()) == {"complete": True}
+    monkeypatch.setattr(gpu_campaign, "RETURN_LIMIT_BYTES", 100_000)
+    archive, with_logs = gpu_campaign.pack(tmp_path / "out", {"complete": False})
+    with tarfile.open(str(archive)) as tar:
+        assert "logs/gpu_campaign.log" not in tar.getnames()
+    assert not with_logs
+
+
+def test_a_kit_that_does_not_fit_the_machine_is_named_before_anything_runs(tmp_path, monkeypatch):
+    info = tmp_path / "needy-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: needy\nVersion: 1.0\n"
+        "Requires-Dist: packaging<1\nRequires-Dist: surely-absent-distribution\n"
+        'Requires-Dist: pytest; extra == "test"\n'
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    problems = gpu_campaign.unmet_requirements(["needy"])
+    assert len(problems) == 2
+    assert problems[0].startswith("needy needs packaging<1: this machine has ")
+    assert problems[1] == "needy needs surely-absent-distribution: absent"
+    assert gpu_campaign.unmet_requirements(["jsonschema", "snakemake"]) == []
+
+
+def test_the_campaign_says_how_to_get_a_kit_when_none_was_carried(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "dlbench.gpu_campaign", "--out", str(tmp_path / "out")]
+        + ["--kit", str(tmp_path / "no-kit"), "--env", str(tmp_path / "env")],
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        env=dict(os.environ, PYTHONPATH=str(REPO / "src")),
+    )
+    assert done.returncode == 1
+    assert "no GPU kit in {}: run `make gpu-kit`".format(tmp_path / "no-kit") in done.stderr
