@@ -2,11 +2,14 @@
 SGD), so the harness contract can be tested in milliseconds without a
 framework. It follows the adapter interface of dlbench.backends."""
 
+import time
+
 import numpy as np
 
 
 class Adapter:
     closed = 0  # how many adapters the harness closed
+    first_step_seconds = None  # the run's first training step, as the adapters time it
 
     def __init__(self, framework, settings):
         self.settings_ = dict(settings)
@@ -59,6 +62,7 @@ class Adapter:
     def train_epoch(self, model, x, y, batch_size):
         losses, correct = [], 0
         features = self._features(x)
+        began = time.perf_counter()
         for start in range(0, len(y), batch_size):
             xb, yb = features[start : start + batch_size], y[start : start + batch_size]
             p = self._forward(model, xb)
@@ -67,6 +71,8 @@ class Adapter:
             grad = (p - yb) / len(xb)
             model["w"] -= model["lr"] * xb.reshape(len(xb), -1).T @ grad
             model["b"] -= model["lr"] * grad.sum(axis=0)
+            if self.first_step_seconds is None:
+                self.first_step_seconds = time.perf_counter() - began
         return {"loss": float(np.mean(losses)), "accuracy": correct / len(y)}
 
     def evaluate(self, model, x, y, batch_size):

@@ -144,6 +144,8 @@ def metrics(records):
                 "latency_p90_ms": (record.get("latency_ms") or {}).get("p90"),
                 "latency_p99_ms": (record.get("latency_ms") or {}).get("p99"),
                 "seconds_per_1000_samples": record.get("seconds_per_1000_samples"),
+                **_cold_start(record),
+                **_energy(record),
                 "peak_host_memory_mb": record.get("peak_host_memory_mb"),
                 "batch_size": (record.get("hyper") or {}).get("batch_size"),
                 "per_device_batch": (record.get("parallel") or {}).get("per_device_batch"),
@@ -175,6 +177,44 @@ def metrics(records):
             }
         )
     return pd.DataFrame(rows).sort_values(RUN, ignore_index=True)
+
+
+COLD_START = (
+    "launch",
+    "framework_setup",
+    "data_load",
+    "model_build",
+    "first_step",
+    "first_epoch_rest",
+    "first_call",
+    "warmup_rest",
+    "to_first_step",
+)
+
+
+def _cold_start(record):
+    """The record's split of what came before the steady state
+    (dlbench.cold_start), a column a stage; empty in older records."""
+    cold = record.get("cold_start") or {}
+    return {stage + "_seconds": cold.get(stage + "_seconds") for stage in COLD_START}
+
+
+ENERGY = (
+    "joules_steady_epoch",
+    "joules_per_sample",
+    "joules_per_1000_samples",
+)
+
+
+def _energy(record):
+    """The record's energy (dlbench.energy), GPU and CPU, a column each
+    measure; empty where the machine had no counter."""
+    found = record.get("energy") or {}
+    return {
+        "{}_{}".format(kind, measure): found.get("{}_{}".format(kind, measure))
+        for kind in ("gpu", "cpu")
+        for measure in ENERGY
+    }
 
 
 def _first(runs, column):

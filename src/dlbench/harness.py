@@ -26,6 +26,7 @@ import traceback
 from dlbench import (
     backends,
     catalog,
+    energy,
     equivalence,
     initial_weights,
     integrity,
@@ -55,6 +56,27 @@ def epoch_summary(seconds):
         "first_epoch_seconds": seconds[0],
         "steady_epoch_seconds": statistics.median(later) if later else None,
     }
+
+
+# The supervisor stamps the wall time at which it starts the run's process,
+# so that the record can say how long the interpreter and the library took.
+LAUNCHED_VARIABLE = "DLBENCH_LAUNCHED_AT"
+
+
+def seconds_since_launch(environ=None):
+    """Wall seconds since the supervisor started this process, or None."""
+    stamp = (os.environ if environ is None else environ).get(LAUNCHED_VARIABLE)
+    return None if stamp is None else max(0.0, time.time() - float(stamp))
+
+
+def cold_start_total(cold, last):
+    """Launch to the end of ``last`` (the first step, or the first inference
+    call): the sum of the stages before the steady state, None where one is
+    unknown."""
+    order = ["launch_seconds", "framework_setup_seconds", "data_load_seconds"]
+    order += ["model_build_seconds", last]
+    parts = [cold.get(key) for key in order]
+    return None if any(part is None for part in parts) else sum(parts)
 
 
 def epoch_order(seed, epoch, n_samples):
@@ -168,13 +190,14 @@ class EpochLog(object):
         self.handle.close()
 
 
-def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None):
+def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None, meter=None):
     """Train epoch by epoch in the shared data order, validating after each
     epoch (outside the clock) on the held-out part of the training data when
     the workload has a ``validation_split``, on the test split otherwise.
     ``place`` is this process' (rank, local rank, processes): with one
     process per device each trains on its share of every global batch.
-    ``model``: one the caller built (and keeps), else the adapter builds it."""
+    ``model``: one the caller built (and keeps), else the adapter builds it.
+    ``meter``: the energy counters read around each timed epoch (dlbench.energy)."""
     hyper = spec["hyper"]
     batch_size = hyper["batch_size"]
     x_train, y_train = data["x_train"], data["y_train_onehot"]
@@ -190,10 +213,12 @@ def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None):
     replicas = launch.parallel_of(spec)["replicas"]
     process_batch = batch_size // processes
 
+    built = time.perf_counter()
     if model is None:
         model = adapter.build(spec["model"], data["meta"], hyper)
     result = {"parameters": adapter.parameter_count(model), "epochs": []}
     result["initial_weights"] = load_initial_weights(spec, adapter, model)
+    cold = {"model_build_seconds": time.perf_counter() - built}
     print(
         "{} on {}: {} parameters, {} training samples ({} held out for validation), "
         "batch {}, {} epochs".format(
@@ -207,12 +232,16 @@ def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None):
         ),
         flush=True,
     )
+    joules = []
     for epoch in range(hyper["epochs"]):
         order, dropped = launch.shard_epoch(
             epoch_order(spec["seed"], epoch, n_train), batch_size, replicas, rank, processes
         )
         x_epoch, y_epoch = take(x_train, order), y_train[order]  # copied outside the clock
+        before = meter.read() if meter else None
         step, wall = timed_epoch(adapter, model, x_epoch, y_epoch, process_batch)
+        if meter:
+            joules.append(meter.joules(before, meter.read()))
         row = {
             "epoch": epoch + 1,
             "seconds": step.get("seconds", wall),
@@ -226,6 +255,10 @@ def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None):
             row["val_loss"], row["val_accuracy"] = adapter.evaluate(model, x_val, y_val, batch_size)
         epoch_log.add(row)
         result["epochs"].append(row)
+        if epoch == 0:  # the first step (trace, compile, autotune), where the adapter timed it
+            cold["first_step_seconds"] = getattr(adapter, "first_step_seconds", None)
+            if cold["first_step_seconds"] is not None:
+                cold["first_epoch_rest_seconds"] = row["seconds"] - cold["first_step_seconds"]
         print(
             "epoch {}/{}: {:.3f} s (call {:.3f} s) loss {:.4f} acc {:.4f} val_acc {}".format(
                 row["epoch"],
@@ -245,6 +278,8 @@ def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None):
     trained = n_train - dropped  # per epoch, over all replicas
     result["samples_per_second"] = trained / steady if steady else None
     result["samples_dropped_per_epoch"] = dropped
+    if meter:
+        result["energy"] = energy.per_epoch(meter, joules, trained)
     result["replica_max_abs_weight_diff"] = adapter.replica_divergence(model)
     last = result["epochs"][-1]
     if held_out:
@@ -255,6 +290,7 @@ def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None):
     else:
         result["test_loss"], result["test_accuracy"] = last["val_loss"], last["val_accuracy"]
     result["train_samples"], result["test_samples"] = n_train, len(y_test)
+    result["cold_start"] = cold
     return result
 
 
@@ -302,16 +338,18 @@ def predictions(adapter, model, x, count, classifier=True):
     return found
 
 
-def infer(spec, adapter, data):
+def infer(spec, adapter, data, meter=None):
     """Latency of one sample (after warm-up) and throughput at the
     workload's batch size, on the test split, cycling through it; then,
     off the clock, the predictions on the first batch of the test split."""
     hyper = spec["hyper"]
     x = data["x_test"]
     batch_size = hyper["batch_size"]
+    built = time.perf_counter()
     model = adapter.build(spec["model"], data["meta"], hyper)
     result = {"parameters": adapter.parameter_count(model)}
     result["initial_weights"] = load_initial_weights(spec, adapter, model)
+    cold = {"model_build_seconds": time.perf_counter() - built}
     print(
         "{} on {}: {} parameters; latency over {} single samples after {} warm-up calls, "
         "throughput over {} batches of {}".format(
@@ -332,15 +370,25 @@ def infer(spec, adapter, data):
         start = (i * size) % n
         return take(x, [(start + j) % n for j in range(size)])  # copied outside the clock
 
+    def warm_up(size):
+        # At the shape about to be timed: some engines (OpenVINO) recompile
+        # when the input shape changes.
+        warmup = [timed_predict(adapter, model, sample(i, size)) for i in range(hyper["warmup"])]
+        if size == 1 and warmup:  # the model's first call (trace, compile), then the rest
+            cold["first_call_seconds"] = warmup[0]
+            cold["warmup_rest_seconds"] = sum(warmup[1:])
+
     def measure(size, calls):
-        # Warm-up at the shape about to be timed: some engines (OpenVINO)
-        # recompile when the input shape changes.
-        for i in range(hyper["warmup"]):
-            timed_predict(adapter, model, sample(i, size))
         return [timed_predict(adapter, model, sample(i, size)) for i in range(calls)]
 
+    warm_up(1)
     latencies = measure(1, hyper["latency_samples"])
+    warm_up(batch_size)
+    before = meter.read() if meter else None
     batch_seconds = measure(batch_size, hyper["throughput_batches"])
+    if meter:
+        joules = meter.joules(before, meter.read())
+        result["energy"] = energy.per_samples(meter, joules, batch_size * len(batch_seconds))
     steady_batch = statistics.median(batch_seconds)
     result.update(
         {
@@ -352,6 +400,7 @@ def infer(spec, adapter, data):
         }
     )
     result["latency_ms"]["mean"] = 1000.0 * statistics.mean(latencies)
+    result["cold_start"] = cold
     result["predictions"] = predictions(
         adapter, model, x, min(batch_size, n), not catalog.ends_in_features(spec["model"])
     )
@@ -478,11 +527,21 @@ def adapter_settings(spec):
     return dict(spec.get("backend_settings") or {}, precision=precision)
 
 
+def run_gpus(spec, parallel):
+    """The GPU ids the run was given (its supervisor's CUDA_VISIBLE_DEVICES),
+    none on the CPU or on emulated devices."""
+    if not spec.get("devices") or parallel.get("accelerator") != "gpu":
+        return []
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    return [gpu.strip() for gpu in visible.split(",") if gpu.strip()]
+
+
 def run(spec, data_path, record_path, epochs_path):
     """Run the task (train or infer) and write the record. A framework error
     becomes a ``failed`` record with the traceback's tail; the exit status
     says the same."""
     record = base_record(spec)
+    cold = {"launch_seconds": seconds_since_launch()}
     place = launch.process_place()
     rank, local_rank, processes = place
     launch.quiet_unless_first(rank)
@@ -498,6 +557,7 @@ def run(spec, data_path, record_path, epochs_path):
     adapter = None
     try:
         record["environment"] = dict(runtime.environment(threads, cpus), cpus_claim=claim)
+        set_up = time.perf_counter()
         adapter = backends.adapter_for(spec["backend"], adapter_settings(spec))
         adapter.setup(
             threads=threads,
@@ -508,16 +568,25 @@ def run(spec, data_path, record_path, epochs_path):
         record["environment"].update(adapter.versions())
         if spec.get("custom_model"):
             catalog.add_custom_models({spec["model"]: spec["custom_model"]})
+        cold["framework_setup_seconds"] = time.perf_counter() - set_up
         inject_fault(spec)
+        loaded = time.perf_counter()
         data = load_dataset(data_path)
+        cold["data_load_seconds"] = time.perf_counter() - loaded
+        meter = energy.Meter(run_gpus(spec, parallel))
         if spec["task"] == "infer":
-            record.update(infer(spec, adapter, data))
+            record.update(infer(spec, adapter, data, meter))
         elif spec["task"] == "check":
             record.update(
                 equivalence.check_steps(spec, adapter, data, epoch_log, load_initial_weights)
             )
         else:
-            record.update(train(spec, adapter, data, epoch_log, place))
+            record.update(train(spec, adapter, data, epoch_log, place, meter=meter))
+        if spec["task"] != "check":  # what came before the steady state, stage by stage
+            cold.update(record["cold_start"])
+            last = "first_call_seconds" if spec["task"] == "infer" else "first_step_seconds"
+            cold["to_first_step_seconds"] = cold_start_total(cold, last)
+            record["cold_start"] = cold
         record["settings"] = adapter.settings()
         record["peak_device_memory_mb"] = adapter.peak_device_memory_mb()
         record["status"] = "ok"

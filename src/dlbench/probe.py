@@ -1,13 +1,17 @@
-"""The CPU's attainable rate: the peak that CPU cells' model FLOP
+"""The CPU's and the GPU's attainable rates: the peaks that model FLOP
 utilisation is measured against (a datasheet peak assumes every vector unit
-busy at the highest clock, which no framework's CPU kernels reach).
+busy at the highest clock, which no framework's CPU kernels reach; a GPU's
+sustained matrix rate is below its boost-clock datasheet figure too).
 
 Two probes: every run records a quick float32 product through its own
 environment's numpy (``matmul_gflops``: 1024 x 1024, after the measurement),
 and the workflow measures the machine once per thread count and precision
 (``machine_probe``, rule cpu_probe) at growing sizes until the rate stops
-rising; utilisation takes the machine's probe where there is one."""
+rising; utilisation takes the machine's probe where there is one. On GPU
+cells, the same plateau of torch.mm on one GPU (``gpu_probe``, rule
+gpu_probe), the datasheet figure beside it."""
 
+import os
 import socket
 import time
 
@@ -84,20 +88,59 @@ def plateau(prepare, sizes=PLATEAU_SIZES, calls=PLATEAU_CALLS):
     }
 
 
-def torch_products(dtype_name):
+def torch_products(dtype_name, device="cpu"):
     """``prepare`` for ``plateau``: torch.mm of two random square matrices in
-    ``dtype_name`` on the CPU."""
+    ``dtype_name`` on ``device``, each product waited for."""
     import torch
 
     dtype = getattr(torch, dtype_name)
+    wait = torch.cuda.synchronize if device == "cuda" else (lambda: None)
 
     def prepare(size):
         generator = torch.Generator().manual_seed(0)
-        left = torch.randn(size, size, generator=generator).to(dtype)
-        right = torch.randn(size, size, generator=generator).to(dtype)
-        return lambda: torch.mm(left, right)
+        left = torch.randn(size, size, generator=generator).to(device=device, dtype=dtype)
+        right = torch.randn(size, size, generator=generator).to(device=device, dtype=dtype)
+
+        def multiply():
+            torch.mm(left, right)
+            wait()
+
+        return multiply
 
     return prepare
+
+
+# A GPU's products: small sizes are launch-bound, the plateau comes later.
+GPU_SIZES = (1024, 2048, 4096, 8192, 16384)
+
+
+def gpu_probe(precision, lock_dir=None, wait_s=3600):
+    """One GPU's attainable rate in ``precision`` (the GPU taken under the
+    runs' lock files, so that no timed run shares it), with what it ran on."""
+    from dlbench import gpus, runtime
+
+    with gpus.assign(1, lock_dir=lock_dir, timeout_s=wait_s) as allocation:
+        os.environ.update(allocation.environment())
+        import torch
+
+        if not torch.cuda.is_available():
+            raise RuntimeError("torch sees no CUDA GPU (torch {})".format(torch.__version__))
+        found = plateau(torch_products(TORCH_DTYPES[precision], "cuda"), sizes=GPU_SIZES)
+        found.update(
+            device="gpu",
+            gpu_name=torch.cuda.get_device_name(0),
+            gpu_id=allocation.ids[0],
+            precision=precision,
+            dtype=TORCH_DTYPES[precision],
+            library="torch {} (CUDA {}, TF32 matmul {})".format(
+                torch.__version__,
+                torch.version.cuda,
+                torch.backends.cuda.matmul.allow_tf32,
+            ),
+            hostname=socket.gethostname(),
+            measured=runtime.utc_now(),
+        )
+    return found
 
 
 def machine_probe(precision, threads):
@@ -129,7 +172,6 @@ def machine_probe(precision, threads):
 def main(argv=None):
     import argparse
     import json
-    import os
 
     from dlbench import runtime
 
@@ -138,12 +180,17 @@ def main(argv=None):
     parser.add_argument("--threads", required=True, help="a count, or all")
     parser.add_argument("--machine", required=True, help="the machine's name in the results")
     parser.add_argument("--output", required=True)
+    parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    parser.add_argument("--gpu-lock-dir", default=None, help="the runs' GPU lock files")
     args = parser.parse_args(argv)
     threads = runtime.resolve_threads(args.threads)
     os.environ.update(runtime.thread_environment(threads))  # before torch sizes its pools
     try:
-        found = machine_probe(args.precision, threads)
-    except ImportError as error:  # an interpreter without torch: MFU falls back, said why
+        if args.device == "gpu":
+            found = gpu_probe(args.precision, args.gpu_lock_dir or None)
+        else:
+            found = machine_probe(args.precision, threads)
+    except (ImportError, RuntimeError) as error:  # no torch, no GPU: MFU falls back, said why
         found = {"precision": args.precision, "reason": "no probe: {}".format(error)}
     found.update(machine=args.machine, threads_setting=args.threads)
     print(json.dumps(found, indent=1))

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 from dlbench import catalog, cpu_isa, gpus, harness, launch, runtime
 
@@ -172,6 +173,7 @@ def supervise(
 
 def _run_child(spec, command, env, record_path, timeout_s, memory_limit_mb):
     tail = collections.deque(maxlen=ERROR_TAIL_LINES)
+    env = dict(env, **{harness.LAUNCHED_VARIABLE: repr(time.time())})
     child = subprocess.Popen(
         command,
         env=env,

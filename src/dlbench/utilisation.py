@@ -5,13 +5,15 @@ dlbench.flops_count for the user's own models) x samples per second:
 training counts the forward and backward pass at the steady-state training
 throughput; inference counts the forward pass at the batched throughput
 (seconds per 1,000 samples). MFU = achieved / peak. The peak of a GPU cell
-is the datasheet's FP32 rate per GPU (workflow/resources/gpu_peaks.csv)
-times the device count; of a CPU cell (emulated devices too: they share the
-CPU) the fastest float32 matrix-multiply probe of any run on the same
-machine and threads: load from other work and an old environment's BLAS can
-only slow a probe down, so the fastest is the closest to what the CPU can
-do (the median of all runs understated it enough that a well-built
-framework ran at "135%" of it).
+is the rate one GPU reached in torch's matrix product at its plateau (rule
+gpu_probe) times the device count, the datasheet's rate per GPU
+(workflow/resources/gpu_peaks.csv) beside it and in its place without a
+probe; of a CPU cell (emulated devices too: they share the CPU) the fastest
+float32 matrix-multiply probe of any run on the same machine and threads:
+load from other work and an old environment's BLAS can only slow a probe
+down, so the fastest is the closest to what the CPU can do (the median of
+all runs understated it enough that a well-built framework ran at "135%" of
+it).
 """
 
 import pandas as pd
@@ -28,11 +30,12 @@ COLUMNS = CELL + [
     "achieved_gflops",
     "peak_gflops",
     "peak_source",
+    "datasheet_gflops",
     "mfu",
 ]
 
 
-def _gpu_peak(cell, runs, peaks):
+def _datasheet_peak(cell, runs, peaks):
     """The datasheet rate of the cell's GPUs in the precision it ran:
     FP32, or the half-precision (bfloat16 / float16 tensor) rate."""
     models = runs["gpu_model"].dropna()
@@ -53,11 +56,46 @@ def _gpu_peak(cell, runs, peaks):
     )
 
 
+def _gpu_probe(cell, probes):
+    """The machine's GPU probe (rule gpu_probe) in the cell's precision."""
+    for found in probes:
+        if found.get("device") != "gpu" or "gflops" not in found:
+            continue
+        if (found["machine"], found["precision"]) == (cell["machine"], cell.get("precision")):
+            return found
+    return None
+
+
+def _gpu_peak(cell, runs, peaks, probes):
+    """The rate one of the machine's GPUs reached at its plateau in the
+    cell's precision (rule gpu_probe) x GPUs; the datasheet's where no probe
+    ran. Returns (peak, source, datasheet peak)."""
+    datasheet, datasheet_source = _datasheet_peak(cell, runs, peaks)
+    probe = _gpu_probe(cell, probes)
+    if probe is None:
+        return datasheet, datasheet_source, datasheet
+    devices = int(cell["devices"])
+    return (
+        probe["gflops"] * devices,
+        "{} x {} {} matmul probe at {} x {}{} ({}); datasheet: {}".format(
+            devices,
+            probe["gpu_name"],
+            probe["dtype"],
+            probe["size"],
+            probe["size"],
+            "" if probe["reached_plateau"] else ", below its plateau (size limit)",
+            probe["library"],
+            datasheet_source,
+        ),
+        datasheet,
+    )
+
+
 def _machine_probe(cell, probes):
     """The machine's probe (rule cpu_probe) for the cell's machine, threads
     and precision, or None."""
     for found in probes:
-        if "gflops" not in found:  # the probe could not run (its reason says why)
+        if "gflops" not in found or found.get("device") == "gpu":  # could not run; a GPU's
             continue
         same = (found["machine"], str(found["threads_setting"]), found["precision"])
         if same == (cell["machine"], str(cell["threads"]), cell.get("precision", "float32")):
@@ -66,15 +104,14 @@ def _machine_probe(cell, probes):
 
 
 def _peak(cell, runs, every_run, peaks, probes=()):
-    """The cell's peak GFLOP/s and where it comes from. A GPU's is the
-    datasheet's. A CPU's is the machine's probe in the cell's precision at
-    the size where its rate stops rising (rule cpu_probe); without one, for
-    float32, the fastest quick probe of any run on the same host and CPU with
-    the same threads, whichever environment ran it (the probe goes through
-    each environment's numpy, and an old numpy's BLAS is slower than the
-    machine; the environment table shows each one's)."""
+    """The cell's peak GFLOP/s and where it comes from. A GPU's is its probe's, else the
+    datasheet's (``_gpu_peak``). A CPU's is the machine's probe in the cell's precision at
+    the size where its rate stops rising (rule cpu_probe); without one, for float32, the
+    fastest quick probe of any run on the same host and CPU with the same threads, whichever
+    environment ran it (the probe goes through each environment's numpy, and an old numpy's
+    BLAS is slower than the machine; the environment table shows each one's)."""
     if cell["accelerator"] == "gpu" and int(cell["devices"]) > 0:
-        return _gpu_peak(cell, runs, peaks)
+        return _gpu_peak(cell, runs, peaks, probes)[:2]
     probe = _machine_probe(cell, probes)
     if probe is not None:
         return probe["gflops"], (
@@ -127,6 +164,9 @@ def table(summary, metrics, per_sample, peaks, probes=()):
             rate = 1000.0 / cell["seconds_per_1000_samples"]
             achieved = flops["forward"] * rate / 1e9
         peak, source = _peak(cell, runs, ok, peaks, probes)
+        datasheet = None
+        if cell["accelerator"] == "gpu" and int(cell["devices"]) > 0:
+            datasheet = _gpu_peak(cell, runs, peaks, probes)[2]
         rows.append(
             {
                 **{key: cell[key] for key in CELL + ["accelerator", "task"]},
@@ -136,6 +176,7 @@ def table(summary, metrics, per_sample, peaks, probes=()):
                 "achieved_gflops": achieved,
                 "peak_gflops": peak,
                 "peak_source": source,
+                "datasheet_gflops": datasheet,
                 "mfu": achieved / peak if peak else None,
             }
         )
@@ -145,17 +186,18 @@ def table(summary, metrics, per_sample, peaks, probes=()):
 CAPTION = (
     "Analytic FLOPs per sample (2 x multiply-adds of the dense, convolution and recurrent "
     "matrix products, from the layer shapes; training = forward + backward as frameworks "
-    "compute it; for a model of your own, counted by PyTorch's FLOP counter on the model "
-    "Keras builds, same convention), achieved GFLOP/s (training: x steady-state samples per "
-    "second; inference: forward x batched samples per second) and model FLOP utilisation "
-    "(MFU) = achieved / peak. "
-    "Peak: the datasheet rate x GPUs for GPU cells, FP32 or, for mixed precision, half "
-    "precision (TF32 would allow more in float32); for CPU cells the machine's matrix-product "
-    "probe in the cell's precision on the same threads, at the size where its rate stops "
-    "rising (without one, for float32, the fastest quick 1024 x 1024 probe of any run). Above "
-    "100 % means the cell did not compute in the precision it names. Element-wise work, "
-    "data loading and framework overhead count as time but not as FLOPs, so small models score "
-    "low."
+    "compute it; for a model of your own, counted by PyTorch's FLOP counter on the model Keras "
+    "builds, same convention), achieved GFLOP/s (training: x steady-state samples per second; "
+    "inference: forward x batched samples per second) and model FLOP utilisation (MFU) = "
+    "achieved / peak. Peak: for GPU cells the rate one GPU reached in the cell's precision at "
+    "the size where torch's matrix product stops speeding up (rule gpu_probe) x GPUs, the "
+    "datasheet's rate (FP32 or, for mixed precision, half precision; TF32 would allow more in "
+    "float32) beside it as datasheet_gflops, and in its place where no probe ran; for CPU cells"
+    " the machine's matrix-product probe in the cell's precision on the same threads, at the "
+    "size where its rate stops rising (without one, for float32, the fastest quick 1024 x 1024 "
+    "probe of any run). Above 100 % means the cell did not compute in the precision it names. "
+    "Element-wise work, data loading and framework overhead count as time but not as FLOPs, so "
+    "small models score low."
 )
 
 

@@ -171,4 +171,6 @@ def test_the_same_command_resumes_and_packs_records_tables_and_report(rehearsal)
     for path in (workdir / "results" / "runs").rglob("run.json"):
         record = json.loads(path.read_text())
         assert record["environment_check"]["mode"] == "existing"
-        assert record["environment"]["python_executable"].endswith(".gpu-env/bin/python")
+        if record["status"] == "ok":
+            assert record["environment"]["python_executable"].endswith(".gpu-env/bin/python")
+            assert record["cold_start"]["first_step_seconds"] > 0

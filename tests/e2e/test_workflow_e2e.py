@@ -579,7 +579,16 @@ def test_overview_tables_and_plots(workdir):
     assert (used["achieved_gflops"] > 0).all()
     # against the machine's probe of the precision that ran: no cell outruns it by much
     assert used["mfu"].between(0, 1.2).all(), used.loc[used["mfu"] > 1.2, ["backend", "mfu"]]
-    for name in ("relative_speed", "published_comparison", "utilisation", "speedups"):
+    # time to first step: every run that finished, every stage, on every backend
+    cold = pd.read_csv(workdir / "results/tables/cold_start.csv")
+    assert len(cold) == summary["status"].isin(["ok", "partial"]).sum()
+    trained = cold[cold["task"] == "train"]
+    assert set(trained["backend"]) == set(TRAINERS)
+    assert (trained["first_step_seconds"] > 0).all(), trained[["backend", "first_step_seconds"]]
+    assert (trained["first_epoch_rest_seconds"] >= 0).all()
+    assert (cold.loc[cold["task"] == "infer", "first_call_seconds"] > 0).all()
+    assert (cold["launch_seconds"] > 0).all() and (cold["to_first_step_seconds"] > 0).all()
+    for name in ("relative_speed", "published_comparison", "utilisation", "speedups", "cold_start"):
         png = workdir / "results/plots/{}.png".format(name)
         assert png.read_bytes()[:4] == b"\x89PNG"
 

@@ -4,16 +4,19 @@ without pip's network or a GPU: tests/e2e/test_gpu_rehearsal.py runs both."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import tarfile
 import time
+from pathlib import Path
 
 from dlbench import gpu_campaign, gpu_kit
 from testkit import REPO
 
 IMAGE = gpu_kit.image_packages(REPO / gpu_kit.IMAGE_LIST)
+CONFIG = str(REPO / gpu_campaign.CONFIG)
 
 
 def resolved(name, version, wheel_tags="py3-none-any"):
@@ -82,6 +85,19 @@ def test_the_campaign_runs_the_gpu_cells_first():
     assert {"precision=mixed_bfloat16", "compile=compiled"} <= {
         part for path in gpu for part in path.split("/")
     }
+
+
+def test_the_gpu_config_plans_every_cell_and_the_gpus_own_probe():
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("snakemake")), "-n", "--configfile", CONFIG],
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", done.stdout, re.MULTILINE))
+    assert counts["bench"] == "168"  # 7 workloads x 4 backends x 2 devices x precision x compile
+    assert counts["gpu_probe"] == "2" and counts["cpu_probe"] == "2"  # float32, bfloat16
 
 
 def test_the_budget_interrupts_snakemake_and_kills_what_ignores_it(tmp_path, monkeypatch):

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -93,6 +94,15 @@ def test_record_of_a_successful_run(tmp_path, numpy_backend, digits_npz):
     assert record["samples_per_second"] == pytest.approx(1438 / record["steady_epoch_seconds"])
     assert record["test_accuracy"] > 0.8  # softmax regression learns digits
     assert record["settings"] == {"note": "recorded as given", "precision": "float32"}
+    assert record["energy"]["gpu_not_measured"] == "no GPU in this run"
+    cold = record["cold_start"]  # called in-process: no supervisor stamped a launch
+    assert cold["launch_seconds"] is None and cold["to_first_step_seconds"] is None
+    stages = ["framework_setup_seconds", "data_load_seconds", "model_build_seconds"]
+    assert all(cold[stage] >= 0 for stage in stages + ["first_epoch_rest_seconds"]), cold
+    assert 0 < cold["first_step_seconds"] <= seconds[0]
+    assert cold["first_step_seconds"] + cold["first_epoch_rest_seconds"] == pytest.approx(
+        seconds[0]
+    )
     environment = record["environment"]
     # one CPU, whichever no other run on the machine held (runtime.claim_cpus)
     assert environment["threads"] == 1 and len(environment["cpus_pinned"]) == 1
@@ -195,6 +205,9 @@ def test_record_of_an_inference_run(tmp_path, numpy_backend, digits_npz):
     assert record["samples_per_second"] == pytest.approx(32 / median_batch)
     assert record["seconds_per_1000_samples"] == pytest.approx(1000 * median_batch / 32)
     assert "epochs" not in record
+    cold = record["cold_start"]
+    assert cold["first_call_seconds"] > 0 and cold["warmup_rest_seconds"] >= 0
+    assert "first_step_seconds" not in cold
 
 
 def test_several_named_inputs_and_a_validation_split(tmp_path, numpy_backend):
@@ -291,3 +304,13 @@ def test_overlapping_runs_of_fewer_threads_than_cpus_pin_to_different_cpus(tmp_p
     assert runtime.claim_cpus(1, first[0], str(tmp_path))[1].startswith("claimed")
     runtime.release_cpus()
     holders[1].communicate("")
+
+
+def test_the_cold_start_adds_up_from_the_supervisors_stamp_to_the_first_step():
+    stamp = {harness.LAUNCHED_VARIABLE: repr(time.time() - 2.5)}
+    assert harness.seconds_since_launch(stamp) == pytest.approx(2.5, abs=0.5)
+    assert harness.seconds_since_launch({}) is None
+    cold = {"launch_seconds": 1.0, "framework_setup_seconds": 2.0, "data_load_seconds": 0.5}
+    cold.update(model_build_seconds=0.25, first_step_seconds=4.0, first_call_seconds=None)
+    assert harness.cold_start_total(cold, "first_step_seconds") == 7.75
+    assert harness.cold_start_total(cold, "first_call_seconds") is None

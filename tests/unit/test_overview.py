@@ -303,6 +303,16 @@ def test_utilisation_takes_the_peak_of_the_precision_that_ran():
     assert pd.isna(f16["peak_gflops"]) and pd.isna(f16["mfu"])
     assert f16["peak_source"] == "no mixed_float16 probe on this machine: MFU not computed"
     assert gpu["peak_gflops"] == pytest.approx(312_000) and "half precision" in gpu["peak_source"]
+    assert gpu["datasheet_gflops"] == gpu["peak_gflops"] and pd.isna(f32["datasheet_gflops"])
+    # with the GPU's own probe (rule gpu_probe): its plateau, the datasheet beside it
+    measured = dict(probe, device="gpu", gpu_name="NVIDIA A100-SXM4-80GB", gpu_id="0")
+    measured.update(precision="mixed_bfloat16", dtype="bfloat16", gflops=240_000.0, size=8192)
+    table = utilisation.table(summary, metrics, per_sample, peaks, probes + [measured])
+    gpu = table.to_dict("records")[3]
+    assert gpu["peak_gflops"] == 240_000.0 and gpu["datasheet_gflops"] == pytest.approx(312_000)
+    assert gpu["peak_source"].startswith("1 x NVIDIA A100-SXM4-80GB bfloat16 matmul probe")
+    assert "datasheet: 1 x" in gpu["peak_source"]
+    assert table.to_dict("records")[0]["peak_gflops"] == 150.0  # a GPU's probe is no CPU's
 
 
 def test_the_probe_measures_every_size_it_has_time_for_and_keeps_the_best():

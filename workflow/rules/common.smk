@@ -250,6 +250,8 @@ def all_outputs():
         "results/plots/published_comparison.png",
         "results/tables/utilisation.md",
         "results/plots/utilisation.png",
+        "results/tables/cold_start.md",
+        "results/plots/cold_start.png",
     ]
     if check_records():
         outputs.append("results/tables/equivalence.md")
@@ -357,6 +359,42 @@ def cpu_probe_inputs(wildcards):
     if marker:
         inputs["env"] = marker
     return inputs
+
+
+# The GPU's probe runs in keras-torch's CUDA environment.
+TORCH_ON_GPUS = catalog.environment_of(KERAS_ON_TORCH, 1, "gpu")
+
+
+def gpu_probes():
+    """One GPU's matrix-product probe per precision (rule gpu_probe), where
+    the config runs on GPUs and keras-torch's CUDA interpreter is at hand."""
+    on_gpus = config["accelerator"] == "gpu" and any(
+        int(devices) > 0 for devices in matrix.every_dimension_value(config, "devices")
+    )
+    named = matrix.existing_python(config, TORCH_ON_GPUS)
+    if not on_gpus or (environment_mode(TORCH_ON_GPUS) == "existing" and not named):
+        return []
+    return [
+        f"results/probes/{MACHINE}/gpu/precision={precision}.json"
+        for precision in matrix.every_dimension_value(config, "precision")
+    ]
+
+
+def gpu_probe_inputs(wildcards):
+    inputs = {"code": str(PACKAGE / "probe.py")}
+    marker = environment_marker(TORCH_ON_GPUS)
+    if marker:
+        inputs["env"] = marker
+    return inputs
+
+
+def gpu_probe_python():
+    return {
+        "venv": f".venvs/{TORCH_ON_GPUS}/bin/python",
+        "conda": "python",
+        "existing": matrix.existing_python(config, TORCH_ON_GPUS),
+        "current": sys.executable,
+    }[environment_mode(TORCH_ON_GPUS)]
 
 
 def flops_count_inputs(wildcards):
@@ -504,6 +542,7 @@ def family_sources(wildcards):
         "initial_weights.py",
         "integrity.py",
         "cpu_isa.py",
+        "energy.py",
     ]
     files += ["backends/__init__.py", "backends/frameworks.py", "backends/native.py"]
     files += ["workloads/__init__.py", "layers/__init__.py"]

@@ -110,11 +110,32 @@ rule cpu_probe:
         " --machine {wildcards.machine:q} --output {output:q} > {log:q} 2>&1"
 
 
+rule gpu_probe:
+    input:
+        unpack(gpu_probe_inputs),
+    output:
+        "results/probes/{machine}/gpu/precision={precision}.json",
+    log:
+        "logs/probes/{machine}/gpu/precision={precision}.log",
+    conda:
+        env_file(TORCH_ON_GPUS)
+    resources:
+        gpu=1,
+    params:
+        python=gpu_probe_python(),
+        src=os.path.relpath(SRC),
+        locks=lambda wildcards: shlex.quote(config["gpu_lock_dir"] or ""),
+    shell:
+        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.probe --device gpu"
+        " --precision {wildcards.precision} --threads all --gpu-lock-dir {params.locks}"
+        " --machine {wildcards.machine:q} --output {output:q} > {log:q} 2>&1"
+
+
 rule utilisation:
     input:
         summary="results/summary.csv",
         metrics="results/metrics.csv",
-        probes=machine_probes(),
+        probes=machine_probes() + gpu_probes(),
         peaks=GPU_PEAKS,
         data=workload_data(),
         counted=list(counted_flops().values()),
@@ -160,3 +181,46 @@ rule plot_utilisation:
         MAIN_ENV
     script:
         "../scripts/plot_overview.py"
+
+
+rule cold_start:
+    input:
+        "results/metrics.csv",
+    output:
+        csv=report(
+            "results/tables/cold_start.csv",
+            caption="../report/cold_start.rst",
+            category="Time to first step",
+            labels={"figure": "table (CSV)"},
+        ),
+        html=report(
+            "results/tables/cold_start.html",
+            caption="../report/cold_start.rst",
+            category="Time to first step",
+            labels={"figure": "table"},
+        ),
+        markdown="results/tables/cold_start.md",
+    log:
+        "logs/tables/cold_start.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/cold_start.py"
+
+
+rule plot_cold_start:
+    input:
+        "results/tables/cold_start.csv",
+    output:
+        report(
+            "results/plots/cold_start.png",
+            caption="../report/cold_start.rst",
+            category="Time to first step",
+            labels={"figure": "time to first step"},
+        ),
+    log:
+        "logs/plots/cold_start.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/cold_start.py"

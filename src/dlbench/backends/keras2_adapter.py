@@ -271,9 +271,15 @@ class Adapter(keras_adapter.Adapter):
             model._make_train_function()
             compile_seconds = time.perf_counter() - start
         timer = keras_adapter.epoch_timer(self.keras)
+        callbacks = [timer]
+        first = self.first_step_seconds is None
+        if first:
+            callbacks.append(keras_adapter.first_step_timer(self.keras, self))
         history = model.fit(
-            x, y, batch_size=batch_size, epochs=1, shuffle=False, verbose=0, callbacks=[timer]
+            x, y, batch_size=batch_size, epochs=1, shuffle=False, verbose=0, callbacks=callbacks
         ).history
+        if first and self.first_step_seconds is not None:
+            self.first_step_seconds += compile_seconds
         accuracy = history["accuracy"] if "accuracy" in history else history["acc"]  # 2.3 / 2.2
         return {
             "seconds": compile_seconds + timer.seconds,

@@ -62,6 +62,7 @@ class Adapter(object):
         self.step_sync = False
         self.forced_jit = None
         self.precision = self.requested.get("precision", FLOAT32)
+        self.first_step_seconds = None  # the run's first training step (first_step_timer)
 
     def setup(self, threads, seed, devices, parallel=None):
         self.parallel = dict(launch.ON_THE_CPU, **(parallel or {}))
@@ -303,6 +304,8 @@ class Adapter(object):
     def train_epoch(self, model, x, y, batch_size):
         timer = epoch_timer(self.keras)
         callbacks = [timer] + ([step_waiter(self.keras)] if self.step_sync else [])
+        if self.first_step_seconds is None:  # the run's first epoch
+            callbacks.append(first_step_timer(self.keras, self))
         if self.process_group:
             import torch.distributed as dist
 
@@ -435,6 +438,23 @@ def step_waiter(keras):
             [float(value) for value in (logs or {}).values()]
 
     return StepWaiter()
+
+
+def first_step_timer(keras, adapter):
+    """Times the run's first training step (its trace, compile, autotune)
+    from the epoch's beginning, reading the step's logs (which waits for
+    it), into ``adapter.first_step_seconds``; Keras 2 and 3 alike."""
+
+    class FirstStepTimer(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            self._start = time.perf_counter()
+
+        def on_batch_end(self, batch, logs=None):
+            if adapter.first_step_seconds is None:
+                [float(value) for value in (logs or {}).values()]
+                adapter.first_step_seconds = time.perf_counter() - self._start
+
+    return FirstStepTimer()
 
 
 def epoch_timer(keras):

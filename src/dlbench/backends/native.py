@@ -9,6 +9,8 @@ and initial weight distributions (Glorot-uniform kernels, orthogonal
 recurrent kernels, zero biases).
 """
 
+import time
+
 from dlbench import catalog, launch
 
 
@@ -63,6 +65,18 @@ class NativeAdapter(object):
         if "precision" in found and self.computed_dtype:
             found["precision"] = dict(found["precision"], compute_dtype=self.computed_dtype)
         return found
+
+    # The run's first training step (trace, compile, autotune), in seconds.
+    first_step_seconds = None
+
+    def _time_first_step(self, start, wait=None):
+        """Called after each training step of an epoch begun at ``start``:
+        the run's first step is timed, its device work waited for (``wait``);
+        every later step costs a comparison."""
+        if self.first_step_seconds is None:
+            if wait is not None:
+                wait()
+            self.first_step_seconds = time.perf_counter() - start
 
     def synchronize(self):
         pass  # the adapters return host values: device work is done

@@ -146,6 +146,7 @@ class Adapter(native.NativeAdapter):
                 model["step"] += 1
                 total_loss += float(loss.array) * len(labels[part])
                 correct += int((numpy.asarray(logits.array).argmax(axis=1) == labels[part]).sum())
+                self._time_first_step(start)
         n = len(labels)
         result = {"loss": total_loss / n, "accuracy": correct / n}
         result["seconds"] = time.perf_counter() - start

@@ -115,6 +115,7 @@ class Adapter(native.NativeAdapter):
             trainer.train_minibatch({model["features"]: features, model["labels"]: labels})
             total_loss += trainer.previous_minibatch_loss_average * count
             total_error += trainer.previous_minibatch_evaluation_average * count
+            self._time_first_step(start)
         seconds = time.perf_counter() - start  # the averages are host values: the work is done
         n = len(y)
         return {"loss": total_loss / n, "accuracy": 1.0 - total_error / n, "seconds": seconds}

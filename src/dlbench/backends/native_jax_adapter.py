@@ -10,6 +10,7 @@ is imported in ``setup``, after the harness pinned the process and the XLA
 flags are set. Importable on Python 3.6.
 """
 
+import functools
 import time
 
 from dlbench import catalog, workloads
@@ -208,6 +209,7 @@ class Adapter(native.NativeAdapter):
             step += 1
             if self.step_sync:
                 jax.block_until_ready(totals)
+            self._time_first_step(start, functools.partial(jax.block_until_ready, totals))
         loss, correct = float(totals[0]), int(totals[1])  # waits for the device work
         seconds = time.perf_counter() - start
         model.update(params=params, optimizer_state=state, step=step)

@@ -133,6 +133,7 @@ class Adapter(native.NativeAdapter):
             model["step"] += 1
             total_loss += loss.sum()
             correct += (logits.argmax(axis=1) == batch_y).sum()
+            self._time_first_step(start, mx.nd.waitall)
         n = len(y)
         result = {"loss": total_loss.asscalar() / n, "accuracy": correct.asscalar() / n}
         result["seconds"] = time.perf_counter() - start  # asscalar() waited for the work

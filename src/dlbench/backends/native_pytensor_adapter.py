@@ -113,6 +113,7 @@ class Adapter(native.NativeAdapter):
             loss, hits = model["train"](inputs[part], labels[part])
             total_loss += float(loss) * len(labels[part])
             correct += int(hits)
+            self._time_first_step(start)
         n = len(labels)
         result = {"loss": total_loss / n, "accuracy": correct / n}
         result["seconds"] = time.perf_counter() - start

@@ -142,6 +142,7 @@ class Adapter(native.NativeAdapter):
         sums = tf.zeros([2])
         for batch_x, batch_y in dataset:
             sums += model["step"](batch_x, batch_y)
+            self._time_first_step(start, sums.numpy)
         loss, hits = sums.numpy()  # waits for the device work
         seconds = time.perf_counter() - start
         return {"loss": float(loss) / len(y), "accuracy": float(hits) / len(y), "seconds": seconds}

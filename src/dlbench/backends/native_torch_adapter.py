@@ -228,6 +228,7 @@ class Adapter(native.NativeAdapter):
                 schedule.step()
             total_loss += loss.detach() * len(batch_y)
             correct += (logits.detach().argmax(dim=1) == batch_y).sum()
+            self._time_first_step(start, loss.item)
         n = len(labels)
         loss, accuracy = float(total_loss) / n, float(correct) / n  # waits for the device
         self._note_precision(net, logits)

@@ -1,0 +1,61 @@
+"""Time to first step: each run's cold start (dlbench.harness) in the
+metrics, the table of medians per cell and its plot."""
+
+import pandas as pd
+import pytest
+
+from dlbench import cold_start, collect
+from testkit import fixture_record
+
+TRAIN = {
+    "launch_seconds": 1.5,
+    "framework_setup_seconds": 3.0,
+    "data_load_seconds": 0.5,
+    "model_build_seconds": 1.0,
+    "first_step_seconds": 9.0,
+    "first_epoch_rest_seconds": 2.0,
+}
+INFER = dict(TRAIN, first_call_seconds=0.25, warmup_rest_seconds=0.75)
+del INFER["first_step_seconds"], INFER["first_epoch_rest_seconds"]
+
+
+def records():
+    train = [
+        fixture_record("train_ok", repeat=repeat, cold_start=dict(TRAIN, first_step_seconds=step))
+        for repeat, step in ((1, 9.0), (2, 11.0), (3, 10.0))
+    ]
+    for record in train:
+        total = sum(value for key, value in record["cold_start"].items() if "rest" not in key)
+        record["cold_start"]["to_first_step_seconds"] = total
+    infer = fixture_record("infer_ok", cold_start=dict(INFER, to_first_step_seconds=6.25))
+    older = fixture_record("train_ok", backend="native-torch")  # written before cold starts
+    failed = fixture_record("failed_out_of_memory")
+    return train + [infer, older, failed]
+
+
+def test_the_metrics_carry_each_stage_and_older_records_leave_them_empty():
+    metrics = collect.metrics(records())
+    assert {stage + "_seconds" for stage in collect.COLD_START} <= set(metrics.columns)
+    older = metrics[metrics["backend"] == "native-torch"]
+    assert older["first_step_seconds"].isna().all()
+
+
+def test_the_table_gives_each_cells_medians_and_the_time_to_first_step():
+    table = cold_start.table(collect.metrics(records()))
+    (row,) = table[table["task"] == "train"].to_dict("records")  # not the older record's
+    assert row["first_step_seconds"] == 10.0  # the median of 9, 11, 10
+    assert row["to_first_step_seconds"] == pytest.approx(1.5 + 3.0 + 0.5 + 1.0 + 10.0)
+    (infer,) = table[table["task"] == "infer"].to_dict("records")
+    assert infer["first_call_seconds"] == 0.25 and pd.isna(infer["first_step_seconds"])
+    assert "out of memory" not in " ".join(table["backend"])  # only runs that finished
+    shown = cold_start.shown(table)
+    assert list(shown.columns[:2]) == ["workload", "backend"]
+    assert "first step / call" in shown and "to first step" in shown
+
+
+def test_the_plot_stacks_every_stage(tmp_path):
+    table = cold_start.table(collect.metrics(records()))
+    cold_start.plot(table, tmp_path / "cold_start.png")
+    assert (tmp_path / "cold_start.png").stat().st_size > 10_000
+    cold_start.plot(table.iloc[0:0], tmp_path / "none.png")
+    assert (tmp_path / "none.png").exists()
