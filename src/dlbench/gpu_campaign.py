@@ -172,13 +172,26 @@ def planned_runs(configfiles):
     return [(run, matrix.run_dir(run) + "/run.json") for run in matrix.runs(config)]
 
 
+def in_default_mode(run, planned):
+    """Eager where the backend has both modes (its compiled cell costs a
+    compile per run: torch.compile takes most of a minute), compiled where
+    compiling is all it does (JAX)."""
+    return run.compile == "eager" or run._replace(compile="eager") not in planned
+
+
 def stages(configfiles):
-    """(name, targets): the GPU runs, the CPU runs, then everything else
-    (tables, plots, the equivalence check, this machine's pack for
-    import_results elsewhere) and the report."""
+    """(name, targets), the cheapest and most wanted first: the GPU runs in
+    float32 in each backend's default mode, then in bfloat16, then the other
+    mode; the CPU runs; then everything else (tables, plots, the equivalence
+    check, this machine's pack for import_results elsewhere) and the report."""
     runs = planned_runs(configfiles)
+    planned = {run for run, _ in runs}
+    on_gpus = [(run, path) for run, path in runs if int(run.devices) > 0]
+    default = [(run, path) for run, path in on_gpus if in_default_mode(run, planned)]
     return [
-        ("gpu runs", [path for run, path in runs if int(run.devices) > 0]),
+        ("gpu runs, float32", [p for r, p in default if r.precision == "float32"]),
+        ("gpu runs, reduced precision", [p for r, p in default if r.precision != "float32"]),
+        ("gpu runs, other compile mode", [p for r, p in on_gpus if (r, p) not in default]),
         ("cpu runs", [path for run, path in runs if int(run.devices) == 0]),
         ("tables and plots", ["all", "pack"]),
         ("report", ["--report", "results/report.html"]),
@@ -271,8 +284,12 @@ def inside(args):
     Path("logs").mkdir(exist_ok=True)
     complete = True
     with open("logs/gpu_campaign.log", "a") as log:
+        # A Snakemake killed at an earlier budget's end (it outlived its grace
+        # period) leaves its lock: the campaign is the folder's only Snakemake.
+        snakemake = [sys.executable, "-m", "snakemake"]
+        subprocess.call(snakemake + ["--unlock"] + options, stdout=log, stderr=subprocess.STDOUT)
         for name, targets in stages(configfiles):
-            if name.endswith("runs") and not targets:
+            if not targets:  # no run of this kind in the config
                 continue
             left = deadline - time.time()
             if left < args.min_stage_seconds:
@@ -282,7 +299,7 @@ def inside(args):
                 continue
             say("{}: Snakemake with {:.0f} s of the budget left".format(name, left))
             began = time.time()
-            command = [sys.executable, "-m", "snakemake", *targets, *options]
+            command = [*snakemake, *targets, *options]
             status, interrupted = run_stage(command, deadline, log)
             seconds = time.time() - began
             say(

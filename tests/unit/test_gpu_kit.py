@@ -71,20 +71,25 @@ def test_the_summary_gives_the_size_against_what_a_command_carries():
     assert gpu_kit.travelling_bytes(REPO) < gpu_kit.CARRY_LIMIT_BYTES / 4
 
 
-def test_the_campaign_runs_the_gpu_cells_first():
-    stages = gpu_campaign.stages([str(REPO / gpu_campaign.CONFIG)])
+def test_the_campaign_runs_the_gpu_cells_first_the_cheapest_first():
+    stages = gpu_campaign.stages([CONFIG])
     names = [name for name, _ in stages]
-    assert names == ["gpu runs", "cpu runs", "tables and plots", "report"]
-    assert stages[2][1] == ["all", "pack"]
-    gpu, cpu = stages[0][1], stages[1][1]
+    assert names[3:] == ["cpu runs", "tables and plots", "report"]
+    assert stages[4][1] == ["all", "pack"]
+    gpu = [path for _, targets in stages[:3] for path in targets]
+    cpu = stages[3][1]
     assert gpu and all("/devices=1/" in path for path in gpu)
     assert cpu and all("/devices=0/" in path for path in cpu)
-    assert len(gpu) == len(cpu)  # every GPU cell has its CPU counterpart
+    assert len(gpu) == len(cpu) == len(set(gpu))  # every GPU cell once, its CPU cell beside
     models = {path.split("/")[4] for path in gpu}
     assert models == {"mlp", "cnn", "lenet", "deep_mnist", "cifar_cnn", "imdb_gru", "resnet50"}
-    assert {"precision=mixed_bfloat16", "compile=compiled"} <= {
-        part for path in gpu for part in path.split("/")
-    }
+    first, reduced, other = (set(targets) for _, targets in stages[:3])
+    assert all("precision=float32" in path for path in first)
+    assert all("precision=mixed_bfloat16" in path for path in reduced)
+    # torch eager first, its torch.compile cells last; JAX only compiles
+    assert all("compile=compiled" in p and "torch" in p for p in other)
+    assert any("keras-jax" in p and "compile=compiled" in p for p in first)
+    assert len(first) == len(reduced) == 7 * 4
 
 
 def test_the_gpu_config_plans_every_cell_and_the_gpus_own_probe():
