@@ -92,10 +92,11 @@ def plot(found, path):
     stages = list(dict.fromkeys(LABELS.values()))
     colours = plt.get_cmap("tab10").colors
     heights = [max(1, int((readable["workload"] == w).sum())) for w in workloads] or [1]
+    height = 1.2 + 0.32 * sum(heights) + 0.5 * len(heights)
     figure, axes = plt.subplots(
         len(heights),
         1,
-        figsize=(9, 1.2 + 0.32 * sum(heights) + 0.5 * len(heights)),
+        figsize=(9, height),
         gridspec_kw={"height_ratios": heights},
         squeeze=False,
     )
@@ -114,6 +115,6 @@ def plot(found, path):
     handles, names = axes[0, 0].get_legend_handles_labels()
     if handles:
         figure.legend(handles, names, loc="upper center", ncol=3, fontsize=8, frameon=False)
-    figure.tight_layout(rect=(0, 0, 1, 0.93))
+    figure.tight_layout(rect=(0, 0, 1, 1 - 0.7 / height))  # the legend's two rows on top
     figure.savefig(path, dpi=110)
     plt.close(figure)
