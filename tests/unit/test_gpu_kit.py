@@ -94,7 +94,13 @@ def test_the_campaign_runs_the_gpu_cells_first_the_cheapest_first():
 
 def test_the_gpu_config_plans_every_cell_and_the_gpus_own_probe():
     done = subprocess.run(
-        [str(Path(sys.executable).with_name("snakemake")), "-n", "--configfile", CONFIG],
+        [
+            str(Path(sys.executable).with_name("snakemake")),
+            "-n",
+            "--forceall",  # every job, whatever a checkout's results/ holds already
+            "--configfile",
+            CONFIG,
+        ],
         capture_output=True,
         text=True,
         cwd=str(REPO),
