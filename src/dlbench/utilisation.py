@@ -104,14 +104,12 @@ def _machine_probe(cell, probes):
 
 
 def _peak(cell, runs, every_run, peaks, probes=()):
-    """The cell's peak GFLOP/s and where it comes from. A GPU's is its probe's, else the
-    datasheet's (``_gpu_peak``). A CPU's is the machine's probe in the cell's precision at
-    the size where its rate stops rising (rule cpu_probe); without one, for float32, the
-    fastest quick probe of any run on the same host and CPU with the same threads, whichever
-    environment ran it (the probe goes through each environment's numpy, and an old numpy's
-    BLAS is slower than the machine; the environment table shows each one's)."""
-    if cell["accelerator"] == "gpu" and int(cell["devices"]) > 0:
-        return _gpu_peak(cell, runs, peaks, probes)[:2]
+    """A CPU cell's peak GFLOP/s and where it comes from (a GPU cell's: ``_gpu_peak``). It is the
+    machine's probe in the cell's precision at the size where its rate stops rising (rule
+    cpu_probe); without one, for float32, the fastest quick probe of any run on the same
+    host and CPU with the same threads, whichever environment ran it (the probe goes through
+    each environment's numpy, and an old numpy's BLAS is slower than the machine; the
+    environment table shows each one's)."""
     probe = _machine_probe(cell, probes)
     if probe is not None:
         return probe["gflops"], (
@@ -163,10 +161,10 @@ def table(summary, metrics, per_sample, peaks, probes=()):
         else:
             rate = 1000.0 / cell["seconds_per_1000_samples"]
             achieved = flops["forward"] * rate / 1e9
-        peak, source = _peak(cell, runs, ok, peaks, probes)
-        datasheet = None
         if cell["accelerator"] == "gpu" and int(cell["devices"]) > 0:
-            datasheet = _gpu_peak(cell, runs, peaks, probes)[2]
+            peak, source, datasheet = _gpu_peak(cell, runs, peaks, probes)
+        else:
+            (peak, source), datasheet = _peak(cell, runs, ok, peaks, probes), None
         rows.append(
             {
                 **{key: cell[key] for key in CELL + ["accelerator", "task"]},

@@ -298,19 +298,28 @@ def implementation_sources():
 KERAS_ON_TORCH = matrix.KERAS_ON_TORCH
 
 
-def keras_on_torch_available():
+def interpreter_available(environment):
     """False only where it is an existing interpreter the config does not name."""
-    named = matrix.existing_python(config, KERAS_ON_TORCH)
-    return environment_mode(KERAS_ON_TORCH) != "existing" or bool(named)
+    named = matrix.existing_python(config, environment)
+    return environment_mode(environment) != "existing" or bool(named)
+
+
+def environment_python(environment):
+    """The interpreter of an environment in its mode."""
+    return {
+        "venv": f".venvs/{environment}/bin/python",
+        "conda": "python",
+        "existing": matrix.existing_python(config, environment),
+        "current": sys.executable,
+    }[environment_mode(environment)]
+
+
+def keras_on_torch_available():
+    return interpreter_available(KERAS_ON_TORCH)
 
 
 def keras_on_torch_python():
-    return {
-        "venv": f".venvs/{KERAS_ON_TORCH}/bin/python",
-        "conda": "python",
-        "existing": matrix.existing_python(config, KERAS_ON_TORCH),
-        "current": sys.executable,
-    }[environment_mode(KERAS_ON_TORCH)]
+    return environment_python(KERAS_ON_TORCH)
 
 
 def keras_model_inputs(wildcards):
@@ -353,9 +362,10 @@ def machine_probes():
     ]
 
 
-def cpu_probe_inputs(wildcards):
+def probe_inputs(environment):
+    """A probe's code and the environment it runs in (rules cpu_probe, gpu_probe)."""
     inputs = {"code": str(PACKAGE / "probe.py")}
-    marker = environment_marker(KERAS_ON_TORCH)
+    marker = environment_marker(environment)
     if marker:
         inputs["env"] = marker
     return inputs
@@ -371,30 +381,12 @@ def gpu_probes():
     on_gpus = config["accelerator"] == "gpu" and any(
         int(devices) > 0 for devices in matrix.every_dimension_value(config, "devices")
     )
-    named = matrix.existing_python(config, TORCH_ON_GPUS)
-    if not on_gpus or (environment_mode(TORCH_ON_GPUS) == "existing" and not named):
+    if not on_gpus or not interpreter_available(TORCH_ON_GPUS):
         return []
     return [
         f"results/probes/{MACHINE}/gpu/precision={precision}.json"
         for precision in matrix.every_dimension_value(config, "precision")
     ]
-
-
-def gpu_probe_inputs(wildcards):
-    inputs = {"code": str(PACKAGE / "probe.py")}
-    marker = environment_marker(TORCH_ON_GPUS)
-    if marker:
-        inputs["env"] = marker
-    return inputs
-
-
-def gpu_probe_python():
-    return {
-        "venv": f".venvs/{TORCH_ON_GPUS}/bin/python",
-        "conda": "python",
-        "existing": matrix.existing_python(config, TORCH_ON_GPUS),
-        "current": sys.executable,
-    }[environment_mode(TORCH_ON_GPUS)]
 
 
 def flops_count_inputs(wildcards):
@@ -511,13 +503,7 @@ def bench_inputs(wildcards):
 
 
 def backend_python(wildcards):
-    environment = run_environment(wildcards)
-    return {
-        "venv": f".venvs/{environment}/bin/python",
-        "conda": "python",
-        "existing": matrix.existing_python(config, environment),
-        "current": sys.executable,
-    }[environment_mode(environment)]
+    return environment_python(run_environment(wildcards))
 
 
 def family_sources(wildcards):

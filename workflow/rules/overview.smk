@@ -91,7 +91,7 @@ rule count_flops:
 
 rule cpu_probe:
     input:
-        unpack(cpu_probe_inputs),
+        unpack(lambda wildcards: probe_inputs(KERAS_ON_TORCH)),
     output:
         "results/probes/{machine}/threads={threads}/precision={precision}.json",
     log:
@@ -112,7 +112,7 @@ rule cpu_probe:
 
 rule gpu_probe:
     input:
-        unpack(gpu_probe_inputs),
+        unpack(lambda wildcards: probe_inputs(TORCH_ON_GPUS)),
     output:
         "results/probes/{machine}/gpu/precision={precision}.json",
     log:
@@ -122,7 +122,7 @@ rule gpu_probe:
     resources:
         gpu=1,
     params:
-        python=gpu_probe_python(),
+        python=environment_python(TORCH_ON_GPUS),
         src=os.path.relpath(SRC),
         locks=lambda wildcards: shlex.quote(config["gpu_lock_dir"] or ""),
     shell:
