@@ -206,16 +206,16 @@ def bottleneck_init(jax, key, n_in, filters, shortcut):
     """Keras' ResNet block1: 1x1, 3x3, 1x1 (x4) convolutions with biases,
     each followed by batch norm; a projection shortcut in a stage's first."""
     keys = jax.random.split(key, 4)
-    block = {
-        "conv1": conv(jax, keys[0], 1, n_in, filters),
-        "conv2": conv(jax, keys[1], 3, filters, filters),
-        "conv3": conv(jax, keys[2], 1, filters, 4 * filters),
-    }
-    for name, channels in (("bn1", filters), ("bn2", filters), ("bn3", 4 * filters)):
-        block[name] = batch_norm_init(jax, channels)
+    # In Keras' order of weights (the shortcut's after the 3x3), which the
+    # shared initial weights follow.
+    block = {"conv1": conv(jax, keys[0], 1, n_in, filters), "bn1": batch_norm_init(jax, filters)}
+    block["conv2"] = conv(jax, keys[1], 3, filters, filters)
+    block["bn2"] = batch_norm_init(jax, filters)
     if shortcut:
         block["shortcut"] = conv(jax, keys[3], 1, n_in, 4 * filters)
         block["shortcut_bn"] = batch_norm_init(jax, 4 * filters)
+    block["conv3"] = conv(jax, keys[2], 1, filters, 4 * filters)
+    block["bn3"] = batch_norm_init(jax, 4 * filters)
     return block
 
 

@@ -206,18 +206,16 @@ def bottleneck(torch, inputs, filters, stride, shortcut):
     class Bottleneck(nn.Module):
         def __init__(self):
             super().__init__()
-            self.residual = nn.Sequential(
-                conv_bn(nn, inputs, filters, 1, stride),
-                nn.ReLU(),
-                conv_bn(nn, filters, filters, 3, 1, padding=1),
-                nn.ReLU(),
-                conv_bn(nn, filters, 4 * filters, 1, 1),
-            )
+            # Registered in Keras' order of weights (the shortcut's after
+            # the 3x3), which the shared initial weights follow.
+            self.first = nn.Sequential(conv_bn(nn, inputs, filters, 1, stride), nn.ReLU())
+            self.second = nn.Sequential(conv_bn(nn, filters, filters, 3, 1, padding=1), nn.ReLU())
             self.shortcut = conv_bn(nn, inputs, 4 * filters, 1, stride) if shortcut else None
+            self.third = conv_bn(nn, filters, 4 * filters, 1, 1)
 
         def forward(self, x):
             skip = x if self.shortcut is None else self.shortcut(x)
-            return torch.relu(self.residual(x) + skip)
+            return torch.relu(self.third(self.second(self.first(x))) + skip)
 
     return Bottleneck()
 
