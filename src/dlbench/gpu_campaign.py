@@ -179,23 +179,64 @@ def in_default_mode(run, planned):
     return run.compile == "eager" or run._replace(compile="eager") not in planned
 
 
-def stages(configfiles):
-    """(name, targets), the cheapest and most wanted first: the GPU runs in
-    float32 in each backend's default mode, then in bfloat16, then the other
-    mode; the CPU runs; then everything else (tables, plots, the equivalence
-    check, this machine's pack for import_results elsewhere) and the report."""
-    runs = planned_runs(configfiles)
-    planned = {run for run, _ in runs}
-    on_gpus = [(run, path) for run, path in runs if int(run.devices) > 0]
-    default = [(run, path) for run, path in on_gpus if in_default_mode(run, planned)]
-    return [
-        ("gpu runs, float32", [p for r, p in default if r.precision == "float32"]),
-        ("gpu runs, reduced precision", [p for r, p in default if r.precision != "float32"]),
-        ("gpu runs, other compile mode", [p for r, p in on_gpus if (r, p) not in default]),
-        ("cpu runs", [path for run, path in runs if int(run.devices) == 0]),
-        ("tables and plots", ["all", "pack"]),
-        ("report", ["--report", "results/report.html"]),
+def recorded_elsewhere(packs):
+    """The run records (paths) that earlier campaigns' results.tar.gz hold
+    with status ok: a fresh machine need not run them again."""
+    found = set()
+    for path in packs or []:
+        with tarfile.open(path) as tar:
+            for member in tar.getmembers():
+                if not member.name.endswith("/run.json"):
+                    continue
+                record = json.load(tar.extractfile(member))
+                if record.get("status") == "ok":
+                    found.add(member.name)
+    return found
+
+
+def stages(configfiles, done=frozenset()):
+    """(name, targets), the cheapest and most wanted first: the GPU's
+    matrix-product probes (MFU's peak), the GPU runs in float32 in each
+    backend's default mode, the same on the CPU (CPU against GPU), the GPU
+    in bfloat16, the GPU in the other mode, the other CPU runs; then
+    everything else (tables, plots, the equivalence check, this machine's
+    pack for import_results elsewhere) and the report. Runs in ``done``
+    (recorded by an earlier campaign) are left out, and with them the
+    stages that need every record here (tables and report: made where
+    the packs are imported)."""
+    every = planned_runs(configfiles)
+    planned = {run for run, _ in every}
+    runs = [(run, path) for run, path in every if path not in done]
+
+    def pick(on_gpus, default=None, float32=None):
+        return [
+            path
+            for run, path in runs
+            if (int(run.devices) > 0) == on_gpus
+            and (default is None or in_default_mode(run, planned) == default)
+            and (float32 is None or (run.precision == "float32") == float32)
+        ]
+
+    cpu_first = pick(False, default=True, float32=True)
+    probes = []
+    if pick(True):
+        machine = runs[0][0].machine
+        precisions = sorted({run.precision for run, _ in every})
+        probes = ["results/probes/{}/gpu/precision={}.json".format(machine, p) for p in precisions]
+    named = [
+        ("gpu probes", probes),
+        ("gpu runs, float32", pick(True, default=True, float32=True)),
+        ("cpu runs, float32", cpu_first),
+        ("gpu runs, reduced precision", pick(True, default=True, float32=False)),
+        ("gpu runs, other compile mode", pick(True, default=False)),
+        ("cpu runs, the rest", [path for path in pick(False) if path not in cpu_first]),
     ]
+    if not done:
+        named += [
+            ("tables and plots", ["all", "pack"]),
+            ("report", ["--report", "results/report.html"]),
+        ]
+    return named
 
 
 def visible_gpus():
@@ -268,6 +309,9 @@ def inside(args):
     if args.prepare_only:
         return 0
     configfiles = campaign_config(args, sys.executable)
+    done = recorded_elsewhere(args.resume_from)
+    if done:
+        say("{} runs recorded by earlier campaigns are left out".format(len(done)))
     gpus = visible_gpus()
     campaign = {
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
@@ -276,6 +320,7 @@ def inside(args):
         "gpus": gpus,
         "kit": {key: kit[key] for key in ("python_version", "kit_bytes", "image_list")},
         "configfiles": configfiles,
+        "resumed_from": {"packs": args.resume_from or [], "runs_left_out": len(done)},
         "stages": [],
         "complete": False,
     }
@@ -288,7 +333,7 @@ def inside(args):
         # period) leaves its lock: the campaign is the folder's only Snakemake.
         snakemake = [sys.executable, "-m", "snakemake"]
         subprocess.call(snakemake + ["--unlock"] + options, stdout=log, stderr=subprocess.STDOUT)
-        for name, targets in stages(configfiles):
+        for name, targets in stages(configfiles, done):
             if not targets:  # no run of this kind in the config
                 continue
             left = deadline - time.time()
@@ -350,6 +395,14 @@ def main(argv=None):
     parser.add_argument("--src", default="src", help="the library, on the interpreter's path")
     parser.add_argument(
         "--prepare-only", action="store_true", help="prepare the interpreter, check the kit, stop"
+    )
+    parser.add_argument(
+        "--resume-from",
+        nargs="+",
+        metavar="RESULTS_TAR_GZ",
+        help="earlier campaigns' results.tar.gz (another machine's): their runs "
+        "recorded ok are not run again; tables and report are then made where "
+        "the packs are imported",
     )
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--started", type=float, help=argparse.SUPPRESS)

@@ -2,6 +2,7 @@
 campaign's own mechanics (stages, the budget, the pack, the kit's fit),
 without pip's network or a GPU: tests/e2e/test_gpu_rehearsal.py runs both."""
 
+import io
 import json
 import os
 import re
@@ -72,24 +73,59 @@ def test_the_summary_gives_the_size_against_what_a_command_carries():
 
 
 def test_the_campaign_runs_the_gpu_cells_first_the_cheapest_first():
-    stages = gpu_campaign.stages([CONFIG])
-    names = [name for name, _ in stages]
-    assert names[3:] == ["cpu runs", "tables and plots", "report"]
-    assert stages[4][1] == ["all", "pack"]
-    gpu = [path for _, targets in stages[:3] for path in targets]
-    cpu = stages[3][1]
+    stages = dict(gpu_campaign.stages([CONFIG]))
+    assert list(stages) == [
+        "gpu probes",
+        "gpu runs, float32",
+        "cpu runs, float32",
+        "gpu runs, reduced precision",
+        "gpu runs, other compile mode",
+        "cpu runs, the rest",
+        "tables and plots",
+        "report",
+    ]
+    machine = stages["gpu runs, float32"][0].split("/")[2]
+    assert stages["gpu probes"] == [
+        "results/probes/{}/gpu/precision={}.json".format(machine, precision)
+        for precision in ("float32", "mixed_bfloat16")
+    ]
+    assert stages["tables and plots"] == ["all", "pack"]
+    first = stages["gpu runs, float32"]
+    reduced = stages["gpu runs, reduced precision"]
+    other = stages["gpu runs, other compile mode"]
+    gpu = first + reduced + other
+    cpu = stages["cpu runs, float32"] + stages["cpu runs, the rest"]
     assert gpu and all("/devices=1/" in path for path in gpu)
     assert cpu and all("/devices=0/" in path for path in cpu)
     assert len(gpu) == len(cpu) == len(set(gpu))  # every GPU cell once, its CPU cell beside
     models = {path.split("/")[4] for path in gpu}
     assert models == {"mlp", "cnn", "lenet", "deep_mnist", "cifar_cnn", "imdb_gru", "resnet50"}
-    first, reduced, other = (set(targets) for _, targets in stages[:3])
     assert all("precision=float32" in path for path in first)
     assert all("precision=mixed_bfloat16" in path for path in reduced)
     # torch eager first, its torch.compile cells last; JAX only compiles
     assert all("compile=compiled" in p and "torch" in p for p in other)
     assert any("keras-jax" in p and "compile=compiled" in p for p in first)
     assert len(first) == len(reduced) == 7 * 4
+    # the CPU's float32 cells in the same modes, for CPU against GPU
+    assert stages["cpu runs, float32"] == [p.replace("/devices=1/", "/devices=0/") for p in first]
+
+
+def test_a_campaign_on_a_fresh_machine_leaves_out_what_earlier_packs_recorded(tmp_path):
+    everything = dict(gpu_campaign.stages([CONFIG]))
+    first = everything["gpu runs, float32"]
+    pack = tmp_path / "results.tar.gz"
+    with tarfile.open(str(pack), "w:gz") as tar:
+        for path, status in ((first[0], "ok"), (first[1], "failed")):
+            data = json.dumps({"status": status}).encode()
+            member = tarfile.TarInfo(path)
+            member.size = len(data)
+            tar.addfile(member, io.BytesIO(data))
+    done = gpu_campaign.recorded_elsewhere([str(pack)])
+    assert done == {first[0]}  # a failed record runs again
+    resumed = dict(gpu_campaign.stages([CONFIG], done))
+    assert resumed["gpu runs, float32"] == first[1:]
+    # the tables and the report need every record: made where the packs are imported
+    assert "tables and plots" not in resumed and "report" not in resumed
 
 
 def test_the_gpu_config_plans_every_cell_and_the_gpus_own_probe():
