@@ -203,6 +203,7 @@ ENERGY = (
     "joules_steady_epoch",
     "joules_per_sample",
     "joules_per_1000_samples",
+    "watts_steady",
 )
 
 
@@ -210,11 +211,14 @@ def _energy(record):
     """The record's energy (dlbench.energy), GPU and CPU, a column each
     measure; empty where the machine had no counter."""
     found = record.get("energy") or {}
-    return {
+    columns = {
         "{}_{}".format(kind, measure): found.get("{}_{}".format(kind, measure))
         for kind in ("gpu", "cpu")
         for measure in ENERGY
     }
+    busy = found.get("gpu_utilisation_percent_at_end")
+    columns["gpu_utilisation_percent"] = sum(busy) / len(busy) if busy else None
+    return columns
 
 
 def _first(runs, column):

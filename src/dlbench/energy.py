@@ -5,16 +5,20 @@ epoch or batch series. Where a machine has neither, the record says why
 instead of a number. Importable on Python 3.6.
 
 NVML's counter (``nvmlDeviceGetTotalEnergyConsumption``, millijoules since
-the driver loaded; Volta and later) is updated every few tens of
-milliseconds: an epoch shorter than that reads as little or nothing, which
-is why the record keeps the steady epochs' median, not one epoch.
+the driver loaded; Volta and later) moves in steps: on an H200 (the GPU
+campaign, 2026-11) about every 0.1 s, 12 to 14 J at a time, so epochs of
+0.01 to 0.05 s read 0 J or one whole step. The steady figure is therefore
+the steady epochs' energy together over their number, and only where they
+last at least ``GPU_MIN_SECONDS`` together; the record says why otherwise.
 """
 
 import glob
 import os
-import statistics
 
 RAPL_ROOT = "/sys/class/powercap"
+# The shortest timed span whose GPU energy is recorded: ten of the counter's
+# steps seen on an H200, so that its rounding stays near a tenth.
+GPU_MIN_SECONDS = 1.0
 
 
 def _nvml_handles(gpu_ids):
@@ -93,6 +97,19 @@ class Meter(object):
             found["cpu"] = total / 1e6
         return found
 
+    def utilisation(self):
+        """The GPUs' utilisation (NVML: the share of its last sample period,
+        1/6 to 1 s, in which a kernel ran), read at the end of the timed
+        span: evidence that the GPU did the work."""
+        if self.nvml is None:
+            return {}
+        pynvml, handles = self.nvml
+        try:
+            found = [pynvml.nvmlDeviceGetUtilizationRates(h).gpu for h in handles]
+        except Exception as error:  # NVMLError_NotSupported
+            return {"gpu_utilisation_not_measured": str(error)}
+        return {"gpu_utilisation_percent_at_end": found}
+
     def sources(self):
         return {
             "gpu": "NVML total energy of the run's GPUs" if self.nvml else None,
@@ -102,29 +119,56 @@ class Meter(object):
         }
 
 
-def per_epoch(meter, epochs, samples_per_epoch):
+def _too_short(seconds):
+    return (
+        "the timed span lasts {:.3f} s, under {} s: NVML's energy counter moves in "
+        "steps of about 0.1 s, so its figure would be mostly rounding".format(
+            seconds, GPU_MIN_SECONDS
+        )
+    )
+
+
+def per_epoch(meter, epochs, samples_per_epoch, seconds=None, steady_epochs=None):
     """The record's energy block of a training run: joules of each timed
-    epoch, the steady epochs' median (the first epoch's alone with one)
-    and per sample."""
+    epoch and of a steady epoch (the steady epochs' energy together over
+    their number; the first epoch's alone with one) and per sample.
+    ``seconds``: each epoch's; ``steady_epochs``: which epochs (from 1) are
+    steady state, by default all but the first."""
     found = dict(meter.sources())
+    count = len(epochs)
+    steady = steady_epochs or list(range(2, count + 1)) or [1]
+    span = sum(seconds[e - 1] for e in steady) if seconds else None
     for kind in ("gpu", "cpu"):
         joules = [epoch[kind] for epoch in epochs]
         if not joules or joules[0] is None:
             continue
-        steady = statistics.median(joules[1:]) if len(joules) > 1 else joules[0]
         found[kind + "_joules_per_epoch"] = joules
-        found[kind + "_joules_steady_epoch"] = steady
+        if kind == "gpu" and span is not None and span < GPU_MIN_SECONDS:
+            found["gpu_steady_not_measured"] = _too_short(span)
+            continue
+        per_steady = sum(joules[e - 1] for e in steady) / len(steady)
+        found[kind + "_joules_steady_epoch"] = per_steady
         found[kind + "_joules_per_sample"] = (
-            steady / samples_per_epoch if samples_per_epoch else None
+            per_steady / samples_per_epoch if samples_per_epoch else None
         )
+        if span:
+            found[kind + "_watts_steady"] = per_steady * len(steady) / span
+    found.update(meter.utilisation())
     return found
 
 
-def per_samples(meter, joules, samples):
+def per_samples(meter, joules, samples, seconds=None):
     """The record's energy block of an inference run: joules per 1,000
-    samples over the timed batches."""
+    samples over the timed batches (``seconds`` in all)."""
     found = dict(meter.sources())
     for kind in ("gpu", "cpu"):
-        if joules[kind] is not None and samples:
-            found[kind + "_joules_per_1000_samples"] = 1000.0 * joules[kind] / samples
+        if joules[kind] is None or not samples:
+            continue
+        if kind == "gpu" and seconds is not None and seconds < GPU_MIN_SECONDS:
+            found["gpu_steady_not_measured"] = _too_short(seconds)
+            continue
+        found[kind + "_joules_per_1000_samples"] = 1000.0 * joules[kind] / samples
+        if seconds:
+            found[kind + "_watts_steady"] = joules[kind] / seconds
+    found.update(meter.utilisation())
     return found

@@ -26,6 +26,7 @@ import traceback
 from dlbench import (
     backends,
     catalog,
+    compiles,
     energy,
     equivalence,
     initial_weights,
@@ -46,16 +47,25 @@ EPOCH_COLUMNS = (
 )
 
 
-def epoch_summary(seconds):
+def epoch_summary(seconds, compiles_per_epoch=None):
     """First epoch (graph build, JIT, autotune) apart from steady state, the
-    median of the later epochs. With one epoch there is no steady state."""
+    median of the later epochs. With one epoch there is no steady state.
+    Where the framework counts its compiles (``compiles_per_epoch``), a later
+    epoch that compiled again is not steady state either, unless every
+    later epoch did; ``steady_epochs`` says which epochs the median took."""
     if not seconds:
         return {"first_epoch_seconds": None, "steady_epoch_seconds": None}
-    later = seconds[1:]
-    return {
+    later = list(range(1, len(seconds)))
+    if compiles_per_epoch is not None:
+        quiet = [index for index in later if compiles_per_epoch[index] == 0]
+        later = quiet or later
+    found = {
         "first_epoch_seconds": seconds[0],
-        "steady_epoch_seconds": statistics.median(later) if later else None,
+        "steady_epoch_seconds": statistics.median(seconds[i] for i in later) if later else None,
     }
+    if later:
+        found["steady_epochs"] = [index + 1 for index in later]
+    return found
 
 
 # The supervisor stamps the wall time at which it starts the run's process,
@@ -232,16 +242,20 @@ def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None, meter=Non
         ),
         flush=True,
     )
-    joules = []
+    joules, compiled = [], []
+    counter = getattr(adapter, "compile_counter", None)
     for epoch in range(hyper["epochs"]):
         order, dropped = launch.shard_epoch(
             epoch_order(spec["seed"], epoch, n_train), batch_size, replicas, rank, processes
         )
         x_epoch, y_epoch = take(x_train, order), y_train[order]  # copied outside the clock
         before = meter.read() if meter else None
+        compiles_before = counter.reading() if counter else None
         step, wall = timed_epoch(adapter, model, x_epoch, y_epoch, process_batch)
         if meter:
             joules.append(meter.joules(before, meter.read()))
+        if counter:
+            compiled.append(counter.since(compiles_before))
         row = {
             "epoch": epoch + 1,
             "seconds": step.get("seconds", wall),
@@ -273,13 +287,16 @@ def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None, meter=Non
         )
 
     seconds = [row["seconds"] for row in result["epochs"]]
-    result.update(epoch_summary(seconds))
+    result["compiles"] = compiles.per_epoch(counter, compiled)
+    result.update(epoch_summary(seconds, result["compiles"] and result["compiles"]["per_epoch"]))
     steady = result["steady_epoch_seconds"] or result["first_epoch_seconds"]
     trained = n_train - dropped  # per epoch, over all replicas
     result["samples_per_second"] = trained / steady if steady else None
     result["samples_dropped_per_epoch"] = dropped
     if meter:
-        result["energy"] = energy.per_epoch(meter, joules, trained)
+        result["energy"] = energy.per_epoch(
+            meter, joules, trained, seconds, result.get("steady_epochs")
+        )
     result["replica_max_abs_weight_diff"] = adapter.replica_divergence(model)
     last = result["epochs"][-1]
     if held_out:
@@ -388,7 +405,9 @@ def infer(spec, adapter, data, meter=None):
     batch_seconds = measure(batch_size, hyper["throughput_batches"])
     if meter:
         joules = meter.joules(before, meter.read())
-        result["energy"] = energy.per_samples(meter, joules, batch_size * len(batch_seconds))
+        result["energy"] = energy.per_samples(
+            meter, joules, batch_size * len(batch_seconds), sum(batch_seconds)
+        )
     steady_batch = statistics.median(batch_seconds)
     result.update(
         {

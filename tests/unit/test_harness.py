@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import numpy_adapter
-from dlbench import harness, runtime
+from dlbench import compiles, harness, runtime
 from testkit import REPO
 
 RECORD_KEYS = {
@@ -68,8 +68,39 @@ def spec_for(backend, epochs=3):
 
 def test_epoch_summary_separates_the_first_epoch():
     summary = harness.epoch_summary([9.0, 2.0, 4.0, 3.0])
-    assert summary == {"first_epoch_seconds": 9.0, "steady_epoch_seconds": 3.0}
+    assert summary == {
+        "first_epoch_seconds": 9.0,
+        "steady_epoch_seconds": 3.0,
+        "steady_epochs": [2, 3, 4],
+    }
     assert harness.epoch_summary([5.0])["steady_epoch_seconds"] is None
+
+
+def test_an_epoch_that_compiled_again_is_not_steady_state():
+    # keras-jax on an H200 (the GPU campaign): epoch 2 compiled again, 1 s of 0.03
+    seconds = [6.6, 0.99, 0.027, 0.026]
+    summary = harness.epoch_summary(seconds, compiles_per_epoch=[3, 1, 0, 0])
+    assert summary["steady_epochs"] == [3, 4]
+    assert summary["steady_epoch_seconds"] == pytest.approx(0.0265)
+    # every later epoch compiled: they are all there is, and the record says which
+    every = harness.epoch_summary(seconds, compiles_per_epoch=[3, 1, 1, 1])
+    assert every["steady_epochs"] == [2, 3, 4] and every["steady_epoch_seconds"] == 0.027
+
+
+def test_compiles_are_counted_per_epoch_with_what_compiled_again():
+    counter = compiles.Counter("a test's counter")
+    readings = []
+    for names in (["train_step", "train_step"], ["train_step"], []):
+        before = counter.reading()
+        for name in names:
+            counter.functions.append(name)
+            counter.seconds += 0.5
+        readings.append(counter.since(before))
+    block = compiles.per_epoch(counter, readings)
+    assert block["per_epoch"] == [2, 1, 0]
+    assert block["seconds_per_epoch"] == [1.0, 0.5, 0.0]
+    assert block["functions_after_first_epoch"] == ["train_step"]
+    assert compiles.per_epoch(None, readings) is None
 
 
 def test_epoch_order_depends_on_seed_and_epoch_only():

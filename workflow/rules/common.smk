@@ -529,6 +529,7 @@ def family_sources(wildcards):
         "integrity.py",
         "cpu_isa.py",
         "energy.py",
+        "compiles.py",
     ]
     files += ["backends/__init__.py", "backends/frameworks.py", "backends/native.py"]
     files += ["workloads/__init__.py", "layers/__init__.py"]

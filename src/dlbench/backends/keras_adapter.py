@@ -12,7 +12,7 @@ Importable on Python 3.6.
 import os
 import time
 
-from dlbench import initial_weights, launch, workloads
+from dlbench import compiles, initial_weights, launch, workloads
 from dlbench.backends import frameworks
 from dlbench.catalog import FLOAT32
 from dlbench.layers import dropout_on, keras_layers
@@ -63,6 +63,7 @@ class Adapter(object):
         self.forced_jit = None
         self.precision = self.requested.get("precision", FLOAT32)
         self.first_step_seconds = None  # the run's first training step (first_step_timer)
+        self.compile_counter = None  # dlbench.compiles.Counter, where JAX reports compiles
 
     def setup(self, threads, seed, devices, parallel=None):
         self.parallel = dict(launch.ON_THE_CPU, **(parallel or {}))
@@ -103,6 +104,7 @@ class Adapter(object):
     def _setup_jax(self, threads, seed):
         emulated = self.parallel["devices"] if self.emulated else 0
         self.applied.update(frameworks.pin_jax(threads, emulated))
+        self.compile_counter = compiles.jax_counter()
 
     def _setup_torch(self, threads, seed):
         import torch

@@ -68,6 +68,8 @@ class NativeAdapter(object):
 
     # The run's first training step (trace, compile, autotune), in seconds.
     first_step_seconds = None
+    # Where the framework reports its compiles: a dlbench.compiles.Counter.
+    compile_counter = None
 
     def _time_first_step(self, start, wait=None):
         """Called after each training step of an epoch begun at ``start``:

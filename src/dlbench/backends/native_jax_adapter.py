@@ -13,7 +13,7 @@ flags are set. Importable on Python 3.6.
 import functools
 import time
 
-from dlbench import catalog, workloads
+from dlbench import catalog, compiles, workloads
 from dlbench.backends import frameworks, native
 from dlbench.layers import LOSS_SCALING, jax_layers
 
@@ -38,6 +38,7 @@ class Adapter(native.NativeAdapter):
         import jax
 
         self.jax = jax
+        self.compile_counter = compiles.jax_counter()
         self.key = jax.random.PRNGKey(seed)
         # Always jitted, JAX's documented way: the jit_compile setting is not consulted.
         self.applied["jit"] = "always: jax.jit training step and predict"
