@@ -6,6 +6,7 @@ Importable on Python 3.6.
 """
 
 import os
+import re
 
 
 def pin_tensorflow(tf, threads, emulated_devices=0):
@@ -183,3 +184,27 @@ PEAK_MEMORY = {
     "tensorflow": peak_memory_tensorflow,
     "jax": peak_memory_jax,
 }
+
+
+RECURRENT_OPS = re.compile(r"rnn|gru|lstm", re.IGNORECASE)
+
+
+def torch_recurrent_ops(torch, call):
+    """The recurrent operators and GPU kernels that ``call`` ran, as
+    torch.profiler saw them (aten::_cudnn_rnn where cuDNN took the layer),
+    and whether any was cuDNN's."""
+    from torch.profiler import ProfilerActivity, profile
+
+    on_gpu = torch.cuda.is_available()
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_gpu else [])
+    with profile(activities=activities) as profiled:
+        call()
+        if on_gpu:
+            torch.cuda.synchronize()
+    names = {event.key for event in profiled.key_averages()}
+    seen = sorted(name for name in names if RECURRENT_OPS.search(name))
+    return {
+        "seen": seen,
+        "cudnn": any("cudnn" in name.lower() for name in seen),
+        "how": "torch.profiler over one predict call after training",
+    }

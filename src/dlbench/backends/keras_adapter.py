@@ -350,6 +350,14 @@ class Adapter(object):
         scores = model.evaluate(x, y, batch_size=batch_size, verbose=0, return_dict=True)
         return float(scores["loss"]), float(scores["accuracy"])
 
+    def recurrent_ops(self, model, x):
+        """Keras on torch: which recurrent operators its GRU/LSTM ran."""
+        if self.framework != "torch":
+            return None
+        import torch
+
+        return frameworks.torch_recurrent_ops(torch, lambda: self.predict(model, x))
+
     @staticmethod
     def predict(model, x):
         # Keras' documented call for one batch: the compiled predict step

@@ -253,6 +253,9 @@ class Adapter(native.NativeAdapter):
                 correct += (logits.argmax(dim=1) == labels[rows]).sum()
         return float(total_loss) / len(labels), float(correct) / len(labels)
 
+    def recurrent_ops(self, model, x):
+        return frameworks.torch_recurrent_ops(self.torch, lambda: self.predict(model, x))
+
     def predict(self, model, x):
         torch = self.torch
         net = model["net"]
