@@ -174,8 +174,12 @@ def test_recurrent_runs_record_their_kernel_and_bAbI_holds_out_five_percent(work
     assert (babi["train_samples"], babi["validation_samples"]) == (475, 25)
     assert babi["test_samples"] == 200
     assert babi["settings"]["recurrent_kernels"]["lstm"]
+    # what torch really ran, seen by its profiler: no cuDNN on the CPU
+    assert babi["recurrent_ops"]["cudnn"] is False
     gru = record(workdir, "imdb_gru", "keras-jax", "imdb_tiny")["settings"]
     assert set(gru["recurrent_kernels"]) == {"gru"}
+    # Keras' JAX GRU is a lax.scan on any device (an H200 run said cuDNN before)
+    assert gru["recurrent_kernels"]["gru"].startswith("Keras' JAX GRU: one lax.scan")
 
 
 def test_seed_systems_run_the_same_models(workdir):

@@ -196,22 +196,20 @@ class Adapter(object):
         the call went."""
         from keras.src import backend as keras_backend  # the module the RNN layers call
 
-        where = "GPU: cuDNN where the backend's checks pass" if devices else "CPU"
         for name in ("gru", "lstm"):
             own = getattr(keras_backend, name, None)
             if own is not None:
-                setattr(keras_backend, name, self._kernel_probe(name, own, where))
+                described = own_recurrent_kernel(self.framework, name, devices)
+                setattr(keras_backend, name, self._kernel_probe(name, own, described))
 
-    def _kernel_probe(self, name, own, where):
+    def _kernel_probe(self, name, own, described):
         def probe(*args, **kwargs):
             try:
                 outputs = own(*args, **kwargs)
             except NotImplementedError:
                 self.recurrent_kernels[name] = "Keras' generic recurrent loop"
                 raise
-            self.recurrent_kernels[name] = "{}'s own {} ({})".format(
-                self.framework, name.upper(), where
-            )
+            self.recurrent_kernels[name] = described
             return outputs
 
         return probe
@@ -438,6 +436,23 @@ def distributed_train_step(model, parallel):
 def _batch_length(x):
     first = next(iter(x.values())) if isinstance(x, dict) else x
     return first.shape[0]
+
+
+def own_recurrent_kernel(framework, name, devices):
+    """What a Keras 3 backend's own GRU/LSTM function computes with, once it
+    has accepted the layer (Keras 3.15's backends): JAX has a cuDNN LSTM
+    (jax.experimental.rnn) but no cuDNN GRU, its GRU is one lax.scan; torch
+    calls torch._VF, cuDNN's kernels on CUDA (the record's recurrent_ops
+    shows what ran); TensorFlow's is cuDNN's on a GPU."""
+    if framework == "jax" and name == "gru":
+        return "Keras' JAX GRU: one lax.scan, input projections precomputed (JAX has no cuDNN GRU)"
+    if framework == "jax":
+        return "cuDNN's LSTM through jax.experimental.rnn"
+    if framework == "torch":
+        kernels = "cuDNN on CUDA" if devices else "torch's CPU kernel"
+        return "torch._VF.{} ({})".format(name, kernels)
+    where = "GPU: cuDNN" if devices else "CPU"
+    return "{}'s own {} ({})".format(framework, name.upper(), where)
 
 
 def step_waiter(keras):
