@@ -2,8 +2,8 @@
 workloads (a training and an inference workload, a Keras and a native
 backend) on `machine: one-core` with `threads: 1`, packed with `snakemake
 pack` and carried as an archive to `machine: two-cores` with `threads: 2`,
-whose workflow imports it beside a folder of bad records; then its report
-in the browser."""
+whose workflow imports it beside a folder of bad records and the records an
+H200 wrote (tests/fixtures/gpu); then its report in the browser."""
 
 import hashlib
 import json
@@ -16,6 +16,8 @@ from report_browser import check_report
 from testkit import REPO, copy_workflow, needs_browser, run_json, run_snakemake, write_config
 
 BACKENDS = ["keras-torch", "native-torch"]
+GPU_RECORDS = REPO / "tests" / "fixtures" / "gpu" / "runs"
+GPU_MACHINE = "vm-nvidia-h200"
 
 
 def machine_config(workdir, machine, threads, **changes):
@@ -78,7 +80,8 @@ def compared(tmp_path_factory, built_workflow):
     )
     carried = digests([archive, *bad.values()])
     two = copy_workflow(base / "two-cores", built_workflow.path, BACKENDS)
-    config = machine_config(two, "two-cores", 2, import_results=[str(archive), str(base / "bad")])
+    imports = [str(archive), str(base / "bad"), str(GPU_RECORDS)]
+    config = machine_config(two, "two-cores", 2, import_results=imports)
     run_snakemake(two, "--configfile", config, "-j2")
     return {"one": one, "two": two, "bad": bad, "carried": carried, "archive": archive}
 
@@ -116,8 +119,12 @@ def test_timed_runs_took_turns(compared):
 def test_the_merged_summary_holds_both_machines_cells(compared):
     summary = pd.read_csv(compared["two"] / "results" / "summary.csv", dtype={"threads": str})
     cells = summary.groupby("machine")["backend"].count().to_dict()
-    assert cells == {"one-core": 4, "two-cores": 4}  # 2 workloads x 2 backends each
+    # 2 workloads x 2 backends each, and the 20 cells of the H200's records
+    assert cells == {"one-core": 4, "two-cores": 4, GPU_MACHINE: 20}
     assert set(summary["status"]) == {"ok"}
+    gpu = summary[(summary["machine"] == GPU_MACHINE) & (summary["devices"] == 1)]
+    assert len(gpu) == 14 and set(gpu["accelerator"]) == {"gpu"}
+    assert (gpu["peak_device_memory_mb"] > 0).all()
 
 
 def test_the_comparison_has_ratios_ranks_and_the_interaction_test(compared):
@@ -142,8 +149,9 @@ def test_bad_imported_records_are_refused_by_name_and_nothing_imported_changes(c
     assert "record_version 99" in refused[str(bad["unknown_version"])]
     assert "this machine's name" in refused[str(bad["colliding"])]
     accepted = verdicts[verdicts["accepted"]]
-    assert len(accepted) == 6 and set(accepted["machine"]) == {"one-core"}  # 4 mlp + 2 lenet runs
-    assert all(record.startswith(str(compared["archive"])) for record in accepted["record"])
+    assert accepted["machine"].value_counts().to_dict() == {GPU_MACHINE: 20, "one-core": 6}
+    one_core = accepted[accepted["machine"] == "one-core"]["record"]  # 4 mlp + 2 lenet runs
+    assert all(record.startswith(str(compared["archive"])) for record in one_core)
     assert digests([compared["archive"], *bad.values()]) == compared["carried"]
 
 
