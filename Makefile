@@ -15,7 +15,7 @@ TEST_WORKERS ?= 2
 # offline mirror (no route to download.pytorch.org) quick.
 export PIP_RETRIES ?= 1
 
-.PHONY: setup system smoke report check test lint clean gpu-kit
+.PHONY: setup system smoke report readme-picture check test lint clean gpu-kit
 
 $(BIN)/snakemake: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,8 +32,12 @@ smoke: setup
 report: setup
 	$(BIN)/snakemake --report results/report.html
 
+# The README's picture, from the GPU records in tests/fixtures/gpu.
+readme-picture: setup
+	$(BIN)/python docs/images/relative_speed_h200.py
+
 # The wheels a GPU machine without network lacks for the GPU campaign, in
-# .gpu-kit (docs/gpu.md): Python 3.12 by default (GPU_PYTHON=3.11 for another).
+# .gpu-kit (docs/gpus.md): Python 3.12 by default (GPU_PYTHON=3.11 for another).
 GPU_PYTHON ?= 3.12
 gpu-kit: setup
 	$(BIN)/python -m dlbench.gpu_kit --out .gpu-kit --python-version $(GPU_PYTHON)

@@ -1,5 +1,5 @@
 """The GPU campaign: config/gpu.yaml run on a GPU machine that has no network,
-inside a time budget, its records packed to take home (docs/gpu.md).
+inside a time budget, its records packed to take home (docs/gpus.md).
 
 On that machine, from the repository's root, with the kit of ``make gpu-kit``
 carried beside it::

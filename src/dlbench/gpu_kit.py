@@ -1,5 +1,5 @@
 """The GPU kit: the wheels a GPU machine without network lacks for the GPU
-campaign (docs/gpu.md), gathered here for its Python and platform.
+campaign (docs/gpus.md), gathered here for its Python and platform.
 
 What the campaign needs is the main environment (pyproject's dependencies)
 and, for each of the campaign config's backends, the pins of its CUDA env

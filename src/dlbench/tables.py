@@ -187,8 +187,9 @@ VERSUS_FASTEST = (
     "the repeats' coefficient of variation is above the configured noise threshold."
 )
 TABLE_CAPTIONS = {
-    "train": "Steady-state seconds per training epoch (median of epochs 2 onwards, median over "
-    "repeats, [confidence interval for the median]); first epoch apart; test accuracy after "
+    "train": "Steady-state seconds per training epoch (median of epochs 2 onwards, less any "
+    "that compiled again, median over repeats, [confidence interval for the median]); first "
+    "epoch apart; test accuracy after "
     "the last epoch; accuracy parity: the test accuracy's distance from the median over the "
     "backends, flagged OUTSIDE beyond the workload's tolerance. Initial weights: shared (every "
     "backend started from the same weights, drawn once per workload and seed) or OWN (the "

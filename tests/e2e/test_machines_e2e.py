@@ -130,14 +130,20 @@ def test_the_merged_summary_holds_both_machines_cells(compared):
 def test_the_comparison_has_ratios_ranks_and_the_interaction_test(compared):
     tables = compared["two"] / "results" / "tables"
     comparison = pd.read_csv(tables / "machines.csv")
-    # this machine by default (an environment: the machine, and its threads as they differ)
-    assert set(comparison["reference"]) == {"two-cores, threads=2"}
-    assert comparison["ratio_to_reference"].notna().all() and comparison["rank"].notna().all()
+    # this machine by default (an environment: the machine, and its threads and compile mode
+    # as they differ: the H200's runs name theirs)
+    assert set(comparison["reference"]) == {"two-cores, threads=2, compile=auto"}
+    emulated = comparison[comparison["machine"] != GPU_MACHINE]
+    assert emulated["ratio_to_reference"].notna().all() and emulated["rank"].notna().all()
+    # the H200's GPU cells have no counterpart on the reference: no ratio, never a made-up one
+    on_gpu = comparison[(comparison["machine"] == GPU_MACHINE) & (comparison["devices"] == 1)]
+    assert len(on_gpu) == 14 and on_gpu["ratio_to_reference"].isna().all()
     tested = pd.read_csv(tables / "machine_interaction.csv").set_index("model")
     assert 0 <= tested.loc["mlp", "p_value"] <= 1  # two repeats a cell: testable
     assert tested.loc["lenet", "test"].startswith("not tested")  # one repeat a cell
     table = (tables / "digits_mlp.md").read_text()
     assert "one-core, CPU" in table and "two-cores, CPU" in table
+    assert "vm-nvidia-h200, 1 GPU, threads=all, compile=eager: s/epoch" in table
 
 
 def test_bad_imported_records_are_refused_by_name_and_nothing_imported_changes(compared):
@@ -180,4 +186,5 @@ def test_the_merged_report_shows_the_comparison_in_the_browser(compared):
     checked = check_report(two / "report.html", two / "results" / "report_screenshots")
     assert checked["problems"] == []
     assert checked["opened"] == checked["results"]
-    assert checked["table_rows"]["results/tables/machines.html"] == 4  # workload x backend
+    # workload x backend x devices: the emulated machines' 4 and the H200's 20, two shared
+    assert checked["table_rows"]["results/tables/machines.html"] == 22

@@ -1,0 +1,14 @@
+"""The README's picture: the relative-speed heat-map of the H200 records kept
+as the tests' fixtures (make readme-picture)."""
+
+from pathlib import Path
+
+from dlbench import collect, plots
+
+RECORDS = Path("tests/fixtures/gpu/runs")
+PICTURE = Path("docs/images/relative-speed-h200.png")
+
+if __name__ == "__main__":
+    records = collect.load_records(sorted(RECORDS.rglob("run.json")))
+    plots.relative_speed(collect.summary(collect.metrics(records)), str(PICTURE))
+    print(PICTURE)
