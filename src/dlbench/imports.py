@@ -2,7 +2,9 @@
 ``snakemake pack`` archive is checked before it is used, and a bad one is
 refused with its path and the reason. Nothing read is ever written to."""
 
+import datetime
 import json
+import math
 import tarfile
 from pathlib import Path
 
@@ -49,6 +51,9 @@ def problem(record, local_machine):
     found = record_schema.problems(record)
     if found:
         return "not a valid run record: {}".format("; ".join(found[:3]))
+    unmeasurable = not_a_measurement(record)
+    if unmeasurable:
+        return unmeasurable
     if record["machine"] == local_machine:
         return (
             "its machine {!r} is this machine's name: its cells would collide with this "
@@ -57,6 +62,48 @@ def problem(record, local_machine):
             )
         )
     return None
+
+
+MEASURED = (
+    "first_epoch_seconds",
+    "steady_epoch_seconds",
+    "samples_per_second",
+    "seconds_per_1000_samples",
+    "test_loss",
+    "test_accuracy",
+)
+
+
+def not_a_measurement(record):
+    """Why a record's numbers cannot have been measured (NaN or infinite
+    times, losses or rates; a steady epoch longer than the whole run), or
+    None."""
+    found = [(key, record.get(key)) for key in MEASURED]
+    found += [
+        ("latency_ms." + key, value) for key, value in (record.get("latency_ms") or {}).items()
+    ]
+    for index, epoch in enumerate(record.get("epochs") or []):
+        found += [
+            ("epochs[{}].{}".format(index, key), epoch.get(key))
+            for key in ("seconds", "loss", "accuracy")
+        ]
+    for key, value in found:
+        if isinstance(value, float) and not math.isfinite(value):
+            return "{} is {}: not a measurement".format(key, value)
+    steady, started, finished = (
+        record.get(key) for key in ("steady_epoch_seconds", "started", "finished")
+    )
+    if steady is not None and started and finished:
+        whole = (_time(finished) - _time(started)).total_seconds()
+        if steady > whole + 1:  # the record's times are whole seconds
+            return "steady_epoch_seconds {:.4g} is longer than the whole run ({:.0f} s)".format(
+                steady, whole
+            )
+    return None
+
+
+def _time(text):
+    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
 
 
 def run_key(record):

@@ -211,6 +211,10 @@ def check(config):
         catalog.add_from_config(config)
     except ValueError as error:  # a name the built-in workloads or datasets have
         raise ConfigError(str(error)) from None
+    for name in sorted(config.get("custom_models") or {}):
+        problem = workloads.facts(name).source_problem()
+        if problem:
+            raise ConfigError(problem)
     seen = {}
     for index, workload in enumerate(config["workloads"]):
         key = "workloads[{}]".format(index)
@@ -310,6 +314,37 @@ def check(config):
                         option(config, "batch_scaling"),
                     )
                 )
+
+
+def check_machine(config, cpus, gpus=None):
+    """Refuse what this machine cannot be, before any job starts: a thread
+    count above ``cpus`` (the CPUs the workflow may use), a device count
+    above ``gpus`` (None: the machine cannot tell). A cell would otherwise be
+    labelled with threads or GPUs it never had."""
+    for key, entry in [(None, config)] + [
+        ("workloads[{}]".format(i), entry) for i, entry in enumerate(config["workloads"])
+    ]:
+        for name, limit, what in (
+            ("threads", cpus, "CPUs this machine lets the workflow use"),
+            ("devices", gpus, "GPUs this machine has"),
+        ):
+            if limit is None or name not in entry:
+                continue
+            if name == "devices" and option(config, "accelerator") != "gpu":
+                continue
+            for index, value in enumerate(dimension_values(config, name, entry)):
+                if value != "all" and int(value) > limit:
+                    raise ConfigError(
+                        "{}[{}]: {} is more than the {} {}; use at most {}{}".format(
+                            name if key is None else key + "." + name,
+                            index,
+                            value,
+                            limit,
+                            what,
+                            limit,
+                            ' or "all"' if name == "threads" else "",
+                        )
+                    )
 
 
 def _check_equivalence_settings(config):

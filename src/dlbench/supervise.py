@@ -69,6 +69,20 @@ def environment_check(mode, marker):
     return check, reason
 
 
+def threads_not_available(spec):
+    """Why the run cannot have the threads its cell names: more than the CPUs
+    this process may use (a cluster job's allocation, a container's share).
+    The cell would be labelled with threads it never had."""
+    threads = spec.get("threads")
+    cpus = len(runtime.available_cpus())
+    if threads in (None, "all") or int(threads) <= cpus:
+        return None
+    return (
+        "threads={}: this run may use {} CPUs; its cell would be labelled with threads it "
+        "never had".format(threads, cpus)
+    )
+
+
 def cpu_not_applicable(spec, parallel):
     """Why this machine's CPU cannot run the run's precision, where the CPU
     computes it: the matrix planned the cell on a CPU that could (a cluster's
@@ -130,7 +144,7 @@ def supervise(
             spec, record_path, epochs_path, unavailable, status="unavailable"
         )
     parallel = launch.parallel_of(spec)
-    cpu_reason = cpu_not_applicable(spec, parallel)
+    cpu_reason = threads_not_available(spec) or cpu_not_applicable(spec, parallel)
     if cpu_reason:
         return _failed_without_child(
             spec, record_path, epochs_path, cpu_reason, status="unavailable"

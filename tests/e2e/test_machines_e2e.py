@@ -138,9 +138,10 @@ def test_the_comparison_has_ratios_ranks_and_the_interaction_test(compared):
     # the H200's GPU cells have no counterpart on the reference: no ratio, never a made-up one
     on_gpu = comparison[(comparison["machine"] == GPU_MACHINE) & (comparison["devices"] == 1)]
     assert len(on_gpu) == 14 and on_gpu["ratio_to_reference"].isna().all()
-    tested = pd.read_csv(tables / "machine_interaction.csv").set_index("model")
-    assert 0 <= tested.loc["mlp", "p_value"] <= 1  # two repeats a cell: testable
-    assert tested.loc["lenet", "test"].startswith("not tested")  # one repeat a cell
+    tested = pd.read_csv(tables / "machine_interaction.csv").set_index(["model", "devices"])
+    assert 0 <= tested.loc[("mlp", 0), "p_value"] <= 1  # two repeats a cell: testable
+    assert tested.loc[("lenet", 0), "test"].startswith("not tested")  # one repeat a cell
+    assert tested.loc[("mlp", 1), "test"].startswith("not tested")  # the H200 alone
     table = (tables / "digits_mlp.md").read_text()
     assert "one-core, CPU" in table and "two-cores, CPU" in table
     assert "vm-nvidia-h200, 1 GPU, threads=all, compile=eager: s/epoch" in table

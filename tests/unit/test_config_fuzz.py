@@ -38,6 +38,7 @@ def check_before_any_job(config):
     """What the workflow does with a config before it plans a job."""
     validate(config, SCHEMA)
     matrix.check(config)
+    matrix.check_machine(config, cpus=2, gpus=1)  # as on this kind of machine, with a GPU
     for run in matrix.runs(config):
         matrix.spec(config, run)
 

@@ -7,7 +7,9 @@ test_custom_model_e2e (a model outside the repo, Keras 2 included)."""
 import copy
 import hashlib
 import json
+import shutil
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -42,6 +44,7 @@ MODEL = textwrap.dedent(
 def own_model(tmp_path, monkeypatch):
     """A model file in a working directory of its own, named as a config would."""
     monkeypatch.chdir(tmp_path)
+    shutil.copytree(str(REPO / "examples"), str(tmp_path / "examples"))  # the smoke's own model
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "dense.py").write_text(MODEL)
     yield {"file": "models/dense.py", "builder": "make", "inputs": ["image28"]}
@@ -91,6 +94,53 @@ def test_a_missing_file_or_builder_says_which(own_model):
     catalog.add_custom_models({"own_dense": dict(own_model, builder="model")})
     with pytest.raises(AttributeError, match="models/dense.py has no function 'model'"):
         workloads.builder("own_dense", "keras")
+
+
+@pytest.mark.parametrize(
+    "source, builder, message",
+    [
+        (
+            "import keras\n\ndef make(keras, spec):\n    return keras.Sequential([\n",
+            "make",
+            "custom_models.own_dense.file: models/dense.py, line 4: '[' was never closed; "
+            "fix the file",
+        ),
+        (
+            "def helper(layers):\n    pass\n\ndef build(keras, spec):\n    pass\n",
+            "make",
+            "custom_models.own_dense.builder: models/dense.py defines no function 'make' at its "
+            "top level (its functions: helper, build); name the function that returns the model",
+        ),
+        (
+            "X = 1\n\n\ndef make(model, spec, depth):\n    pass\n",
+            "make",
+            "custom_models.own_dense.builder: models/dense.py, line 4: make(model, spec, depth) "
+            "cannot be called as make(keras, spec); define it with those two arguments",
+        ),
+    ],
+    ids=["syntax", "no builder", "signature"],
+)
+def test_a_broken_model_file_is_refused_at_planning_with_its_line(
+    own_model, smoke_config, source, builder, message
+):
+    (Path("models") / "dense.py").write_text(source)
+    config = config_with(smoke_config, dict(own_model, builder=builder))
+    with pytest.raises(matrix.ConfigError) as refused:
+        matrix.check(config)
+    assert str(refused.value) == message
+
+
+def test_a_model_file_is_checked_without_running_it(own_model, smoke_config):
+    """Its top-level ``import keras`` (every Keras example has one) is never
+    executed at planning, where no framework is installed; defaults and
+    *args are callable as (keras, spec)."""
+    for signature in ("keras, spec", "keras, spec, width=8", "*parts", "keras, spec=None"):
+        source = "import keras\nimport not_installed_here\n\ndef make({}):\n    pass\n"
+        (Path("models") / "dense.py").write_text(source.format(signature))
+        matrix.check(config_with(smoke_config, own_model))
+    (Path("models") / "dense.py").unlink()
+    with pytest.raises(matrix.ConfigError, match="custom_models.own_dense.file: no file .*dense"):
+        matrix.check(config_with(smoke_config, own_model))
 
 
 def test_config_check_runs_it_on_keras_backends_and_refuses_what_cannot_run(
@@ -187,7 +237,8 @@ def test_synthetic_datasets_are_random_inputs_of_the_given_shape(synthetic, tmp_
 
 
 def test_synthetic_datasets_take_models_of_your_own_only(synthetic, own_model, smoke_config):
-    config = config_with(smoke_config, {"file": own_model["file"]}, dataset="pixels")
+    entry = {"file": own_model["file"], "builder": own_model["builder"]}  # inputs left out
+    config = config_with(smoke_config, entry, dataset="pixels")
     config["synthetic_datasets"] = synthetic
     validate(config, SCHEMA)
     matrix.check(config)

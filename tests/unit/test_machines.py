@@ -32,6 +32,40 @@ def test_one_threads_value_is_a_list_of_one(smoke_config):
     assert {run.threads for run in matrix.runs(smoke_config)} == {"all"}
 
 
+def test_threads_or_gpus_the_machine_does_not_have_are_refused_at_planning(smoke_config):
+    config = dict(smoke_config, threads=[1, 2, 64])
+    with pytest.raises(matrix.ConfigError) as refused:
+        matrix.check_machine(config, cpus=2)
+    assert str(refused.value) == (
+        "threads[2]: 64 is more than the 2 CPUs this machine lets the workflow use; "
+        'use at most 2 or "all"'
+    )
+    matrix.check_machine(dict(smoke_config, threads=["all", 2]), cpus=2)
+    on_gpus = dict(smoke_config, accelerator="gpu")
+    on_gpus["workloads"] = [dict(smoke_config["workloads"][0], devices=[0, 1, 4])]
+    with pytest.raises(matrix.ConfigError) as refused:
+        matrix.check_machine(on_gpus, cpus=2, gpus=1)
+    assert str(refused.value) == (
+        "workloads[0].devices[2]: 4 is more than the 1 GPUs this machine has; use at most 1"
+    )
+    matrix.check_machine(on_gpus, cpus=2, gpus=None)  # a machine that cannot tell
+    emulated = dict(on_gpus, accelerator="emulated-cpu")  # emulated devices are not GPUs
+    matrix.check_machine(emulated, cpus=2, gpus=1)
+
+
+def test_a_run_given_fewer_cpus_than_its_threads_is_unavailable_not_mislabelled():
+    from dlbench import runtime, supervise
+
+    cpus = len(runtime.available_cpus())
+    assert supervise.threads_not_available({"threads": cpus}) is None
+    assert supervise.threads_not_available({"threads": "all"}) is None
+    reason = supervise.threads_not_available({"threads": cpus + 1})
+    assert reason == (
+        "threads={}: this run may use {} CPUs; its cell would be labelled with threads it "
+        "never had".format(cpus + 1, cpus)
+    )
+
+
 def test_machine_names_are_stable_readable_and_fit_for_paths():
     name = matrix.machine_name(
         {}, host="gpu07.cluster.example.org", processor="NVIDIA A100-SXM4-80GB"
@@ -114,6 +148,23 @@ def test_an_import_refuses_bad_records_by_name_and_changes_nothing(tmp_path):
     assert "'task' is a required property" in reasons[str(missing)]
     assert "same run" in reasons[str(twice)] and str(good) in reasons[str(twice)]
     assert len(verdicts) == 7
+
+
+def test_an_import_refuses_numbers_that_cannot_be_measurements(tmp_path):
+    folder = tmp_path / "other"
+    nan_steady = write(folder, "nan", json.dumps(record(seconds=float("nan"))))
+    epochs = record(repeat=2)["epochs"]
+    epochs[1] = dict(epochs[1], loss=float("inf"))
+    inf_loss = write(folder, "inf", json.dumps(record(repeat=2, epochs=epochs)))
+    too_long = write(folder, "long", record(repeat=3, seconds=600.0))  # the run took 8 s
+    fine = write(folder, "fine", record(repeat=4))
+    accepted, verdicts = imports.import_records([folder], local_machine="here")
+    assert [r["repeat"] for r in accepted] == [4]
+    reasons = {v["record"]: v["reason"] for v in verdicts if not v["accepted"]}
+    assert reasons[str(nan_steady)] == "steady_epoch_seconds is nan: not a measurement"
+    assert reasons[str(inf_loss)] == "epochs[1].loss is inf: not a measurement"
+    assert reasons[str(too_long)] == ("steady_epoch_seconds 600 is longer than the whole run (8 s)")
+    assert str(fine) not in reasons
 
 
 def test_an_archive_imports_like_its_folder(tmp_path):

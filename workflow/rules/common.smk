@@ -20,6 +20,7 @@ sys.path.insert(0, SRC)
 PACKAGE = Path(os.path.relpath(SRC)) / "dlbench"
 
 from dlbench import abstraction, catalog, envspec, integrity, lines, matrix, workloads
+from dlbench.machine_limits import machine_limits
 
 # A config file given with --configfile is the whole matrix. Snakemake would
 # merge it into config/config.yaml, adding that file's backends and keys to a
@@ -40,6 +41,8 @@ for name in matrix.DIMENSION_NAMES:
 validate(config, workflow.source_path("../schemas/config.schema.yaml"))
 try:
     matrix.check(config)
+    if workflow.local_exec and not workflow.remote_exec:  # this machine runs the jobs
+        matrix.check_machine(config, *machine_limits(config))
 except matrix.ConfigError as error:
     raise ValueError(f"invalid config: {error}") from None
 # This machine's name, once ("auto": from the host), in every run's path and record.

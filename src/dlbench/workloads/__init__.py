@@ -19,6 +19,7 @@ function, implemented in the Keras family only. Importable on Python 3.6;
 imports no framework.
 """
 
+import ast
 import hashlib
 import importlib
 import importlib.util
@@ -62,6 +63,62 @@ class CustomWorkload(object):
             "sha256": self.digest(),
         }
 
+    def source_problem(self):
+        """What is wrong with the model's file, read without running it: it
+        must exist, parse, and define the builder at its top level so that
+        ``builder(keras, spec)`` can be called. None when it does."""
+        key = "custom_models.{}".format(self.name)
+        if not os.path.isfile(self.file):
+            return (
+                "{}.file: no file {} (paths are relative to the workflow's working "
+                "directory)".format(key, os.path.abspath(self.file))
+            )
+        with open(self.file, "rb") as handle:
+            source = handle.read()
+        try:
+            tree = ast.parse(source, filename=self.file)
+        except SyntaxError as error:
+            return "{}.file: {}, line {}: {}; fix the file".format(
+                key, self.file, error.lineno, error.msg
+            )
+        functions = [node for node in tree.body if isinstance(node, FUNCTIONS)]
+        found = [node for node in functions if node.name == self.builder]
+        if not found:
+            assigned = [
+                target.id
+                for node in tree.body
+                if isinstance(node, ast.Assign)
+                for target in node.targets
+                if isinstance(target, ast.Name)
+            ]
+            if self.builder in assigned:
+                return None  # bound at run time (a factory's result): checked when it runs
+            return (
+                "{}.builder: {} defines no function {!r} at its top level ({}); name the "
+                "function that returns the model"
+            ).format(
+                key,
+                self.file,
+                self.builder,
+                "its functions: " + ", ".join(node.name for node in functions)
+                if functions
+                else "it defines no function",
+            )
+        function = found[-1]
+        if not _takes_two_positional(function.args):
+            return (
+                "{}.builder: {}, line {}: {}({}) cannot be called as {}(keras, spec); "
+                "define it with those two arguments"
+            ).format(
+                key,
+                self.file,
+                function.lineno,
+                self.builder,
+                ", ".join(_parameters(function.args)),
+                self.builder,
+            )
+        return None
+
     def load(self):
         if not os.path.isfile(self.file):
             raise FileNotFoundError(
@@ -78,6 +135,31 @@ class CustomWorkload(object):
                 )
             )
         return module
+
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _parameters(arguments):
+    names = [a.arg for a in getattr(arguments, "posonlyargs", []) + arguments.args]
+    if arguments.vararg:
+        names.append("*" + arguments.vararg.arg)
+    names += [a.arg for a in arguments.kwonlyargs]
+    if arguments.kwarg:
+        names.append("**" + arguments.kwarg.arg)
+    return names
+
+
+def _takes_two_positional(arguments):
+    """Whether a function with these arguments accepts exactly two
+    positional ones and nothing else required."""
+    positional = getattr(arguments, "posonlyargs", []) + arguments.args
+    required = len(positional) - len(arguments.defaults)
+    keyword_only_required = [
+        a for a, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is None
+    ]
+    fits = required <= 2 and (len(positional) >= 2 or arguments.vararg is not None)
+    return fits and not keyword_only_required
 
 
 CUSTOM = {}
