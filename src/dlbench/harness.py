@@ -300,7 +300,7 @@ def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None, meter=Non
     result["replica_max_abs_weight_diff"] = adapter.replica_divergence(model)
     observe = getattr(adapter, "recurrent_ops", None)
     if observe and "recurrent_kernels" in adapter.settings():  # outside every clock
-        result["recurrent_ops"] = observe(model, x_test[:batch_size])
+        result["recurrent_ops"] = observe(model, take(x_test, slice(0, batch_size)))
     last = result["epochs"][-1]
     if held_out:
         result["test_loss"], result["test_accuracy"] = adapter.evaluate(

@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 
-from dlbench import catalog, cpu_isa, gpus, harness, launch, runtime
+from dlbench import catalog, cpu_isa, gpus, harness, launch, model_check, runtime
 
 ERROR_TAIL_LINES = 30
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -132,6 +132,7 @@ def supervise(
     env_marker=None,
     memory_limit_mb=None,
     env_mode="current",
+    model_check_path=None,
 ):
     """Run ``spec`` with the harness under ``python`` (the backend's
     environment; this one by default) and leave a record in every case."""
@@ -139,6 +140,9 @@ def supervise(
         os.remove(record_path)  # never mistake an old record for this run's
     check, unavailable = environment_check(env_mode, env_marker)
     spec = dict(spec, environment_check=check)
+    invalid = model_check.verdict(model_check_path) if model_check_path else None
+    if invalid:  # a model of the user's that failed its check: no run of it starts
+        return _failed_without_child(spec, record_path, epochs_path, invalid, status="invalid")
     if unavailable:
         return _failed_without_child(
             spec, record_path, epochs_path, unavailable, status="unavailable"
@@ -239,6 +243,7 @@ def main(argv=None):
         "--env-mode", default="current", choices=["conda", "venv", "existing", "current"]
     )
     parser.add_argument("--memory-limit-mb", type=float, default=None)
+    parser.add_argument("--model-check", default=None, help="a model of the user's: its check")
     args = parser.parse_args(argv)
     timeout_s = args.timeout_minutes * 60 if args.timeout_minutes else None
     gpu_wait_s = args.gpu_wait_minutes * 60 if args.gpu_wait_minutes is not None else None
@@ -254,6 +259,7 @@ def main(argv=None):
         env_marker=args.env_marker,
         memory_limit_mb=args.memory_limit_mb,
         env_mode=args.env_mode,
+        model_check_path=args.model_check,
     )
 
 

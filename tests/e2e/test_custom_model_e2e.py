@@ -3,7 +3,9 @@ workflow: on Keras 3 (keras-torch) and Keras 2 (keras2-theano), n/a on
 native torch, its parameters from the built model and its FLOPs counted. The
 example Transformer on Keras 2, which has no MultiHeadAttention, fails there
 with the reason and takes nothing else down. The same model on a synthetic
-dataset of a shape the config gives: speed only, no accuracy parity."""
+dataset of a shape the config gives: speed only, no accuracy parity. A model
+whose output does not fit the dataset fails its check once, before any run,
+and its cells are invalid with the reason."""
 
 import json
 import textwrap
@@ -29,6 +31,8 @@ MODEL = textwrap.dedent(
         )
     """
 )
+# three outputs for ten classes: its check fails, so its runs never start
+BROKEN = MODEL.replace('spec["classes"]', "3")
 # 784 -> 8 -> 10, by hand: weights and biases; multiply-adds forward, and
 # backward the weight gradients of both and the input gradient of the second
 PARAMETERS = 784 * 8 + 8 + 8 * 10 + 10
@@ -40,7 +44,8 @@ OWN_RUNS = [run_json("digits", "own_dense", b, threads=THREADS) for b in BACKEND
 EXAMPLE_RUNS = [run_json("imdb_tiny", "imdb_transformer", b, threads=THREADS) for b in BACKENDS[:2]]
 SYNTHETIC = {"input_shape": [12, 10, 3], "classes": 4, "train": 256, "test": 64}
 SYNTHETIC_RUN = run_json("pixels", "own_dense", "keras-torch", threads=THREADS)
-TARGETS = OWN_RUNS + EXAMPLE_RUNS + [SYNTHETIC_RUN]
+BROKEN_RUN = run_json("digits", "own_broken", "keras-torch", threads=THREADS)
+TARGETS = OWN_RUNS + EXAMPLE_RUNS + [SYNTHETIC_RUN, BROKEN_RUN]
 TARGETS += ["results/summary.csv", "results/tables/utilisation.csv"]
 TARGETS += ["results/tables/lines_of_code.csv"]
 
@@ -49,6 +54,8 @@ TARGETS += ["results/tables/lines_of_code.csv"]
 def workdir(tmp_path_factory, built_workflow):
     outside = tmp_path_factory.mktemp("models") / "own_dense.py"
     outside.write_text(MODEL)
+    broken = outside.with_name("own_broken.py")
+    broken.write_text(BROKEN)
     for environment in BACKENDS[:2]:
         built_workflow.venv(environment)
     workdir = copy_workflow(
@@ -62,13 +69,16 @@ def workdir(tmp_path_factory, built_workflow):
         threads=THREADS,
         backends={backend: smoke["backends"].get(backend) for backend in BACKENDS},
         custom_models=dict(
-            smoke["custom_models"], own_dense={"file": str(outside), "builder": "make"}
+            smoke["custom_models"],
+            own_dense={"file": str(outside), "builder": "make"},
+            own_broken={"file": str(broken), "builder": "make"},
         ),
         synthetic_datasets={"pixels": SYNTHETIC},
         workloads=[
             dict(mlp, model="own_dense", epochs=2, repeats=1),
             dict(example, epochs=2, backends=BACKENDS[:2]),
             dict(mlp, dataset="pixels", model="own_dense", epochs=2, repeats=1, backends=BACKENDS),
+            dict(mlp, model="own_broken", epochs=2, repeats=1, backends=BACKENDS[:1]),
         ],
     )
     write_config(workdir / "config" / "custom.yaml", config)
@@ -123,3 +133,18 @@ def test_on_a_synthetic_shape_it_is_timed_and_not_judged_on_accuracy(workdir):
     assert summary.loc[("pixels", "native-torch"), "status"] == "not_applicable"
     counted = json.loads((workdir / "results/flops/pixels/own_dense.json").read_text())
     assert counted["forward"] == 2 * (12 * 10 * 3 * 8 + 8 * 4)
+
+
+def test_a_model_that_fails_its_check_makes_its_cells_invalid_and_never_runs(workdir):
+    checked = record(workdir, "results/models/digits/own_broken.json")
+    assert checked["ok"] is False
+    assert checked["output_shape"] == [2, 3]
+    ran = record(workdir, BROKEN_RUN)
+    assert ran["status"] == "invalid"
+    assert ran["reason"].startswith("the model of your own failed its check: ")
+    assert "the dataset has 10 classes: end it in 10 outputs" in ran["reason"]
+    log = (workdir / BROKEN_RUN).with_name("bench.log").read_text()
+    assert log.startswith("run not started") and "Traceback" not in log
+    summary = pd.read_csv(workdir / "results/summary.csv").set_index(["model", "backend"])
+    assert summary.loc[("own_broken", "keras-torch"), "status"] == "invalid"
+    assert record(workdir, "results/models/digits/own_dense.json")["ok"] is True

@@ -262,3 +262,18 @@ def test_synthetic_datasets_take_models_of_your_own_only(synthetic, own_model, s
     clash["synthetic_datasets"] = {"digits": SYNTHETIC["pixels"]}
     with pytest.raises(matrix.ConfigError, match="a built-in dataset has that name"):
         matrix.check(clash)
+
+
+def test_a_failed_model_check_is_the_reason_its_cells_are_invalid(tmp_path):
+    from dlbench import model_check
+
+    passed, failed = tmp_path / "passed.json", tmp_path / "failed.json"
+    passed.write_text(json.dumps({"ok": True, "reason": None}))
+    reason = "m.py, line 3: build(keras, spec) raised"
+    failed.write_text(json.dumps({"ok": False, "reason": reason}))
+    assert model_check.verdict(str(passed)) is None
+    assert model_check.verdict(str(failed)) == (
+        "the model of your own failed its check: m.py, line 3: build(keras, spec) raised"
+    )
+    invalid = fixture_record("train_ok", status="invalid", reason="the model of your own ...")
+    assert record_schema.problems(invalid) == []

@@ -399,7 +399,21 @@ def flops_count_inputs(wildcards):
 
 def initial_weights_inputs(wildcards):
     code = str(PACKAGE / "initial_weights.py")
-    return dict(keras_model_inputs(wildcards), code=code)
+    return dict(
+        keras_model_inputs(wildcards), code=code, **model_check_input(wildcards)
+    )
+
+
+def model_check_inputs(wildcards):
+    return dict(keras_model_inputs(wildcards), code=str(PACKAGE / "model_check.py"))
+
+
+def model_check_input(wildcards):
+    """A model of the user's: its check (rule check_custom_model), before
+    anything builds it."""
+    if not workloads.is_custom(wildcards.model):
+        return {}
+    return {"model_check": f"results/models/{wildcards.dataset}/{wildcards.model}.json"}
 
 
 def trained_weights_inputs(wildcards):
@@ -426,6 +440,13 @@ def custom_model_option(wildcards):
     if entry is None:
         return ""
     return f"--custom {shlex.quote(json.dumps(entry, sort_keys=True))}"
+
+
+def model_check_option(wildcards, input):
+    """``--model-check PATH`` where the job's inputs hold a model check."""
+    if "model_check" not in input.keys():
+        return ""
+    return f"--model-check {shlex.quote(input.model_check)}"
 
 
 # Input functions of the data rules
@@ -495,6 +516,7 @@ def bench_inputs(wildcards):
         inputs["env"] = marker
     if workloads.is_custom(wildcards.model):
         inputs["model"] = os.path.relpath(workloads.source(wildcards.model, family))
+        inputs.update(model_check_input(wildcards))
     weights = matrix.initial_weights_entry(
         config,
         matrix.workload(config, wildcards.dataset, wildcards.model),
@@ -533,6 +555,7 @@ def family_sources(wildcards):
         "cpu_isa.py",
         "energy.py",
         "compiles.py",
+        "model_check.py",
     ]
     files += ["backends/__init__.py", "backends/frameworks.py", "backends/native.py"]
     files += ["workloads/__init__.py", "layers/__init__.py"]
@@ -599,6 +622,8 @@ def supervisor_options(wildcards, input):
     options += f"--env-mode {environment_mode(run_environment(wildcards))} "
     if "env" in input.keys():
         options += f"--env-marker {shlex.quote(input.env)} "
+    if "model_check" in input.keys():
+        options += f"--model-check {shlex.quote(input.model_check)} "
     if timed_on_gpus(wildcards):
         options += f"--gpu-wait-minutes {config['gpu_wait_minutes']} "
         if config["gpu_lock_dir"]:

@@ -64,11 +64,33 @@ rule initial_weights:
     params:
         python=keras_on_torch_python(),
         custom=custom_model_option,
+        check=model_check_option,
         src=os.path.relpath(SRC),
     shell:
         "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.initial_weights"
-        " --model {wildcards.model:q} {params.custom} --data {input.data:q}"
+        " --model {wildcards.model:q} {params.custom} {params.check} --data {input.data:q}"
         " --seed {wildcards.seed} --output {output:q} > {log:q} 2>&1"
+
+
+rule check_custom_model:
+    input:
+        unpack(model_check_inputs),
+    output:
+        "results/models/{dataset}/{model}.json",
+    log:
+        "logs/models/{dataset}/{model}.log",
+    conda:
+        env_file(KERAS_ON_TORCH)
+    resources:
+        cpu_exclusive=SETUP_SHARE,
+    params:
+        python=keras_on_torch_python(),
+        custom=custom_model_option,
+        src=os.path.relpath(SRC),
+    shell:
+        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.model_check"
+        " --model {wildcards.model:q} {params.custom} --data {input.data:q}"
+        " --output {output:q} > {log:q} 2>&1"
 
 
 rule trained_weights:
