@@ -122,8 +122,6 @@ def test_every_run_writes_a_complete_record(workdir):
 OWN_START = {
     ("imdb_gru", "native-cntk"): "no CNTK conversion of Keras' Embedding",
     ("resnet50", "native-tensorflow"): "cannot tell a BatchNormalization's four vectors",
-    ("resnet50", "native-torch"): "could not load them",
-    ("resnet50", "native-jax"): "could not load them",
 }
 
 
