@@ -78,3 +78,39 @@ def test_a_mutated_config_passes_or_is_refused_naming_the_key(mutation):
         # the key itself, or the workload it is in (removing `task` makes a
         # training workload, whose missing epochs the error then names)
         assert key in message or (parent and parent in message), (key, parent, message[-800:])
+
+
+SOURCE_PIECES = st.sampled_from(
+    [
+        "import keras\n",
+        "def build(keras, spec):\n    return keras\n",
+        "def build(model):\n    pass\n",
+        "def build(keras, spec, depth):\n    pass\n",
+        "def build(*parts, **named):\n    pass\n",
+        "def build(keras, spec, *, width):\n    pass\n",
+        "build = make()\n",
+        "class build:\n    pass\n",
+        "def other(keras, spec):\n    pass\n",
+        "x = (\n",
+        "\tif True:\n  pass\n",
+        "\x00",
+        "é = 1\n",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(SOURCE_PIECES, max_size=4))
+def test_a_model_file_of_any_content_is_answered_by_name(tmp_path_factory, pieces):
+    """Whatever a model file holds, its check at planning answers with None
+    or a message that names the key; it never raises, and never runs the file."""
+    from dlbench import workloads
+
+    path = tmp_path_factory.mktemp("model") / "mine.py"
+    path.write_text("".join(pieces))
+    problem = workloads.CustomWorkload("mine", str(path)).source_problem()
+    assert problem is None or problem.startswith(
+        ("custom_models.mine.file: ", "custom_models.mine.builder: ")
+    )
+    if problem is None:
+        assert "def build(" in "".join(pieces) or "build = " in "".join(pieces)

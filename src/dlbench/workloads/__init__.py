@@ -77,9 +77,9 @@ class CustomWorkload(object):
             source = handle.read()
         try:
             tree = ast.parse(source, filename=self.file)
-        except SyntaxError as error:
+        except (SyntaxError, ValueError) as error:  # ValueError: a null byte, before 3.11.?
             return "{}.file: {}, line {}: {}; fix the file".format(
-                key, self.file, error.lineno, error.msg
+                key, self.file, getattr(error, "lineno", "?"), getattr(error, "msg", error)
             )
         functions = [node for node in tree.body if isinstance(node, FUNCTIONS)]
         found = [node for node in functions if node.name == self.builder]
