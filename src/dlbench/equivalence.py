@@ -34,11 +34,11 @@ def first_batches(seed, n_train, samples):
     orders where one epoch has fewer."""
     import numpy
 
-    from dlbench import harness
+    from dlbench import run_data
 
     orders, epoch = [], 0
     while sum(len(order) for order in orders) < samples:
-        orders.append(harness.epoch_order(seed, epoch, n_train))
+        orders.append(run_data.epoch_order(seed, epoch, n_train))
         epoch += 1
     return numpy.concatenate(orders)[:samples]
 
@@ -47,7 +47,7 @@ def check_steps(spec, adapter, data, step_log, load_weights):
     """The curve of one backend: the evaluation loss before the first step
     and after each of ``spec["check_steps"]`` steps, with each step's
     training loss as its framework reports it."""
-    from dlbench import harness
+    from dlbench import run_data
 
     hyper = spec["hyper"]
     batch_size = hyper["batch_size"]
@@ -57,7 +57,7 @@ def check_steps(spec, adapter, data, step_log, load_weights):
     weights = load_weights(spec, adapter, model)
     x_train, y_train = data["x_train"], data["y_train_onehot"]
     order = first_batches(spec["seed"], len(y_train), steps * batch_size)
-    x_eval = harness.take(data["x_test"], slice(0, CHECK_SAMPLES))
+    x_eval = run_data.take(data["x_test"], slice(0, CHECK_SAMPLES))
     y_eval = data["y_test_onehot"][:CHECK_SAMPLES]
 
     def evaluation_loss():
@@ -67,7 +67,7 @@ def check_steps(spec, adapter, data, step_log, load_weights):
     step_log.add({"step": 0, "loss": losses[0], "batch_loss": None})
     for step in range(steps):
         rows = order[step * batch_size : (step + 1) * batch_size]
-        result = adapter.train_epoch(model, harness.take(x_train, rows), y_train[rows], batch_size)
+        result = adapter.train_epoch(model, run_data.take(x_train, rows), y_train[rows], batch_size)
         losses.append(evaluation_loss())
         batch_losses.append(float(result["loss"]))
         step_log.add({"step": step + 1, "loss": losses[-1], "batch_loss": batch_losses[-1]})

@@ -410,13 +410,13 @@ def main(argv=None):
     import keras
     import torch
 
-    from dlbench import catalog, harness, workloads
+    from dlbench import catalog, run_data, workloads
 
     torch.set_num_threads(1)  # a draw, not a benchmark
     if args.custom:
         catalog.add_custom_models({args.model: json.loads(args.custom)})
     keras.utils.set_random_seed(args.seed)  # for the weights numpy cannot draw
-    data = harness.load_dataset(args.data)
+    data = run_data.load_dataset(args.data)
     model = workloads.builder(args.model, "keras")(keras, data["meta"])
     manifest, weights = generate(model, args.seed)
     manifest.update(model=args.model, keras=keras.__version__)

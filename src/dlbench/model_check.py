@@ -26,7 +26,7 @@ def _where(error, path):
 
 def check(keras, model_name, entry, data):
     """(ok, reason, facts) for the model named ``model_name`` (its
-    ``custom_models`` entry) on the prepared ``data`` (harness.load_dataset)."""
+    ``custom_models`` entry) on the prepared ``data`` (run_data.load_dataset)."""
     from dlbench import workloads
 
     path = entry["file"]
@@ -103,10 +103,10 @@ def main(argv=None):
     try:
         import keras
 
-        from dlbench import catalog, harness
+        from dlbench import catalog, run_data
 
         catalog.add_custom_models({args.model: entry})
-        ok, reason, facts = check(keras, args.model, entry, harness.load_dataset(args.data))
+        ok, reason, facts = check(keras, args.model, entry, run_data.load_dataset(args.data))
         found.update(facts, keras=keras.__version__)
     except Exception as error:  # the environment itself: say so, never stop the workflow
         ok, reason = False, "the check could not run: {}: {}".format(type(error).__name__, error)

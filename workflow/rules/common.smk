@@ -543,6 +543,7 @@ def family_sources(wildcards):
     }
     files = [
         "harness.py",
+        "run_data.py",
         "supervise.py",
         "runtime.py",
         "catalog.py",
