@@ -147,9 +147,9 @@ def _verdict_per_backend(checked):
     """A backend's verdict: the same where all its rows (repeats, machines,
     settings) agree, else the first that departs or was not compared, named
     by its setting where the backend's rows differ in one (a precision)."""
-    from dlbench import equivalence
+    from dlbench import equivalence_verdicts
 
-    same = (equivalence.VERDICT_SAME, equivalence.VERDICT_SAME_PREDICTIONS)
+    same = (equivalence_verdicts.VERDICT_SAME, equivalence_verdicts.VERDICT_SAME_PREDICTIONS)
     varying = [
         name
         for name in matrix.DIMENSION_NAMES

@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from dlbench import equivalence, matrix, record_schema, runtime
+from dlbench import equivalence_verdicts, matrix, record_schema, runtime
 from dlbench.backends import keras_adapter
 from testkit import RUN_TIMEOUT_S
 from workflows import load_test_config
@@ -134,11 +134,13 @@ def checked(ran_workflow, harness_run):
 def test_a_mistake_departs_and_the_correct_backends_do_not(checked, mistake, model, backend):
     correct = [checked(model, b) for b in CORRECT]
     mistaken = checked(model, backend, mistake)
-    table = equivalence.compare(correct + [mistaken]).set_index("backend")
+    table = equivalence_verdicts.compare(correct + [mistaken]).set_index("backend")
     shown = ["largest_relative_difference", "at_step", "first_step_beyond_tolerance", "verdict"]
     print(table[shown].to_string())
     assert table.loc[mistaken["backend"], "verdict"].startswith("DEPARTS at step"), table
-    assert (table.drop(index=mistaken["backend"])["verdict"] == equivalence.VERDICT_SAME).all()
+    assert (
+        table.drop(index=mistaken["backend"])["verdict"] == equivalence_verdicts.VERDICT_SAME
+    ).all()
     # the same forward pass from the same weights: the mistake is in the steps
     assert table.loc[mistaken["backend"], "first_step_beyond_tolerance"] >= 1
 
@@ -159,13 +161,13 @@ def test_a_flatten_order_left_unconverted_departs_in_predictions(ran_workflow, h
     spec = matrix.spec(CONFIG, run)
     spec["hyper"] = dict(spec["hyper"], warmup=1, latency_samples=2, throughput_batches=1)
     records.append(harness_run(spec, "flatten_order_not_converted"))
-    table = equivalence.compare_predictions(records).set_index("backend")
+    table = equivalence_verdicts.compare_predictions(records).set_index("backend")
     print(table[["largest_difference", "classes_differing", "verdict"]].to_string())
     mistaken = records[-1]["backend"]
     assert table.loc[mistaken, "verdict"].startswith("DEPARTS"), table
     assert table.loc[mistaken, "classes_differing"] > 0
     correct = table.drop(index=mistaken)
-    assert (correct["verdict"] == equivalence.VERDICT_SAME_PREDICTIONS).all(), correct
+    assert (correct["verdict"] == equivalence_verdicts.VERDICT_SAME_PREDICTIONS).all(), correct
 
 
 SPARSE_ADAM = """

@@ -15,7 +15,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlbench import abstraction, catalog, equivalence, flops, matrix, record_schema, workloads
+from dlbench import (
+    abstraction,
+    catalog,
+    equivalence_verdicts,
+    flops,
+    matrix,
+    record_schema,
+    workloads,
+)
 from testkit import (
     INVOCATION_TIMEOUT_S,
     NOT_EXERCISED,
@@ -228,7 +236,9 @@ def test_every_backend_predicts_the_same_from_the_same_weights(workdir):
     lenet = table[(table["model"] == "lenet") & (table["precision"] == "float32")]
     lenet = lenet.set_index("backend")
     assert set(lenet.index) == set(EVERY)
-    assert (lenet["verdict"] == equivalence.VERDICT_SAME_PREDICTIONS).all(), lenet["verdict"]
+    assert (lenet["verdict"] == equivalence_verdicts.VERDICT_SAME_PREDICTIONS).all(), lenet[
+        "verdict"
+    ]
     assert (lenet["classes_differing"] == 0).all() and lenet["classes_sha256"].nunique() == 1
     assert lenet["weights"].str.startswith("trained (keras-torch").all()
     trained = record(workdir, "lenet", "native-mxnet")["initial_weights"]["trained"]
@@ -255,11 +265,11 @@ def test_every_backend_predicts_the_same_from_the_same_weights(workdir):
     workload = pd.read_csv(workdir / "results/tables/digits_lenet.csv").set_index("backend")
     for backend, verdict in workload["same_predictions"].items():
         if backend in {run.backend for run in reduced}:
-            assert verdict == equivalence.VERDICT_SAME_PREDICTIONS or verdict.startswith(
+            assert verdict == equivalence_verdicts.VERDICT_SAME_PREDICTIONS or verdict.startswith(
                 "mixed_bfloat16: "
             ), (backend, verdict)
         else:
-            assert verdict == equivalence.VERDICT_SAME_PREDICTIONS, (backend, verdict)
+            assert verdict == equivalence_verdicts.VERDICT_SAME_PREDICTIONS, (backend, verdict)
     assert (
         "Predictions from the same weights"
         in (workdir / "results/tables/predictions.md").read_text()
@@ -337,7 +347,7 @@ def test_every_backend_takes_the_same_steps_from_the_same_weights(workdir):
         found = rows.loc[model]
         assert set(found.index[found["own_rules"].notna()]) == own, model
         keras_rules = found.drop(index=list(own))
-        assert (keras_rules["verdict"] == equivalence.VERDICT_SAME).all(), keras_rules
+        assert (keras_rules["verdict"] == equivalence_verdicts.VERDICT_SAME).all(), keras_rules
         for backend in own:
             assert "(expected)" in found.loc[backend, "verdict"], (model, backend)
     # step 0: the same forward pass from the same weights, to float32 rounding

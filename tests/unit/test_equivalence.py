@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from dlbench import equivalence, harness, matrix
+from dlbench import equivalence, equivalence_verdicts, harness, matrix
 
 
 def record(backend, losses, model="mlp", status="ok", loaded=True, rule=None):
@@ -29,10 +29,10 @@ CURVE = [2.30, 2.10, 1.90, 1.70]
 
 def test_the_same_curve_up_to_rounding_is_the_same_steps():
     rounded = [value * (1 + 2e-6) for value in CURVE]
-    table = equivalence.compare(
+    table = equivalence_verdicts.compare(
         [record("a", CURVE), record("b", rounded), record("c", CURVE)]
     ).set_index("backend")
-    assert set(table["verdict"]) == {equivalence.VERDICT_SAME}
+    assert set(table["verdict"]) == {equivalence_verdicts.VERDICT_SAME}
     assert table.loc["b", "largest_relative_difference"] == pytest.approx(2e-6, rel=1e-3)
     assert table.loc["a", "initial_loss"] == 2.30 and table.loc["a", "final_loss"] == 1.70
     assert table["first_step_beyond_tolerance"].isna().all()
@@ -42,19 +42,19 @@ def test_a_backend_that_departs_is_named_with_its_first_step():
     """The median of three or more curves stays with the majority; the odd
     one out departs at the step where it leaves the tolerance."""
     slow = CURVE[:2] + [1.95, 1.80]  # the same forward pass and first step, then not
-    table = equivalence.compare(
+    table = equivalence_verdicts.compare(
         [record("a", CURVE), record("b", CURVE), record("c", slow), record("d", CURVE)]
     ).set_index("backend")
     assert table.loc["c", "verdict"] == "DEPARTS at step 2"
     assert table.loc["c", "first_step_beyond_tolerance"] == 2
     assert table.loc["c", "at_step"] == 3
     assert table.loc["c", "largest_relative_difference"] == pytest.approx(0.1 / 1.7)
-    assert (table.drop("c")["verdict"] == equivalence.VERDICT_SAME).all()
+    assert (table.drop("c")["verdict"] == equivalence_verdicts.VERDICT_SAME).all()
     assert table["reference"].iloc[0] == "median of 4 backends"
 
 
 def test_a_diverged_step_departs():
-    table = equivalence.compare(
+    table = equivalence_verdicts.compare(
         [record("a", CURVE), record("b", CURVE), record("c", CURVE[:3] + [math.nan])]
     ).set_index("backend")
     assert table.loc["c", "verdict"] == "DEPARTS at step 3"
@@ -62,7 +62,7 @@ def test_a_diverged_step_departs():
 
 
 def test_curves_without_shared_weights_or_a_run_are_not_compared():
-    table = equivalence.compare(
+    table = equivalence_verdicts.compare(
         [
             record("a", CURVE),
             record("b", CURVE),
@@ -80,38 +80,38 @@ def test_curves_without_shared_weights_or_a_run_are_not_compared():
 
 def test_a_median_needs_three_curves_a_named_reference_does_not():
     two = [record("a", CURVE), record("b", [value * 1.01 for value in CURVE])]
-    median = equivalence.compare(two).set_index("backend")
+    median = equivalence_verdicts.compare(two).set_index("backend")
     assert set(median["verdict"]) == {
         "not compared: no reference (fewer than 3 curves computed as Keras 3 does, for a median)"
     }
-    named = equivalence.compare(two, reference="a").set_index("backend")
-    assert named.loc["a", "verdict"] == equivalence.VERDICT_SAME
+    named = equivalence_verdicts.compare(two, reference="a").set_index("backend")
+    assert named.loc["a", "verdict"] == equivalence_verdicts.VERDICT_SAME
     assert named.loc["b", "verdict"] == "DEPARTS at step 0"
-    loose = equivalence.compare(two, reference="a", tolerance=0.02).set_index("backend")
-    assert loose.loc["b", "verdict"] == equivalence.VERDICT_SAME
+    loose = equivalence_verdicts.compare(two, reference="a", tolerance=0.02).set_index("backend")
+    assert loose.loc["b", "verdict"] == equivalence_verdicts.VERDICT_SAME
 
 
 def test_a_framework_with_rules_of_its_own_is_expected_to_depart():
     """Its curve is not part of the median; where it departs, the verdict
     says that its rule is the reason; where it does not, it is the same."""
     other = [2.30, 2.00, 1.60, 1.50]
-    table = equivalence.compare(
+    table = equivalence_verdicts.compare(
         [record(b, CURVE) for b in "abc"]
         + [record("own-1", other, rule="eps after the root"), record("own-2", other, rule="x")]
         + [record("own-3", CURVE, rule="y")]
     ).set_index("backend")
-    assert table.loc["own-1", "verdict"] == equivalence.EXPECTED_DEPARTURE.format(1)
+    assert table.loc["own-1", "verdict"] == equivalence_verdicts.EXPECTED_DEPARTURE.format(1)
     assert table.loc["own-1", "own_rules"] == "eps after the root"
-    assert table.loc["own-3", "verdict"] == equivalence.VERDICT_SAME
+    assert table.loc["own-3", "verdict"] == equivalence_verdicts.VERDICT_SAME
     assert table.loc["a", "reference"] == "median of 3 backends"
 
 
 def test_workloads_are_judged_apart():
     records = [record(b, CURVE) for b in "abc"]
     records += [record(b, [1.0, 0.5], model="cnn") for b in "abc"]
-    table = equivalence.compare(records)
+    table = equivalence_verdicts.compare(records)
     assert sorted(set(table["model"])) == ["cnn", "mlp"]
-    assert set(table["verdict"]) == {equivalence.VERDICT_SAME}
+    assert set(table["verdict"]) == {equivalence_verdicts.VERDICT_SAME}
 
 
 def test_the_check_takes_the_first_batches_of_the_shared_order_across_epochs():
@@ -204,15 +204,15 @@ def test_a_check_run_records_its_curve_from_the_shared_weights(tmp_path, numpy_b
     np.testing.assert_allclose(steps["loss"], records[0]["check"]["losses"])
     assert records[0]["check"]["losses"][-1] < records[0]["check"]["losses"][0]  # it learns
 
-    table = equivalence.compare(records).set_index("backend")
+    table = equivalence_verdicts.compare(records).set_index("backend")
     assert (table.loc[["a", "b", "c"], "largest_relative_difference"] == 0).all()
     assert table.loc["wrong", "verdict"] == "DEPARTS at step 1"
     assert table.loc["wrong", "initial_loss"] == table.loc["a", "initial_loss"]
 
 
 def test_no_check_records_give_an_empty_table():
-    table = equivalence.compare([])
-    assert table.empty and list(table.columns) == list(equivalence.TABLE_COLUMNS)
+    table = equivalence_verdicts.compare([])
+    assert table.empty and list(table.columns) == list(equivalence_verdicts.TABLE_COLUMNS)
 
 
 def test_a_check_record_that_breaks_the_schema_is_shown_invalid(tmp_path):
@@ -224,5 +224,5 @@ def test_a_check_record_that_breaks_the_schema_is_shown_invalid(tmp_path):
     path.write_text(json.dumps({"task": "check", "status": "ok"}))
     (found,) = collect.load_records([str(path)])
     assert found["status"] == "invalid" and found["backend"] == "keras-jax"
-    (row,) = equivalence.compare([found]).itertuples()
+    (row,) = equivalence_verdicts.compare([found]).itertuples()
     assert row.verdict.startswith("not compared: invalid: invalid run record")

@@ -19,7 +19,16 @@ sys.path.insert(0, SRC)
 # copied or moved workflow folder re-run everything.
 PACKAGE = Path(os.path.relpath(SRC)) / "dlbench"
 
-from dlbench import abstraction, catalog, envspec, integrity, lines, matrix, workloads
+from dlbench import (
+    abstraction,
+    catalog,
+    envspec,
+    import_graph,
+    integrity,
+    lines,
+    matrix,
+    workloads,
+)
 from dlbench.machine_limits import machine_limits
 
 # A config file given with --configfile is the whole matrix. Snakemake would
@@ -532,41 +541,23 @@ def backend_python(wildcards):
 
 
 def family_sources(wildcards):
-    """The library files a run of this family executes: the harness, the
-    family's adapters, its shared layers and its implementations of the
-    workloads (with the workloads' own facts)."""
-    package = PACKAGE
+    """The library files a run of this family executes: the harness and
+    what every run imports (import_graph.RUN_CORE, checked against the
+    imports), the family's adapters, its shared layers and its
+    implementations of the workloads (with the workloads' own facts)."""
+    family = wildcards.family
     adapters = {
         catalog.adapter_of(backend)
         for backend, entry in catalog.BACKENDS.items()
-        if entry["family"] == wildcards.family
+        if entry["family"] == family
     }
-    files = [
-        "harness.py",
-        "run_data.py",
-        "supervise.py",
-        "runtime.py",
-        "catalog.py",
-        "launch.py",
-        "gpus.py",
-        "probe.py",
-        "equivalence.py",
-        "initial_weights.py",
-        "integrity.py",
-        "cpu_isa.py",
-        "energy.py",
-        "compiles.py",
-        "model_check.py",
-    ]
-    files += ["backends/__init__.py", "backends/frameworks.py", "backends/native.py"]
-    files += ["workloads/__init__.py", "layers/__init__.py"]
-    files.append(f"layers/{wildcards.family}_layers.py")
+    files = list(import_graph.RUN_CORE) + [f"layers/{family}_layers.py"]
     for model in workloads.built_in():
         files.append(f"workloads/{model}/__init__.py")
-        if workloads.implemented(model, wildcards.family):
-            files.append(f"workloads/{model}/in_{wildcards.family}.py")
+        if workloads.implemented(model, family):
+            files.append(f"workloads/{model}/in_{family}.py")
     files += [f"backends/{adapter}_adapter.py" for adapter in sorted(adapters)]
-    return [str(package / name) for name in files]
+    return [str(PACKAGE / name) for name in files]
 
 
 def timed_on_gpus(wildcards):

@@ -2,13 +2,13 @@
 
 import sys
 
-from dlbench import collect, equivalence, tables
+from dlbench import collect, equivalence, equivalence_verdicts, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 settings = snakemake.params.settings
 records = collect.load_records(snakemake.input.checks)  # each checked against the schema
-table = equivalence.compare(records, settings["reference"], settings["tolerance"])
-caption = equivalence.CAPTION.format(
+table = equivalence_verdicts.compare(records, settings["reference"], settings["tolerance"])
+caption = equivalence_verdicts.CAPTION.format(
     steps=settings["steps"], samples=equivalence.CHECK_SAMPLES, tolerance=settings["tolerance"]
 )
 tables.write(snakemake.output, table, "Do the backends take the same steps?", caption)
