@@ -72,13 +72,13 @@ def count(model_name, data_path):
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    from dlbench import catalog, harness, workloads
+    from dlbench import catalog, run_data, workloads
 
     _register_cpu_attention(torch)
     keras.utils.set_random_seed(0)
-    data = harness.load_dataset(data_path)
+    data = run_data.load_dataset(data_path)
     model = workloads.builder(model_name, "keras")(keras, data["meta"])
-    inputs = harness.take(data["x_train"], slice(0, BATCH))
+    inputs = run_data.take(data["x_train"], slice(0, BATCH))
     inputs = (
         {name: torch.as_tensor(array) for name, array in inputs.items()}
         if isinstance(inputs, dict)

@@ -33,7 +33,7 @@ from dlbench import (
     probe,
     runtime,
 )
-from dlbench.run_data import epoch_order, load_dataset, take, validation_split  # noqa: F401
+from dlbench.run_data import epoch_order, load_dataset, take, validation_split
 
 EPOCH_COLUMNS = (
     "epoch",

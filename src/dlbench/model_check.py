@@ -24,12 +24,12 @@ def _where(error, path):
     return ", line {}".format(lines[-1]) if lines else ""
 
 
-def check(keras, model_name, entry, data):
-    """(ok, reason, facts) for the model named ``model_name`` (its
-    ``custom_models`` entry) on the prepared ``data`` (run_data.load_dataset)."""
-    from dlbench import workloads
+def check(keras, model_name, data):
+    """(ok, reason, facts) for the registered model ``model_name`` on the
+    prepared ``data`` (run_data.load_dataset)."""
+    from dlbench import run_data, workloads
 
-    path = entry["file"]
+    path, builder = workloads.facts(model_name).file, workloads.facts(model_name).builder
     try:
         build = workloads.builder(model_name, "keras")
     except Exception as error:  # the file raised on import, or lost its builder
@@ -48,7 +48,7 @@ def check(keras, model_name, entry, data):
             "{}{}: {}(keras, spec) raised {}: {}".format(
                 path,
                 _where(error, path),
-                entry.get("builder", "build"),
+                builder,
                 type(error).__name__,
                 error,
             ),
@@ -58,12 +58,11 @@ def check(keras, model_name, entry, data):
         return (
             False,
             "{}: {}(keras, spec) returned {}, not a Keras model".format(
-                path, entry.get("builder", "build"), type(model).__name__
+                path, builder, type(model).__name__
             ),
             {},
         )
-    x = data["x_train"]
-    batch = {name: values[:2] for name, values in x.items()} if isinstance(x, dict) else x[:2]
+    batch = run_data.take(data["x_train"], slice(0, 2))
     try:
         outputs = keras.ops.convert_to_numpy(model(batch, training=False))
     except Exception as error:
@@ -106,7 +105,7 @@ def main(argv=None):
         from dlbench import catalog, run_data
 
         catalog.add_custom_models({args.model: entry})
-        ok, reason, facts = check(keras, args.model, entry, run_data.load_dataset(args.data))
+        ok, reason, facts = check(keras, args.model, run_data.load_dataset(args.data))
         found.update(facts, keras=keras.__version__)
     except Exception as error:  # the environment itself: say so, never stop the workflow
         ok, reason = False, "the check could not run: {}: {}".format(type(error).__name__, error)

@@ -15,7 +15,7 @@ import json
 import os
 import traceback
 
-from dlbench import backends, catalog, harness, initial_weights, launch
+from dlbench import backends, catalog, initial_weights, launch, run_data
 
 # The dataset each model is built on: the smallest prepared data of its input.
 DATASETS = {
@@ -81,7 +81,7 @@ def check(backend, models, data_folder, weights_folder=None):
         try:
             if dataset not in loaded:
                 path = os.path.join(data_folder, dataset + ".npz")
-                loaded[dataset] = harness.load_dataset(path)
+                loaded[dataset] = run_data.load_dataset(path)
             weights_file = os.path.join(weights_folder or "", model + ".npz")
             if not (weights_folder and os.path.exists(weights_file)):
                 weights_file = None

@@ -615,7 +615,7 @@ def supervisor_options(wildcards, input):
     if "env" in input.keys():
         options += f"--env-marker {shlex.quote(input.env)} "
     if "model_check" in input.keys():
-        options += f"--model-check {shlex.quote(input.model_check)} "
+        options += model_check_option(wildcards, input) + " "
     if timed_on_gpus(wildcards):
         options += f"--gpu-wait-minutes {config['gpu_wait_minutes']} "
         if config["gpu_lock_dir"]:

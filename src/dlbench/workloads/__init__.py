@@ -69,10 +69,7 @@ class CustomWorkload(object):
         ``builder(keras, spec)`` can be called. None when it does."""
         key = "custom_models.{}".format(self.name)
         if not os.path.isfile(self.file):
-            return (
-                "{}.file: no file {} (paths are relative to the workflow's working "
-                "directory)".format(key, os.path.abspath(self.file))
-            )
+            return self._no_file()
         with open(self.file, "rb") as handle:
             source = handle.read()
         try:
@@ -119,12 +116,15 @@ class CustomWorkload(object):
             )
         return None
 
+    def _no_file(self):
+        return (
+            "custom_models.{}.file: no file {} (paths are relative to the workflow's working "
+            "directory)".format(self.name, os.path.abspath(self.file))
+        )
+
     def load(self):
         if not os.path.isfile(self.file):
-            raise FileNotFoundError(
-                "custom_models.{}.file: no file {} (paths are relative to the "
-                "workflow's working directory)".format(self.name, os.path.abspath(self.file))
-            )
+            raise FileNotFoundError(self._no_file())
         found = importlib.util.spec_from_file_location("dlbench_custom_" + self.name, self.file)
         module = importlib.util.module_from_spec(found)
         found.loader.exec_module(module)
