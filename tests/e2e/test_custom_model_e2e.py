@@ -41,11 +41,12 @@ FLOPS = {"forward": 2 * FORWARD, "training": 2 * (FORWARD + FORWARD + 8 * 10)}
 # one thread a run: two-thread runs beside the session's others wait on each other
 THREADS = 1
 OWN_RUNS = [run_json("digits", "own_dense", b, threads=THREADS) for b in BACKENDS[:2]]
-EXAMPLE_RUNS = [run_json("imdb_tiny", "imdb_transformer", b, threads=THREADS) for b in BACKENDS[:2]]
+# the example on Keras 2 only: the built workflow trains it on Keras 3 (keras-tensorflow)
+EXAMPLE_RUN = run_json("imdb_tiny", "imdb_transformer", "keras2-theano", threads=THREADS)
 SYNTHETIC = {"input_shape": [12, 10, 3], "classes": 4, "train": 256, "test": 64}
 SYNTHETIC_RUN = run_json("pixels", "own_dense", "keras-torch", threads=THREADS)
 BROKEN_RUN = run_json("digits", "own_broken", "keras-torch", threads=THREADS)
-TARGETS = OWN_RUNS + EXAMPLE_RUNS + [SYNTHETIC_RUN, BROKEN_RUN]
+TARGETS = OWN_RUNS + [EXAMPLE_RUN, SYNTHETIC_RUN, BROKEN_RUN]
 TARGETS += ["results/summary.csv", "results/tables/utilisation.csv"]
 TARGETS += ["results/tables/lines_of_code.csv"]
 
@@ -76,7 +77,7 @@ def workdir(tmp_path_factory, built_workflow):
         synthetic_datasets={"pixels": SYNTHETIC},
         workloads=[
             dict(mlp, model="own_dense", epochs=2, repeats=1),
-            dict(example, epochs=2, backends=BACKENDS[:2]),
+            dict(example, epochs=2, backends=["keras2-theano"]),
             dict(mlp, dataset="pixels", model="own_dense", epochs=2, repeats=1, backends=BACKENDS),
             dict(mlp, model="own_broken", epochs=2, repeats=1, backends=BACKENDS[:1]),
         ],
@@ -114,8 +115,7 @@ def test_its_flops_are_counted_and_used(workdir):
 
 
 def test_where_it_does_not_build_the_run_fails_with_the_reason(workdir):
-    keras2, keras3 = (record(workdir, path) for path in EXAMPLE_RUNS[::-1])
-    assert keras3["status"] == "ok"
+    keras2 = record(workdir, EXAMPLE_RUN)
     assert keras2["status"] == "failed" and "MultiHeadAttention" in keras2["reason"]
     summary = pd.read_csv(workdir / "results/summary.csv").set_index(["model", "backend"])
     assert summary.loc[("imdb_transformer", "keras2-theano"), "status"] == "failed"

@@ -76,6 +76,11 @@ def fault_config(mirror):
         memory_limit_mb=3000,
         data_mirror=str(mirror),
         accuracy_tolerance=1.0,
+        # faults in runs, not in the drawing of weights or the equivalence
+        # check: each backend draws its own, and no check runs (tests/e2e's
+        # built workflow and test_equivalence_mistakes.py exercise those)
+        initial_weights="own",
+        equivalence_check={"steps": 0},
     )
 
 

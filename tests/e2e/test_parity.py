@@ -34,16 +34,32 @@ IMPLEMENTATIONS = [
 ]
 
 
+# Built elsewhere from the same definition, at a fraction of the cost: Keras
+# 2's ResNet-50 on Theano compiles its forward pass for 24 s of a 2-core
+# machine's CPU; keras-mxnet and keras2-cntk build and run the same Keras 2
+# definition, and Theano's own rules (its flipped convolution kernels) are
+# checked on the CNN and LeNet.
+BUILT_ELSEWHERE = {("keras2-theano", "resnet50")}
+
+
 def implemented(backend):
     """The built-in workloads the backend runs (your own models have no
     native counterpart; a workload the catalog says the framework cannot run
-    is left out, with its reason)."""
+    is left out, with its reason), less those BUILT_ELSEWHERE."""
     return [
         model
         for model in catalog.models_of(backend)
         if model in workloads.built_in()
         and not catalog.not_applicable(backend, "train", model=model)
+        and (backend, model) not in BUILT_ELSEWHERE
     ]
+
+
+def test_what_is_built_elsewhere_is_built_from_the_same_definition():
+    for backend, model in BUILT_ELSEWHERE:
+        adapter = catalog.adapter_of(backend)
+        others = [b for b in IMPLEMENTATIONS if b != backend and catalog.adapter_of(b) == adapter]
+        assert [b for b in others if model in implemented(b)], (backend, model)
 
 
 def test_every_framework_is_covered():
