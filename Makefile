@@ -40,7 +40,7 @@ readme-picture: setup
 # .gpu-kit (docs/gpus.md): Python 3.12 by default (GPU_PYTHON=3.11 for another).
 GPU_PYTHON ?= 3.12
 gpu-kit: setup
-	$(BIN)/python -m dlbench.gpu_kit --out .gpu-kit --python-version $(GPU_PYTHON)
+	$(BIN)/python -m dlbench.environments.gpu_kit --out .gpu-kit --python-version $(GPU_PYTHON)
 
 # What the tests need from the machine beyond .venv (Chromium and its driver,
 # SLURM and munge, g++, the Pythons the env files pin): installed with apt-get

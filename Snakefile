@@ -24,4 +24,4 @@ report: "workflow/report/workflow.rst"
 rule all:
     default_target: True
     input:
-        all_outputs(),
+        plan.all_outputs(),

@@ -17,7 +17,8 @@ import sys
 import runs
 import yaml
 
-from dlbench import catalog, matrix
+from dlbench import catalog
+from dlbench.plan import matrix
 
 ROOT = runs.ROOT
 

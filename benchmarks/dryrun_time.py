@@ -29,7 +29,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
-from dlbench import catalog, matrix  # noqa: E402
+from dlbench import catalog  # noqa: E402
+from dlbench.plan import matrix  # noqa: E402
 
 MINIMAL_WORKFLOW = """
 rule all:

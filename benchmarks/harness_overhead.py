@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from dlbench import backends, harness, runtime
+from dlbench.run import backends, harness, runtime
 
 HYPER = {
     "batch_size": 128,

@@ -16,7 +16,7 @@ import sys
 import runs
 import yaml
 
-from dlbench import matrix
+from dlbench.plan import matrix
 
 ROOT = runs.ROOT
 

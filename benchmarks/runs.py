@@ -33,7 +33,7 @@ def record_of(spec, python, data):
     with tempfile.TemporaryDirectory() as folder:
         record_path = Path(folder) / "run.json"
         subprocess.run(
-            [python, "-m", "dlbench.supervise", "--spec", json.dumps(spec), "--data", data]
+            [python, "-m", "dlbench.run.supervise", "--spec", json.dumps(spec), "--data", data]
             + ["--record", str(record_path), "--epochs", str(Path(folder) / "epochs.csv")],
             env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
             check=True,

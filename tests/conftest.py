@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dlbench import backends, catalog, runtime
+from dlbench import catalog
+from dlbench.run import backends, runtime
 from testkit import (
     BACKGROUND_CPU,
     E2E,
@@ -63,7 +64,7 @@ def numpy_backend(monkeypatch):
 
 @pytest.fixture(scope="session")
 def digits_npz(tmp_path_factory):
-    from dlbench.data import prepare
+    from dlbench.data.datasets import prepare
 
     path = tmp_path_factory.mktemp("data") / "digits.npz"
     prepare("digits", {}, path)

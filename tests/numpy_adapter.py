@@ -1,6 +1,6 @@
 """A real, tiny training backend in plain numpy (softmax regression with
 SGD), so the harness contract can be tested in milliseconds without a
-framework. It follows the adapter interface of dlbench.backends."""
+framework. It follows the adapter interface of dlbench.run.backends."""
 
 import time
 

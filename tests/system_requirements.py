@@ -32,7 +32,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
-from dlbench import envspec  # noqa: E402
+from dlbench.environments import envspec  # noqa: E402
 
 # What each group of tests needs: programs, and the Debian packages with them.
 NEEDS = {

@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 import system_requirements
-from dlbench import matrix, runtime
+from dlbench.plan import matrix
+from dlbench.run import runtime
 
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"

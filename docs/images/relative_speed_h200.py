@@ -3,7 +3,7 @@ as the tests' fixtures (make readme-picture)."""
 
 from pathlib import Path
 
-from dlbench import collect, plots
+from dlbench.analysis import collect, plots
 
 RECORDS = Path("tests/fixtures/gpu/runs")
 PICTURE = Path("docs/images/relative-speed-h200.png")

@@ -7,7 +7,8 @@ workflow, the harness inside a backend environment and the tests share one list.
 import os.path
 from urllib.parse import urlparse
 
-from dlbench import cpu_isa, workloads
+from dlbench.models import workloads
+from dlbench.run import cpu_isa
 
 # Where a dataset's raw files come from. ``sha256`` (or ``md5:...``) is checked
 # before anything reads the file. ``base_url`` is the canonical location that
@@ -67,7 +68,7 @@ DATASETS = {
         "files": {"babi_tasks_1-20_v1-2.tar.gz": None},
         "input": "story_question",
     },
-    # Generated stand-ins in the original file formats (dlbench.fixtures),
+    # Generated stand-ins in the original file formats (dlbench.data.datasets.fixtures),
     # read by the same code as the dataset they are ``like``: the smoke
     # config and CI run these workloads offline.
     "cifar10_tiny": {
@@ -95,7 +96,7 @@ DATASETS = {
     "digits": {"base_url": None, "files": {}, "input": "image28"},
 }
 
-# The workloads, from their folders (dlbench/workloads/<model>/): the input
+# The workloads, from their folders (dlbench/models/workloads/<model>/): the input
 # kinds each takes, its parameter count on its own dataset (None where the
 # data decides: parameter_count), and its outputs where it ends in features.
 MODELS = {
@@ -206,20 +207,20 @@ URL_SCHEMES = ("http", "https", "ftp", "sftp")
 # framework underneath. One adapter serves every backend of its family. A
 # backend runs the tasks listed; other cells are shown as not applicable.
 # ``data_parallel`` says how a run on devices >= 1 is launched (see
-# dlbench.launch): "one_process" drives every device from one process,
+# dlbench.run.launch): "one_process" drives every device from one process,
 # "process_per_device" starts one process per device (torchrun); ``unsupported``
 # gives the reason where there is no data-parallel training. ``gpu_build``: an
 # envs/<backend>.cuda.yaml exists for NVIDIA GPUs. ``cannot_run``: workloads the
 # backend's framework computes wrongly or not at all, with what was measured.
 ONE_DEVICE_KERAS2 = "Keras 2's {} backend trains on one device: multi_gpu_model is TensorFlow-only"
 #
-# Precision and compilation are dimensions of the matrix (dlbench.matrix):
+# Precision and compilation are dimensions of the matrix (dlbench.plan.matrix):
 # ``precision`` maps each reduced precision a backend runs to how it does it
 # (float32 runs everywhere), ``precision_note`` says why the others are not
 # applicable; ``compile`` maps eager and compiled to the backend settings
 # that make them (``auto``, everywhere: the config's measured choice), and
 # ``compile_note`` says why a mode is missing. ``precision_cpu_level`` names
-# the oneDNN level (dlbench.cpu_isa) from which the framework has CPU kernels
+# the oneDNN level (dlbench.run.cpu_isa) from which the framework has CPU kernels
 # for a precision: below it, that precision's CPU cells are n/a. "Compiled" means the
 # framework's optimising compiler (XLA, torch.compile, Gluon's hybridize);
 # "eager" runs without it (TensorFlow still traces a graph, tf.function).
@@ -340,7 +341,7 @@ BACKENDS = {
         },
     },
     # Native implementations: the framework's own API, no Keras; the workloads
-    # a family implements are its modules in dlbench/workloads/<model>/ (the
+    # a family implements are its modules in dlbench/models/workloads/<model>/ (the
     # others show as n/a). ``keras`` names the Keras backend on the same framework (the
     # abstraction cost compares the two).
     "native-torch": {
@@ -471,7 +472,7 @@ BACKENDS = {
 
 
 def adapter_of(backend):
-    """The adapter module (``dlbench.backends.<name>_adapter``) of a backend."""
+    """The adapter module (``dlbench.run.backends.<name>_adapter``) of a backend."""
     entry = BACKENDS[backend]
     return entry.get("adapter", entry["family"])
 

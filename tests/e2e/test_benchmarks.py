@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from dlbench import matrix
+from dlbench.plan import matrix
 from testkit import INVOCATION_TIMEOUT_S, REPO
 
 SCRIPTS = sorted(path.name for path in (REPO / "benchmarks").glob("*.py"))

@@ -14,8 +14,11 @@ import subprocess
 
 import pytest
 
-from dlbench import equivalence_verdicts, matrix, record_schema, runtime
-from dlbench.backends import keras_adapter
+from dlbench.analysis import equivalence_verdicts
+from dlbench.plan import matrix
+from dlbench.record import record_schema
+from dlbench.run import runtime
+from dlbench.run.backends import keras_adapter
 from testkit import RUN_TIMEOUT_S
 from workflows import load_test_config
 
@@ -36,7 +39,7 @@ MISTAKES = {
     ),
     # the output layer's bias held at zero: a Dense layer without its bias
     "output_layer_without_bias": (
-        "from dlbench.backends import native_torch_adapter\n"
+        "from dlbench.run.backends import native_torch_adapter\n"
         "load = native_torch_adapter.Adapter.load_initial_weights\n"
         "def without_bias(self, model, manifest, weights):\n"
         "    load(self, model, manifest, weights)\n"
@@ -48,7 +51,7 @@ MISTAKES = {
     # a channels-first port that flattens (channels, height, width) but keeps
     # the dense rows Keras' (height, width, channels) flattening ordered
     "flatten_order_not_converted": (
-        "from dlbench import initial_weights\n"
+        "from dlbench.models import initial_weights\n"
         "dense_out_in = initial_weights.dense_out_in\n"
         "initial_weights.dense_out_in = lambda kernel, flattened_from=None: dense_out_in(kernel)\n"
     ),
@@ -83,7 +86,7 @@ def harness_run(ran_workflow, built_workflow, tmp_path_factory):
         name = "{}-{}-{}-{}".format(spec["task"], model, backend, mistake or "correct")
         record_path, steps_path = folder / (name + ".json"), folder / (name + ".csv")
         program = (MISTAKES.get(mistake) or "") + (
-            "import sys\nfrom dlbench import harness\nsys.exit(harness.main(sys.argv[1:]))\n"
+            "import sys\nfrom dlbench.run import harness\nsys.exit(harness.main(sys.argv[1:]))\n"
         )
         done = subprocess.run(
             [str(venv / "bin" / "python"), "-c", program]
@@ -175,7 +178,7 @@ import json, os, sys
 import numpy as np
 os.environ["KERAS_BACKEND"] = sys.argv[1]
 import keras
-from dlbench.backends import keras_adapter
+from dlbench.run.backends import keras_adapter
 
 words = np.array([[1, 1, 2, 3]])  # word 1 twice in the batch
 model = keras.Sequential(

@@ -21,7 +21,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from dlbench import catalog, fixtures, integrity, record_schema, runtime
+from dlbench import catalog
+from dlbench.data import fixtures
+from dlbench.record import record_schema
+from dlbench.run import integrity, runtime
 from testkit import (
     FAULT_TALLY,
     INVOCATION_TIMEOUT_S,

@@ -1,7 +1,7 @@
 """FLOPs counted by PyTorch's own counter (FlopCounterMode), in the session's
-venvs, against dlbench.flops' analytic counts: every built-in workload on
+venvs, against dlbench.models.flops' analytic counts: every built-in workload on
 native torch, and every Keras workload and the example model of your own as
-dlbench.flops_count counts them on Keras 3 over torch."""
+dlbench.models.flops_count counts them on Keras 3 over torch."""
 
 import json
 import os
@@ -9,7 +9,8 @@ import subprocess
 
 import numpy as np
 
-from dlbench import catalog, flops, workloads
+from dlbench import catalog
+from dlbench.models import flops, workloads
 from testkit import REPO, RUN_TIMEOUT_S
 
 # The prepared dataset each input kind is counted on (the tests' config's).
@@ -54,7 +55,7 @@ def test_torch_counter_agrees_exactly_with_every_workloads_analytic_flops(built_
         built_workflow,
         "native-torch",
         "import json, sys\n"
-        "from dlbench import flops_check\n"
+        "from dlbench.analysis import flops_check\n"
         "dims = json.loads(sys.argv[1])\n"
         "print(json.dumps({m: flops_check.count(m, d) for m, d in dims.items()}))\n",
         json.dumps(dims),
@@ -85,8 +86,8 @@ def example_flops_by_hand():
 
 
 def test_keras_models_counted_by_torch_agree_with_the_analytic_flops(built_workflow):
-    """dlbench.flops_count, which counts the models of your own, counts every
-    built-in Keras workload exactly as dlbench.flops computes it, and the
+    """dlbench.models.flops_count, which counts the models of your own, counts every
+    built-in Keras workload exactly as dlbench.models.flops computes it, and the
     example Transformer as computed by hand (attention on torch's CPU kernel
     included)."""
     data = workload_data(built_workflow, workloads.built_in())
@@ -95,7 +96,7 @@ def test_keras_models_counted_by_torch_agree_with_the_analytic_flops(built_workf
         built_workflow,
         "keras-torch",
         "import json, sys\n"
-        "from dlbench import catalog, flops_count\n"
+        "from dlbench import catalog\nfrom dlbench.models import flops_count\n"
         "catalog.add_custom_models({'imdb_transformer': {'file': sys.argv[2]}})\n"
         "pairs = json.loads(sys.argv[1])\n"
         "print(json.dumps({m: flops_count.count(m, path) for m, path in pairs.items()}))\n",

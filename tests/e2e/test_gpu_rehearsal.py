@@ -23,7 +23,7 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from dlbench import envspec, gpu_kit
+from dlbench.environments import envspec, gpu_kit
 from testkit import REPO, RUN_TIMEOUT_S, copy_workflow, write_config
 
 pytestmark = pytest.mark.early  # mostly pip's downloads: beside the CPU-bound modules
@@ -35,7 +35,7 @@ NO_CPU_BUILD_FOR_312 = {"torch"}
 def kit(tmp_path_factory):
     folder = tmp_path_factory.mktemp("gpu") / "kit"
     done = subprocess.run(
-        [sys.executable, "-m", "dlbench.gpu_kit", "--out", str(folder)],
+        [sys.executable, "-m", "dlbench.environments.gpu_kit", "--out", str(folder)],
         capture_output=True,
         text=True,
         timeout=INSTALL_TIMEOUT_S,
@@ -100,7 +100,7 @@ def rehearsal(kit, machine_python, tmp_path_factory):
     config = rehearsal_config(workdir)
 
     def campaign(out, *options):
-        command = [machine_python, "-m", "dlbench.gpu_campaign", "--kit", str(kit)]
+        command = [machine_python, "-m", "dlbench.campaign.gpu_campaign", "--kit", str(kit)]
         command += ["--python", machine_python, "--config", str(config), "--devices", "0"]
         command += ["--jobs", "1", *(["--out", str(workdir / out)] if out else []), *options]
         return subprocess.run(

@@ -2,7 +2,7 @@
 environment as a run builds it (as algoperf's test_num_params does): its
 parameter count is the workload's, and a forward pass of two samples gives
 the workload's outputs; loaded with the shared initial weights
-(dlbench.initial_weights), the same outputs as Keras 3 on torch gives from
+(dlbench.models.initial_weights), the same outputs as Keras 3 on torch gives from
 them. The Keras definitions are built once through Keras 3 (keras-torch)
 and through the Keras 2 layer on MXNet, Theano (whose convolutions flip
 their kernels) and CNTK (whose recurrent loop returned an LSTM's cell state:
@@ -16,7 +16,9 @@ import numpy
 import pytest
 import yaml
 
-from dlbench import catalog, parity, runtime, workloads
+from dlbench import catalog
+from dlbench.models import parity, workloads
+from dlbench.run import runtime
 from testkit import REPO, RUN_TIMEOUT_S
 
 IMPLEMENTATIONS = [
@@ -92,7 +94,7 @@ LOADED_EVERYWHERE = {"mlp", "cnn", "lenet"}
 @pytest.fixture(scope="module")
 def shared_weights(built_workflow, tmp_path_factory):
     """Shared initial weights of every workload, drawn as the workflow draws
-    them (dlbench.initial_weights on keras-torch)."""
+    them (dlbench.models.initial_weights on keras-torch)."""
     folder = tmp_path_factory.mktemp("parity_weights")
     (data,) = {path.parent for path in built_workflow.build(*parity_data())}
     python = built_workflow.venv("keras-torch") / "bin" / "python"
@@ -104,7 +106,7 @@ def shared_weights(built_workflow, tmp_path_factory):
         for model in WEIGHTED
     )
     done = subprocess.run(
-        [str(python), "-c", "from dlbench import initial_weights\n" + draw],
+        [str(python), "-c", "from dlbench.models import initial_weights\n" + draw],
         cwd=built_workflow.path / "src",
         capture_output=True,
         text=True,
@@ -121,7 +123,7 @@ def run_parity(built_workflow, backend, models, weights):
     env = dict(os.environ, **runtime.environment_additions(str(venv), os.environ))
     (data,) = {path.parent for path in built_workflow.build(*parity_data())}
     done = subprocess.run(
-        [str(python), "-m", "dlbench.parity", "--backend", backend, "--data", str(data)]
+        [str(python), "-m", "dlbench.models.parity", "--backend", backend, "--data", str(data)]
         + ["--models", *models, "--weights", str(weights)],
         cwd=built_workflow.path / "src",
         env=env,

@@ -12,13 +12,15 @@ import subprocess
 import numpy as np
 import pytest
 
-from dlbench import catalog, cpu_isa, matrix
+from dlbench import catalog
+from dlbench.plan import matrix
+from dlbench.run import cpu_isa
 from testkit import NOT_EXERCISED, RUN_TIMEOUT_S, copy_workflow, run_snakemake
 from workflows import TEST_CONFIG, load_test_config, small_dataset, supervised_run
 
 CONFIG = matrix.normalise(load_test_config())
 # The cap that makes any CPU of this kind one without AVX-512 (an AMD EPYC of
-# family 23): oneDNN runs no kernel above it (dlbench.cpu_isa).
+# family 23): oneDNN runs no kernel above it (dlbench.run.cpu_isa).
 AVX2_ONLY = {"DNNL_MAX_CPU_ISA": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 
 
@@ -111,7 +113,15 @@ def test_on_a_cpu_without_avx512_mxnet_bfloat16_is_not_applicable_never_a_failur
     record = tmp_path / "harness" / "run.json"
     record.parent.mkdir()
     done = subprocess.run(
-        [python, "-m", "dlbench.harness", "--spec", json.dumps(spec), "--data", str(small_digits)]
+        [
+            python,
+            "-m",
+            "dlbench.run.harness",
+            "--spec",
+            json.dumps(spec),
+            "--data",
+            str(small_digits),
+        ]
         + ["--record", str(record), "--epochs", str(record.with_name("epochs.csv"))],
         cwd=built_workflow.path,
         env=dict(os.environ, PYTHONPATH="src", OMP_NUM_THREADS="1", **AVX2_ONLY),

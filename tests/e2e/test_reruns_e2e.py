@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from dlbench import matrix
+from dlbench.plan import matrix
 from testkit import copy_workflow, run_snakemake
 from workflows import TEST_CONFIG, load_test_config
 

@@ -6,7 +6,8 @@ import json
 import os
 import subprocess
 
-from dlbench import launch, matrix
+from dlbench.plan import matrix
+from dlbench.run import launch
 from testkit import RUN_TIMEOUT_S
 from workflows import load_test_config, supervised_run
 

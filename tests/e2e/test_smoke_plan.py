@@ -8,7 +8,7 @@ import re
 
 import yaml
 
-from dlbench import matrix
+from dlbench.plan import matrix
 from testkit import REPO, run_snakemake
 from workflows import TEST_CONFIG
 

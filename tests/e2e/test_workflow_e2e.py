@@ -15,15 +15,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlbench import (
-    abstraction,
-    catalog,
-    equivalence_verdicts,
-    flops,
-    matrix,
-    record_schema,
-    workloads,
-)
+from dlbench import catalog
+from dlbench.analysis import abstraction, equivalence_verdicts
+from dlbench.models import flops, workloads
+from dlbench.plan import matrix
+from dlbench.record import record_schema
 from testkit import (
     INVOCATION_TIMEOUT_S,
     NOT_EXERCISED,
@@ -702,7 +698,7 @@ def test_conda_mode_plans_no_venvs(workdir):
     bench_commands = [
         line.split(":", 1)[1].strip()
         for line in output.splitlines()
-        if line.startswith("Shell command:") and "-m dlbench.supervise" in line
+        if line.startswith("Shell command:") and "-m dlbench.run.supervise" in line
     ]
     # the timed runs and the equivalence check's
     assert len(bench_commands) == len(runs()) + len(matrix.check_runs(CONFIG))

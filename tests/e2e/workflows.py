@@ -13,7 +13,8 @@ import time
 
 import yaml
 
-from dlbench import catalog, matrix
+from dlbench import catalog
+from dlbench.plan import matrix
 from testkit import (
     BACKGROUND_CPU,
     REPO,
@@ -245,7 +246,7 @@ def supervised_run(built, spec, folder, data="results/data/digits.npz", env=None
     record = folder / "run.json"
     venv = built.venv(spec["environment"])
     done = subprocess.run(
-        [sys.executable, "-m", "dlbench.supervise", "--python", str(venv / "bin/python")]
+        [sys.executable, "-m", "dlbench.run.supervise", "--python", str(venv / "bin/python")]
         + ["--spec", json.dumps(spec), "--data", str(data)]
         + ["--record", str(record), "--epochs", str(folder / "epochs.csv"), *extra],
         cwd=built.path,

@@ -7,7 +7,8 @@ import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from dlbench import catalog, matrix
+from dlbench import catalog
+from dlbench.plan import matrix
 from testkit import REPO
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")

@@ -1,10 +1,10 @@
-"""Time to first step: each run's cold start (dlbench.harness) in the
+"""Time to first step: each run's cold start (dlbench.run.harness) in the
 metrics, the table of medians per cell and its plot."""
 
 import pandas as pd
 import pytest
 
-from dlbench import cold_start, collect
+from dlbench.analysis import cold_start, collect
 from testkit import fixture_record
 
 TRAIN = {

@@ -3,7 +3,8 @@
 import pandas as pd
 import pytest
 
-from dlbench import collect, harness, plots, tables
+from dlbench.analysis import collect, plots, tables
+from dlbench.run import harness
 from test_harness import spec_for
 
 

@@ -6,7 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlbench import abstraction, catalog, lines
+from dlbench import catalog
+from dlbench.analysis import abstraction
+from dlbench.models import lines
 
 
 def test_pairs_match_each_native_backend_with_its_keras_counterpart():
@@ -97,7 +99,7 @@ def test_no_pair_gives_an_empty_table():
 SOURCE = '''
 """A module docstring: not code."""
 
-from dlbench.backends import native
+from dlbench.run.backends import native
 
 
 def _helper(x):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from dlbench import matrix
+from dlbench.plan import matrix
 from testkit import REPO
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
@@ -104,7 +104,7 @@ SOURCE_PIECES = st.sampled_from(
 def test_a_model_file_of_any_content_is_answered_by_name(tmp_path_factory, pieces):
     """Whatever a model file holds, its check at planning answers with None
     or a message that names the key; it never raises, and never runs the file."""
-    from dlbench import workloads
+    from dlbench.models import workloads
 
     path = tmp_path_factory.mktemp("model") / "mine.py"
     path.write_text("".join(pieces))

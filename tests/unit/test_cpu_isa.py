@@ -7,7 +7,9 @@ import json
 
 import pytest
 
-from dlbench import catalog, cpu_isa, matrix, supervise
+from dlbench import catalog
+from dlbench.plan import matrix
+from dlbench.run import cpu_isa, supervise
 
 BASE = {"sse4_1", "avx", "fma", "f16c"}
 # Flags of CPUs this project has run on (the ones cpu_isa reads)

@@ -16,7 +16,11 @@ import pytest
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from dlbench import catalog, data, lines, matrix, record_schema, workloads
+from dlbench import catalog
+from dlbench.data import datasets
+from dlbench.models import lines, workloads
+from dlbench.plan import matrix
+from dlbench.record import record_schema
 from testkit import REPO, fixture_record
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
@@ -218,8 +222,8 @@ def test_synthetic_datasets_are_random_inputs_of_the_given_shape(synthetic, tmp_
     catalog.add_synthetic_datasets(synthetic)
     assert catalog.speed_only("pixels") and not catalog.speed_only("digits")
     assert catalog.input_shape_of("pixels") == (6, 5, 3)
-    data.prepare("pixels", {}, tmp_path / "pixels.npz")
-    data.prepare("tokens", {}, tmp_path / "tokens.npz")
+    datasets.prepare("pixels", {}, tmp_path / "pixels.npz")
+    datasets.prepare("tokens", {}, tmp_path / "tokens.npz")
     with np.load(tmp_path / "pixels.npz") as arrays:
         assert arrays["x_train"].shape == (40, 6, 5, 3) and arrays["x_test"].shape == (8, 6, 5, 3)
         assert arrays["x_train"].dtype == np.float32
@@ -231,7 +235,7 @@ def test_synthetic_datasets_are_random_inputs_of_the_given_shape(synthetic, tmp_
         assert arrays["x_train"].dtype == np.int32
         assert 1 <= arrays["x_train"].min() and arrays["x_train"].max() < 50
         assert json.loads(str(arrays["meta"])) == {"classes": 3, "vocabulary": 50}
-    data.prepare("tokens", {}, tmp_path / "again.npz")
+    datasets.prepare("tokens", {}, tmp_path / "again.npz")
     with np.load(tmp_path / "tokens.npz") as one, np.load(tmp_path / "again.npz") as two:
         assert (one["x_train"] == two["x_train"]).all()  # the same data for every backend
 
@@ -265,7 +269,7 @@ def test_synthetic_datasets_take_models_of_your_own_only(synthetic, own_model, s
 
 
 def test_a_failed_model_check_is_the_reason_its_cells_are_invalid(tmp_path):
-    from dlbench import model_check
+    from dlbench.run import model_check
 
     passed, failed = tmp_path / "passed.json", tmp_path / "failed.json"
     passed.write_text(json.dumps({"ok": True, "reason": None}))

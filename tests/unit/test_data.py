@@ -12,7 +12,8 @@ import threading
 import numpy as np
 import pytest
 
-from dlbench import catalog, data, fixtures
+from dlbench import catalog
+from dlbench.data import datasets, fixtures
 
 
 @pytest.fixture
@@ -50,7 +51,7 @@ def test_good_file_is_downloaded_and_verified(served, tmp_path):
     root, url = served
     good = fake_mnist_npz(root / "mnist.npz")
     destination = tmp_path / "resources" / "mnist" / "mnist.npz"
-    data.fetch(catalog.source_of("mnist", "mnist.npz", url), sha256(good), destination)
+    datasets.fetch(catalog.source_of("mnist", "mnist.npz", url), sha256(good), destination)
     assert destination.read_bytes() == good.read_bytes()
 
 
@@ -62,8 +63,8 @@ def test_corrupted_file_is_refused_and_leaves_nothing(served, tmp_path):
     corrupted[len(corrupted) // 2] ^= 0xFF
     (root / "mnist.npz").write_bytes(bytes(corrupted))
     destination = tmp_path / "resources" / "mnist.npz"
-    with pytest.raises(data.ChecksumError, match="mnist.npz"):
-        data.fetch(url + "mnist.npz", expected, destination)
+    with pytest.raises(datasets.ChecksumError, match="mnist.npz"):
+        datasets.fetch(url + "mnist.npz", expected, destination)
     assert list(destination.parent.iterdir()) == []  # no file that looks complete
 
 
@@ -71,7 +72,7 @@ def test_missing_file_is_a_clear_error(served, tmp_path):
     _, url = served
     destination = tmp_path / "resources" / "mnist.npz"
     with pytest.raises(FileNotFoundError, match="404"):
-        data.fetch(url + "mnist.npz", "sha256:" + "0" * 64, destination)
+        datasets.fetch(url + "mnist.npz", "sha256:" + "0" * 64, destination)
     assert not destination.exists()
 
 
@@ -82,14 +83,14 @@ def test_local_folder_mirror(tmp_path):
     source = catalog.source_of("mnist", "mnist.npz", str(mirror))
     assert source == str(mirror / "mnist.npz")
     destination = tmp_path / "out" / "mnist.npz"
-    data.fetch(source, expected, destination)
+    datasets.fetch(source, expected, destination)
     assert sha256(destination) == expected
     (mirror / "mnist.npz").write_bytes(b"not the file")
-    with pytest.raises(data.ChecksumError):
-        data.fetch(source, expected, tmp_path / "other" / "mnist.npz")
+    with pytest.raises(datasets.ChecksumError):
+        datasets.fetch(source, expected, tmp_path / "other" / "mnist.npz")
     assert list((tmp_path / "other").iterdir()) == []
     with pytest.raises(FileNotFoundError, match="mirror has no file"):
-        data.fetch(str(mirror / "absent.npz"), expected, tmp_path / "x")
+        datasets.fetch(str(mirror / "absent.npz"), expected, tmp_path / "x")
 
 
 def test_canonical_sources():
@@ -104,7 +105,7 @@ def test_canonical_sources():
 def test_prepare_mnist(tmp_path):
     raw = fake_mnist_npz(tmp_path / "mnist.npz")
     out = tmp_path / "mnist_prepared.npz"
-    shapes = data.prepare("mnist", {"mnist.npz": raw}, out)
+    shapes = datasets.prepare("mnist", {"mnist.npz": raw}, out)
     assert shapes["x_train"] == (50, 28, 28, 1) and shapes["y_test"] == (20,)
     with np.load(out) as arrays, np.load(raw) as original:
         assert arrays["x_train"].dtype == np.float32
@@ -133,9 +134,9 @@ def test_prepare_fashion_mnist_from_idx_files(tmp_path):
         files[name] = tmp_path / name
     assert set(files) == set(catalog.DATASETS["fashion_mnist"]["files"])
     np.testing.assert_array_equal(
-        data.read_idx(files["t10k-labels-idx1-ubyte.gz"]), arrays["t10k-labels-idx1-ubyte.gz"]
+        datasets.read_idx(files["t10k-labels-idx1-ubyte.gz"]), arrays["t10k-labels-idx1-ubyte.gz"]
     )
-    data.prepare("fashion_mnist", files, tmp_path / "fashion.npz")
+    datasets.prepare("fashion_mnist", files, tmp_path / "fashion.npz")
     with np.load(tmp_path / "fashion.npz") as prepared:
         assert prepared["x_train"].shape == (30, 28, 28, 1)
         np.testing.assert_array_equal(prepared["y_test"], arrays["t10k-labels-idx1-ubyte.gz"])
@@ -143,7 +144,7 @@ def test_prepare_fashion_mnist_from_idx_files(tmp_path):
 
 def test_prepare_digits_is_fixed_and_centred(digits_npz, tmp_path):
     again = tmp_path / "digits.npz"
-    data.prepare("digits", {}, again)
+    datasets.prepare("digits", {}, again)
     with np.load(digits_npz) as first, np.load(again) as second:
         for name in ("x_train", "y_train", "x_test", "y_test"):
             np.testing.assert_array_equal(first[name], second[name])
@@ -155,7 +156,7 @@ def test_prepare_digits_is_fixed_and_centred(digits_npz, tmp_path):
 def test_prepare_cifar10_from_the_binary_archive(tmp_path):
     archive = tmp_path / "cifar-10-binary.tar.gz"
     expected = fixtures.cifar_binary_archive(archive, per_batch=4, test=4, seed=2)
-    data.prepare("cifar10", {"cifar-10-binary.tar.gz": archive}, tmp_path / "cifar10.npz")
+    datasets.prepare("cifar10", {"cifar-10-binary.tar.gz": archive}, tmp_path / "cifar10.npz")
     with np.load(tmp_path / "cifar10.npz") as prepared:
         assert prepared["x_train"].shape == (20, 32, 32, 3)
         assert prepared["x_test"].shape == (4, 32, 32, 3)
@@ -169,14 +170,14 @@ def test_prepare_cifar10_from_the_binary_archive(tmp_path):
 
 
 def test_imagenet_synthetic_is_fixed_random_images(tmp_path):
-    data.prepare("imagenet_synthetic", {}, tmp_path / "a.npz")
+    datasets.prepare("imagenet_synthetic", {}, tmp_path / "a.npz")
     with np.load(tmp_path / "a.npz") as prepared:
         assert prepared["x_test"].shape[1:] == (224, 224, 3)
         assert json.loads(str(prepared["meta"]))["classes"] == 1000
         first = prepared["x_test"][0, 0, :4, 0].copy()
     assert np.array_equal(
         first,
-        data.load_imagenet_synthetic({}, catalog.DATASETS["imagenet_synthetic"])["x_test"][
+        datasets.load_imagenet_synthetic({}, catalog.DATASETS["imagenet_synthetic"])["x_test"][
             0, 0, :4, 0
         ],
     )
@@ -197,7 +198,7 @@ def write_imdb_npz(path):
 
 def test_read_npz_ragged_reads_object_arrays(tmp_path):
     write_imdb_npz(tmp_path / "imdb.npz")
-    arrays = data.read_npz_ragged(tmp_path / "imdb.npz")
+    arrays = datasets.read_npz_ragged(tmp_path / "imdb.npz")
     assert list(arrays["x_train"][0]) == [5, 29997, 7] and len(arrays["x_train"][1]) == 199
     assert list(arrays["y_test"]) == [1, 0]
 
@@ -212,11 +213,11 @@ def test_read_npz_ragged_refuses_anything_but_numpy(tmp_path):
     payload[0] = Exploit()
     np.savez(tmp_path / "evil.npz", x_train=payload)
     with pytest.raises(pickle.UnpicklingError, match="refusing to load"):
-        data.read_npz_ragged(tmp_path / "evil.npz")
+        datasets.read_npz_ragged(tmp_path / "evil.npz")
 
 
 def test_encode_sequences_follows_keras_conventions():
-    encoded = data.encode_sequences([[5, 29997, 7], list(range(1, 200))], 30000, 150)
+    encoded = datasets.encode_sequences([[5, 29997, 7], list(range(1, 200))], 30000, 150)
     assert encoded.shape == (2, 150) and encoded.dtype == np.int32
     # start mark 1, ranks shifted by 3, rank 29997+3 is out of a 30,000 vocabulary -> 2
     assert list(encoded[0, -4:]) == [1, 8, 2, 10] and not encoded[0, :-4].any()
@@ -226,7 +227,7 @@ def test_encode_sequences_follows_keras_conventions():
 
 def test_prepare_imdb(tmp_path):
     write_imdb_npz(tmp_path / "imdb.npz")
-    data.prepare("imdb", {"imdb.npz": tmp_path / "imdb.npz"}, tmp_path / "prepared.npz")
+    datasets.prepare("imdb", {"imdb.npz": tmp_path / "imdb.npz"}, tmp_path / "prepared.npz")
     with np.load(tmp_path / "prepared.npz") as prepared:
         assert prepared["x_train"].shape == (3, 150) and prepared["x_test"].shape == (2, 150)
         assert list(prepared["y_train"]) == [0, 1, 1]
@@ -238,13 +239,15 @@ def test_file_without_published_hash_is_recorded_then_checked(served, tmp_path):
     fixtures.babi_archive(root / "babi.tar.gz", train=10, test=10)
     record = tmp_path / "checksums" / "babi.tar.gz.sha256"
     first = tmp_path / "first" / "babi.tar.gz"
-    data.fetch(url + "babi.tar.gz", None, first, hash_record=record)
+    datasets.fetch(url + "babi.tar.gz", None, first, hash_record=record)
     assert record.read_text().strip() == sha256(first)
     # the same bytes again pass; other bytes at the same place are refused
-    data.fetch(url + "babi.tar.gz", None, tmp_path / "again" / "babi.tar.gz", hash_record=record)
+    datasets.fetch(
+        url + "babi.tar.gz", None, tmp_path / "again" / "babi.tar.gz", hash_record=record
+    )
     fixtures.babi_archive(root / "babi.tar.gz", train=10, test=10, seed=1)
-    with pytest.raises(data.ChecksumError):
-        data.fetch(
+    with pytest.raises(datasets.ChecksumError):
+        datasets.fetch(
             url + "babi.tar.gz", None, tmp_path / "third" / "babi.tar.gz", hash_record=record
         )
     assert not (tmp_path / "third" / "babi.tar.gz").exists()
@@ -263,7 +266,7 @@ BABI_STORY = """1 Mary moved to the bathroom.
 
 
 def test_parse_stories_reads_babi_lines():
-    questions = data.parse_stories(BABI_STORY.splitlines())
+    questions = datasets.parse_stories(BABI_STORY.splitlines())
     assert len(questions) == 3
     story, question, answer = questions[1]
     assert question == ["Where", "is", "the", "football", "?"] and answer == "kitchen"
@@ -274,8 +277,8 @@ def test_parse_stories_reads_babi_lines():
 
 
 def test_vectorize_stories_pads_in_front_and_indexes_words_from_one():
-    questions = data.parse_stories(BABI_STORY.splitlines())
-    prepared = data.vectorize_stories({"train": questions[:2], "test": questions[2:]})
+    questions = datasets.parse_stories(BABI_STORY.splitlines())
+    prepared = datasets.vectorize_stories({"train": questions[:2], "test": questions[2:]})
     meta = prepared["meta"]
     vocabulary = sorted({w for s, q, a in questions for w in s + q + [a]})
     assert meta["vocabulary"] == meta["classes"] == len(vocabulary) + 1
@@ -291,7 +294,7 @@ def test_vectorize_stories_pads_in_front_and_indexes_words_from_one():
 def test_prepare_babi_from_the_archive(tmp_path):
     archive = tmp_path / "babi_tasks_1-20_v1-2.tar.gz"
     fixtures.babi_archive(archive, train=100, test=50)
-    data.prepare("babi", {archive.name: archive}, tmp_path / "babi.npz")
+    datasets.prepare("babi", {archive.name: archive}, tmp_path / "babi.npz")
     with np.load(tmp_path / "babi.npz") as prepared:
         meta = json.loads(str(prepared["meta"]))
         assert prepared["x_train__story"].shape == (100, meta["story_length"])
@@ -303,11 +306,11 @@ def test_prepare_babi_from_the_archive(tmp_path):
 
 def test_generated_cifar_and_imdb_prepare_like_the_originals(tmp_path):
     fixtures.cifar_binary_archive(tmp_path / "c.tar.gz", per_batch=10, test=10)
-    data.prepare(
+    datasets.prepare(
         "cifar10_tiny", {"cifar-10-binary.tar.gz": tmp_path / "c.tar.gz"}, tmp_path / "c.npz"
     )
     fixtures.imdb_npz(tmp_path / "i.npz", train=20, test=10)
-    data.prepare("imdb_tiny", {"imdb.npz": tmp_path / "i.npz"}, tmp_path / "p.npz")
+    datasets.prepare("imdb_tiny", {"imdb.npz": tmp_path / "i.npz"}, tmp_path / "p.npz")
     with np.load(tmp_path / "c.npz") as cifar, np.load(tmp_path / "p.npz") as imdb:
         assert cifar["x_train"].shape == (50, 32, 32, 3) and len(cifar["y_test"]) == 10
         assert imdb["x_train"].shape == (20, 150) and imdb["x_train"].max() < 30000
@@ -322,4 +325,4 @@ def test_prepare_refuses_inputs_of_the_wrong_shape(tmp_path):
         "y_test": np.zeros(1),
     }
     with pytest.raises(ValueError, match="expected shape"):
-        data.check_inputs("mnist", arrays)
+        datasets.check_inputs("mnist", arrays)

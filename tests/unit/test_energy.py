@@ -1,10 +1,10 @@
-"""Energy of the timed windows (dlbench.energy): RAPL counters read from a
+"""Energy of the timed windows (dlbench.run.energy): RAPL counters read from a
 powercap tree as the kernel lays it out, wrap-around included; NVML where
 there is a GPU, its absence said."""
 
 import pytest
 
-from dlbench import energy
+from dlbench.run import energy
 
 
 def rapl_tree(root, packages):
@@ -79,7 +79,7 @@ def test_gpu_energy_of_a_span_shorter_than_the_counters_steps_is_not_a_number(tm
 
 
 def test_the_metrics_carry_each_runs_energy():
-    from dlbench import collect
+    from dlbench.analysis import collect
     from testkit import fixture_record
 
     measured = {"gpu": "NVML", "gpu_joules_steady_epoch": 12.5, "gpu_joules_per_sample": 0.01}

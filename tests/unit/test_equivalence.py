@@ -1,5 +1,5 @@
 """The equivalence check's library side: which runs it makes, the batches
-it takes, and how it judges the curves (dlbench.equivalence)."""
+it takes, and how it judges the curves (dlbench.run.equivalence)."""
 
 import json
 import math
@@ -7,7 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from dlbench import equivalence, equivalence_verdicts, harness, matrix
+from dlbench.analysis import equivalence_verdicts
+from dlbench.plan import matrix
+from dlbench.run import equivalence, harness
 
 
 def record(backend, losses, model="mlp", status="ok", loaded=True, rule=None):
@@ -168,7 +170,8 @@ def test_a_check_run_records_its_curve_from_the_shared_weights(tmp_path, numpy_b
     after the same forward pass."""
     from test_initial_weights import manifest_of
 
-    from dlbench import initial_weights, record_schema
+    from dlbench.models import initial_weights
+    from dlbench.record import record_schema
     from test_harness import spec_for
 
     features, classes = 28 * 28, 10
@@ -216,7 +219,7 @@ def test_no_check_records_give_an_empty_table():
 
 
 def test_a_check_record_that_breaks_the_schema_is_shown_invalid(tmp_path):
-    from dlbench import collect
+    from dlbench.analysis import collect
 
     run = matrix.Run("digits", "mlp", "keras-jax", devices=0, threads=1, repeat=1)
     path = tmp_path / matrix.check_dir(run) / "check.json"

@@ -1,11 +1,13 @@
-"""Analytic FLOPs per sample (dlbench.flops): hand-computed numbers, the
+"""Analytic FLOPs per sample (dlbench.models.flops): hand-computed numbers, the
 relations between forward and training, dims read from prepared datasets,
 and (e2e) equality with PyTorch's own counter for every model."""
 
 import numpy as np
 import pytest
 
-from dlbench import catalog, data, fixtures, flops, workloads
+from dlbench import catalog
+from dlbench.data import datasets, fixtures
+from dlbench.models import flops, workloads
 
 BABI_DIMS = {"story_length": 171, "query_length": 5, "vocabulary": 36, "classes": 36}
 
@@ -85,11 +87,13 @@ def prepared(tmp_path_factory, digits_npz):
     """A prepared dataset of each input kind (image224 has none: its shape is fixed)."""
     root = tmp_path_factory.mktemp("flops_data")
     fixtures.cifar_binary_archive(root / "c.tar.gz", per_batch=10, test=10)
-    data.prepare("cifar10_tiny", {"cifar-10-binary.tar.gz": root / "c.tar.gz"}, root / "c.npz")
+    datasets.prepare("cifar10_tiny", {"cifar-10-binary.tar.gz": root / "c.tar.gz"}, root / "c.npz")
     fixtures.imdb_npz(root / "i.npz", train=20, test=10)
-    data.prepare("imdb_tiny", {"imdb.npz": root / "i.npz"}, root / "imdb.npz")
+    datasets.prepare("imdb_tiny", {"imdb.npz": root / "i.npz"}, root / "imdb.npz")
     fixtures.babi_archive(root / "b.tar.gz", train=50, test=20)
-    data.prepare("babi_tiny", {"babi_tasks_1-20_v1-2.tar.gz": root / "b.tar.gz"}, root / "b.npz")
+    datasets.prepare(
+        "babi_tiny", {"babi_tasks_1-20_v1-2.tar.gz": root / "b.tar.gz"}, root / "b.npz"
+    )
     return {
         "image28": digits_npz,
         "image32": root / "c.npz",

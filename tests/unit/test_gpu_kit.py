@@ -13,7 +13,8 @@ import tarfile
 import time
 from pathlib import Path
 
-from dlbench import gpu_campaign, gpu_kit
+from dlbench.campaign import gpu_campaign
+from dlbench.environments import gpu_kit
 from testkit import REPO
 
 IMAGE = gpu_kit.image_packages(REPO / gpu_kit.IMAGE_LIST)
@@ -210,7 +211,7 @@ def test_a_kit_that_does_not_fit_the_machine_is_named_before_anything_runs(tmp_p
 
 def test_the_campaign_says_how_to_get_a_kit_when_none_was_carried(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "dlbench.gpu_campaign", "--out", str(tmp_path / "out")]
+        [sys.executable, "-m", "dlbench.campaign.gpu_campaign", "--out", str(tmp_path / "out")]
         + ["--kit", str(tmp_path / "no-kit"), "--env", str(tmp_path / "env")],
         capture_output=True,
         text=True,

@@ -13,7 +13,9 @@ import json
 import pandas as pd
 import pytest
 
-from dlbench import cold_start, collect, flops, record_schema, utilisation
+from dlbench.analysis import cold_start, collect, utilisation
+from dlbench.models import flops
+from dlbench.record import record_schema
 from testkit import REPO
 
 GPU_FIXTURES = REPO / "tests" / "fixtures" / "gpu"

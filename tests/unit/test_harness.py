@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import numpy_adapter
-from dlbench import compiles, harness, runtime
+from dlbench.run import compiles, harness, runtime
 from testkit import REPO
 
 RECORD_KEYS = {
@@ -178,7 +178,7 @@ def test_supervisor_writes_a_failed_record_and_exits_zero(tmp_path, digits_npz):
     command = [
         sys.executable,
         "-m",
-        "dlbench.supervise",
+        "dlbench.run.supervise",
         "--spec",
         json.dumps(spec_for("keras-none")),
         "--data",
@@ -245,11 +245,11 @@ def test_several_named_inputs_and_a_validation_split(tmp_path, numpy_backend):
     """bAbI's two inputs travel as a dict through order, batches and the
     record; the last 5 % of the training data validate (as Keras'
     validation_split), the test split is scored at the end."""
-    from dlbench import data, fixtures
+    from dlbench.data import datasets, fixtures
 
     archive = tmp_path / "babi.tar.gz"
     fixtures.babi_archive(archive, train=200, test=60)
-    data.prepare("babi_tiny", {"babi_tasks_1-20_v1-2.tar.gz": archive}, tmp_path / "b.npz")
+    datasets.prepare("babi_tiny", {"babi_tasks_1-20_v1-2.tar.gz": archive}, tmp_path / "b.npz")
     spec = dict(spec_for(numpy_backend), dataset="babi_tiny", model="babi_rnn")
     spec["hyper"] = dict(
         spec["hyper"], validation_split=0.05, optimizer={"name": "sgd", "learning_rate": 0.01}
@@ -289,7 +289,7 @@ def test_a_supervised_run_keeps_the_supervisors_priority():
     autogroup; it must not run at nice 0 beside a niced workflow."""
     script = """
 import os, subprocess
-from dlbench import runtime, supervise
+from dlbench.run import runtime, supervise
 print(os.nice(7), runtime.autogroup_nice())
 for setup in (None, supervise._child_setup(None)):
     print(subprocess.run(["cat", "/proc/self/autogroup"], start_new_session=True,
@@ -309,7 +309,7 @@ def test_overlapping_runs_of_fewer_threads_than_cpus_pin_to_different_cpus(tmp_p
     each claim a CPU of their own; a third, with none left, shares and says
     so. The claim ends with the process that held it."""
     claim = (
-        "import json, sys\nfrom dlbench import runtime\n"
+        "import json, sys\nfrom dlbench.run import runtime\n"
         "print(json.dumps(runtime.claim_cpus(1, [0, 1], sys.argv[1])), flush=True)\n"
         "sys.stdin.read()\n"
     )

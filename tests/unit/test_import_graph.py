@@ -1,15 +1,15 @@
-"""The library's import graph (dlbench.import_graph): no cycle, counting
+"""The library's import graph (dlbench.plan.import_graph): no cycle, counting
 every import at the top of a file or inside a function; the code digest of a
 run's family holds every file a run reaches."""
 
-from dlbench import import_graph
+from dlbench.plan import import_graph
 
 
 def test_the_library_has_no_import_cycle():
     edges = import_graph.graph()
     assert len(edges) > 40
-    assert "dlbench.run_data" in edges["dlbench.harness"]  # at the top of the file
-    assert "dlbench.run_data" in edges["dlbench.equivalence"]  # inside a function
+    assert "dlbench.run.run_data" in edges["dlbench.run.harness"]  # at the top of the file
+    assert "dlbench.run.run_data" in edges["dlbench.run.equivalence"]  # inside a function
     assert import_graph.cycles(edges) == []
 
 
@@ -19,26 +19,31 @@ def test_the_cycle_finder_finds_one():
 
 
 def test_the_code_digest_holds_everything_a_run_imports():
-    """RUN_CORE, the digest's list, misses nothing the harness and the
-    supervisor reach (hand-kept lists had missed integrity, compiles,
-    run_data and model_check in turn)."""
+    """The digest's core, read from the folder (run/) and the imports, holds
+    everything the harness and the supervisor reach (hand-kept lists had
+    missed integrity, compiles, run_data and model_check in turn), and no
+    framework's adapter."""
+    core = set(import_graph.run_core())
     reached = {
         str(path.relative_to(import_graph.PACKAGE))
-        for path in import_graph.closure(["dlbench.harness", "dlbench.supervise"])
+        for path in import_graph.closure(["dlbench.run.harness", "dlbench.run.supervise"])
     }
-    assert reached <= set(import_graph.RUN_CORE)
-    for path in import_graph.RUN_CORE:
+    assert reached <= core
+    for name in ("run/run_data.py", "run/compiles.py", "run/model_check.py", "run/integrity.py"):
+        assert name in core
+    assert {"__init__.py", "catalog.py", "models/workloads/__init__.py"} <= core
+    assert not [path for path in core if path.endswith("_adapter.py")]
+    for path in core:
         assert (import_graph.PACKAGE / path).is_file(), path
 
 
-def test_what_a_run_reaches_is_read_from_the_imports():
-    reached = {
-        str(path.relative_to(import_graph.PACKAGE))
-        for path in import_graph.closure(["dlbench.harness", "dlbench.supervise"])
-    }
-    # the modules hand-kept lists used to miss, and the packages' __init__
-    for name in ("run_data.py", "compiles.py", "model_check.py", "integrity.py", "__init__.py"):
-        assert name in reached
-    assert "backends/__init__.py" in reached and "workloads/__init__.py" in reached
-    # what runs only in the main environment is not
-    assert not reached & {"collect.py", "tables.py", "plots.py", "stats.py", "machines.py"}
+def test_what_runs_in_an_environment_is_run_and_its_leaves():
+    """Every file under run/ runs in a backend's environment, with what it
+    imports from elsewhere; nothing of the analysis or the planning does."""
+    files = {str(p.relative_to(import_graph.PACKAGE)) for p in import_graph.in_environment()}
+    run_folder = import_graph.PACKAGE / "run"
+    assert {str(p.relative_to(import_graph.PACKAGE)) for p in run_folder.rglob("*.py")} <= files
+    assert "models/layers/keras_layers.py" in files  # a leaf of the Keras adapters
+    outside = {path.split("/")[0] for path in files if "/" in path}
+    assert outside <= {"run", "models"}, outside
+    assert not [path for path in files if path.startswith(("analysis/", "plan/", "record/"))]

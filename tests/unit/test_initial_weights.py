@@ -1,4 +1,4 @@
-"""Shared initial weights (dlbench.initial_weights): numpy draws as Keras'
+"""Shared initial weights (dlbench.models.initial_weights): numpy draws as Keras'
 initialisers define them, Keras' layout converted to channels-first
 frameworks, and what a run records when it loads them or cannot. (The
 conversion against real frameworks: test_workflow_e2e, where native torch
@@ -10,7 +10,8 @@ import os
 import numpy as np
 import pytest
 
-from dlbench import harness, initial_weights, integrity
+from dlbench.models import initial_weights
+from dlbench.run import harness, integrity
 
 GLOROT = {"kind": "variance_scaling", "scale": 1.0, "mode": "fan_avg", "distribution": "uniform"}
 

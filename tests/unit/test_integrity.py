@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from dlbench import harness, integrity
+from dlbench.run import harness, integrity
 
 
 @pytest.fixture

@@ -10,7 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlbench import collect, harness, imports, machines, matrix
+from dlbench.analysis import collect, machines
+from dlbench.plan import matrix
+from dlbench.record import imports
+from dlbench.run import harness
 from testkit import fixture_record
 
 
@@ -54,7 +57,7 @@ def test_threads_or_gpus_the_machine_does_not_have_are_refused_at_planning(smoke
 
 
 def test_a_run_given_fewer_cpus_than_its_threads_is_unavailable_not_mislabelled():
-    from dlbench import runtime, supervise
+    from dlbench.run import runtime, supervise
 
     cpus = len(runtime.available_cpus())
     assert supervise.threads_not_available({"threads": cpus}) is None

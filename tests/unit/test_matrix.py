@@ -2,8 +2,9 @@
 
 import pytest
 
-from dlbench import catalog, matrix
-from dlbench import workloads as workload_registry
+from dlbench import catalog
+from dlbench.models import workloads as workload_registry
+from dlbench.plan import matrix
 
 KERAS3 = {"keras-tensorflow", "keras-jax", "keras-torch"}
 LEGACY = {"keras2-theano", "keras2-cntk", "keras-mxnet"}
@@ -60,7 +61,7 @@ def test_cells_a_backend_cannot_run_are_not_applicable_not_run(smoke_config):
             assert cell["model"] not in catalog.models_of(cell["backend"])
             assert cell[
                 "reason"
-            ] == "n/a ({0} has no {1} yet: dlbench/workloads/{1}/in_{0}.py)".format(
+            ] == "n/a ({0} has no {1} yet: dlbench/models/workloads/{1}/in_{0}.py)".format(
                 family, cell["model"]
             )
 

@@ -3,7 +3,8 @@
 import pandas as pd
 import pytest
 
-from dlbench import hardware, matrix, plots, published
+from dlbench.analysis import hardware, plots, published
+from dlbench.plan import matrix
 from testkit import REPO
 
 PUBLISHED = REPO / "workflow" / "resources" / "published_results.csv"
@@ -151,7 +152,8 @@ def test_relative_speed_heat_map_is_written(tmp_path):
 
 
 def test_utilisation_divides_achieved_flops_by_the_cells_peak():
-    from dlbench import flops, utilisation
+    from dlbench.analysis import utilisation
+    from dlbench.models import flops
 
     summary = pd.DataFrame(
         [
@@ -248,7 +250,8 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
 
 
 def test_utilisation_takes_the_peak_of_the_precision_that_ran():
-    from dlbench import flops, utilisation
+    from dlbench.analysis import utilisation
+    from dlbench.models import flops
 
     cells = [
         ("cpu", 0, "float32"),
@@ -321,7 +324,7 @@ def test_the_probe_measures_every_size_it_has_time_for_and_keeps_the_best():
     take longer than LONGEST_CALL_S; the peak is the best rate of any."""
     import numpy
 
-    from dlbench import probe
+    from dlbench.run import probe
 
     def prepare(size):
         left = numpy.ones((size, size), numpy.float32)

@@ -9,7 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlbench import catalog, collect, gpus, launch, matrix
+from dlbench import catalog
+from dlbench.analysis import collect
+from dlbench.plan import matrix
+from dlbench.run import gpus, launch
 
 KERAS3 = {"keras-tensorflow", "keras-jax", "keras-torch"}
 # keras-mxnet: compile(context=[...]); native: DDP, MirroredStrategy, sharding
@@ -86,11 +89,11 @@ def test_batch_rule_is_applied_and_recorded(smoke_config, scaling):
 def test_launch_command_per_launcher():
     one = {"devices": 2, "replicas": 2, "launch": "one_process", "accelerator": "gpu"}
     per = dict(one, launch="process_per_device")
-    assert launch.command("py", one, ["--x"]) == ["py", "-m", "dlbench.harness", "--x"]
+    assert launch.command("py", one, ["--x"]) == ["py", "-m", "dlbench.run.harness", "--x"]
     torchrun = launch.command("py", per, ["--x"])
     assert torchrun[:3] == ["py", "-m", "torch.distributed.run"]
     assert "--nproc-per-node=2" in torchrun
-    assert torchrun[-3:] == ["-m", "dlbench.harness", "--x"]
+    assert torchrun[-3:] == ["-m", "dlbench.run.harness", "--x"]
     assert launch.threads_per_process(8, per) == 4 and launch.threads_per_process(8, one) == 8
     assert launch.threads_per_process(1, per) == 1
     assert launch.environment(launch.ON_THE_CPU) == {
@@ -108,7 +111,7 @@ def test_xla_reads_every_flag_a_run_sets(monkeypatch, threads):
     """XLA stops reading XLA_FLAGS at the first token that is not a flag:
     the emulated device count must reach it on one thread as on two (a
     stray option once hid it, and JAX saw one device)."""
-    from dlbench.backends import frameworks
+    from dlbench.run.backends import frameworks
 
     monkeypatch.setenv("XLA_FLAGS", "")
     flags = frameworks.pin_jax(threads, emulated_devices=2)["xla_flags"].split()
@@ -190,7 +193,7 @@ def test_scaling_efficiency_against_the_fewest_devices():
 
 def test_a_gpu_run_without_gpus_fails_with_the_reason(tmp_path, monkeypatch, smoke_config):
     """No silent CPU fallback: the supervisor records why, before any framework starts."""
-    from dlbench import supervise
+    from dlbench.run import supervise
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     smoke_config["devices"] = [2]

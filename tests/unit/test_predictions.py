@@ -1,6 +1,6 @@
 """Inference from the same weights: the weights an inference run loads,
 the predictions its record keeps, and their comparison across runs
-(dlbench.equivalence_verdicts.compare_predictions), through the harness and a real
+(dlbench.analysis.equivalence_verdicts.compare_predictions), through the harness and a real
 numpy model."""
 
 import copy
@@ -11,15 +11,11 @@ import pandas as pd
 import pytest
 from test_initial_weights import manifest_of
 
-from dlbench import (
-    collect,
-    equivalence_verdicts,
-    harness,
-    initial_weights,
-    matrix,
-    record_schema,
-    tables,
-)
+from dlbench.analysis import collect, equivalence_verdicts, tables
+from dlbench.models import initial_weights
+from dlbench.plan import matrix
+from dlbench.record import record_schema
+from dlbench.run import harness
 from test_harness import infer_spec
 
 FEATURES, CLASSES = 28 * 28, 10

@@ -7,7 +7,10 @@ import sys
 
 import pytest
 
-from dlbench import collect, harness, matrix, record_schema, supervise
+from dlbench.analysis import collect
+from dlbench.plan import matrix
+from dlbench.record import record_schema
+from dlbench.run import harness, supervise
 from test_harness import infer_spec, spec_for
 from testkit import FIXTURE_RECORDS, REPO
 

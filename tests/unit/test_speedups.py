@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from dlbench import speedups
+from dlbench.analysis import speedups
 
 CELL = {"machine": "m", "dataset": "digits", "model": "mlp", "devices": 0, "threads": "all"}
 
@@ -85,7 +85,7 @@ def test_break_even_needs_an_extra_cost_and_a_saving():
 def test_the_plot_shows_each_mode_of_each_backend(tmp_path):
     from matplotlib.image import imread
 
-    from dlbench import plots
+    from dlbench.analysis import plots
 
     metrics, epochs, latencies = frames(
         {

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
-from dlbench import collect, stats
+from dlbench.analysis import collect, stats
 
 
 def test_holm_adjusts_step_down_and_stays_monotone():

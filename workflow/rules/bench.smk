@@ -1,6 +1,6 @@
 rule code_digest:
     input:
-        family_sources,
+        plan.family_sources,
     output:
         "results/code/{family}.sha256",
     log:
@@ -13,27 +13,27 @@ rule code_digest:
 
 rule bench:
     input:
-        unpack(bench_inputs),
+        unpack(plan.bench_inputs),
     output:
         record=f"{RUN_DIR}/run.json",
         epochs=f"{RUN_DIR}/epochs.csv",
     log:
         f"{RUN_DIR}/bench.log",
     conda:
-        run_env_file
-    threads: bench_threads
+        plan.run_env_file
+    threads: plan.bench_threads
     resources:
-        cpu_exclusive=cpu_exclusive,
-        gpu=gpus_of_run,
-        runtime=run_runtime,
+        cpu_exclusive=plan.cpu_exclusive,
+        gpu=plan.gpus_of_run,
+        runtime=plan.run_runtime,
     params:
-        spec=run_spec,
-        supervisor=supervisor_python,
-        python=backend_python,
-        src=os.path.relpath(SRC),
-        options=supervisor_options,
+        spec=plan.run_spec,
+        supervisor=plan.supervisor_python,
+        python=plan.backend_python,
+        src=plan.src,
+        options=plan.supervisor_options,
     shell:
-        "PYTHONPATH={params.src:q} {params.supervisor} -m dlbench.supervise"
+        "PYTHONPATH={params.src:q} {params.supervisor} -m dlbench.run.supervise"
         " --python {params.python:q} --spec {params.spec:q} --data {input.data:q}"
         " --record {output.record:q} --epochs {output.epochs:q} {params.options}"
         "> {log:q} 2>&1"

@@ -1,6 +1,6 @@
 rule collect:
     input:
-        local=run_records(),
+        local=plan.run_records(),
         imported="results/imported/records.json",
     output:
         metrics=report(
@@ -21,7 +21,7 @@ rule collect:
         MAIN_ENV
     params:
         not_applicable=matrix.not_applicable_cells(config),
-        tolerances=accuracy_tolerances(),
+        tolerances=plan.accuracy_tolerances(),
         noise_threshold=config["noise_threshold"],
         significance_level=config["significance_level"],
     script:
@@ -30,7 +30,7 @@ rule collect:
 
 rule workload_table:
     input:
-        unpack(workload_table_inputs),
+        unpack(plan.workload_table_inputs),
     output:
         markdown="results/tables/{dataset}_{model}.md",
         csv=report(

@@ -56,7 +56,7 @@ rule speedups:
 
 rule lines_of_code:
     input:
-        implementation_sources(),
+        plan.implementation_sources(),
     output:
         csv=report(
             "results/tables/lines_of_code.csv",
@@ -76,7 +76,7 @@ rule lines_of_code:
     conda:
         MAIN_ENV
     params:
-        implementations=implementations(),
+        implementations=plan.implementations(),
     script:
         "../scripts/lines_of_code.py"
 
@@ -137,7 +137,7 @@ rule plot_lines_of_code:
 
 rule published_comparison:
     input:
-        published=PUBLISHED_RESULTS,
+        published="workflow/resources/published_results.csv",
         summary="results/summary.csv",
         metrics="results/metrics.csv",
     output:

@@ -4,26 +4,26 @@ rule download:
     log:
         "logs/download/{dataset}/{filename}.log",
     wildcard_constraints:
-        dataset=DOWNLOADED,
+        dataset="|".join(d for d in catalog.DATASETS if catalog.downloaded(d)),
     conda:
         MAIN_ENV
     params:
-        source=raw_source,
-        known_hash=known_hash,
-        hash_record=hash_record,
+        source=plan.raw_source,
+        known_hash=plan.known_hash,
+        hash_record=plan.hash_record,
     script:
         "../scripts/download.py"
 
 
 rule generate:
     input:
-        code=FIXTURES_CODE,
+        code=plan.code("data/fixtures"),
     output:
         "resources/{dataset}/{filename}",
     log:
         "logs/generate/{dataset}/{filename}.log",
     wildcard_constraints:
-        dataset=GENERATED,
+        dataset="|".join(d for d in catalog.DATASETS if catalog.generated(d)),
     conda:
         MAIN_ENV
     params:
@@ -35,7 +35,7 @@ rule generate:
 
 rule prepare:
     input:
-        unpack(prepare_inputs),
+        unpack(plan.prepare_inputs),
     output:
         "results/data/{dataset}.npz",
     log:
@@ -43,7 +43,7 @@ rule prepare:
     conda:
         MAIN_ENV
     resources:
-        cpu_exclusive=SETUP_SHARE,
+        cpu_exclusive=targets.SETUP_SHARE,
     params:
         synthetic=lambda wildcards: config["synthetic_datasets"].get(wildcards.dataset),
     script:
@@ -52,65 +52,65 @@ rule prepare:
 
 rule initial_weights:
     input:
-        unpack(initial_weights_inputs),
+        unpack(plan.initial_weights_inputs),
     output:
         "results/weights/{dataset}/{model}/seed{seed}.npz",
     log:
         "logs/weights/{dataset}/{model}/seed{seed}.log",
     conda:
-        env_file(KERAS_ON_TORCH)
+        plan.env_file(targets.KERAS_ON_TORCH)
     resources:
-        cpu_exclusive=SETUP_SHARE,
+        cpu_exclusive=targets.SETUP_SHARE,
     params:
-        python=keras_on_torch_python(),
-        custom=custom_model_option,
-        check=model_check_option,
-        src=os.path.relpath(SRC),
+        python=plan.keras_on_torch_python(),
+        custom=plan.custom_model_option,
+        check=plan.model_check_option,
+        src=plan.src,
     shell:
-        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.initial_weights"
+        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.models.initial_weights"
         " --model {wildcards.model:q} {params.custom} {params.check} --data {input.data:q}"
         " --seed {wildcards.seed} --output {output:q} > {log:q} 2>&1"
 
 
 rule check_custom_model:
     input:
-        unpack(model_check_inputs),
+        unpack(plan.model_check_inputs),
     output:
         "results/models/{dataset}/{model}.json",
     log:
         "logs/models/{dataset}/{model}.log",
     conda:
-        env_file(KERAS_ON_TORCH)
+        plan.env_file(targets.KERAS_ON_TORCH)
     resources:
-        cpu_exclusive=SETUP_SHARE,
+        cpu_exclusive=targets.SETUP_SHARE,
     params:
-        python=keras_on_torch_python(),
-        custom=custom_model_option,
-        src=os.path.relpath(SRC),
+        python=plan.keras_on_torch_python(),
+        custom=plan.custom_model_option,
+        src=plan.src,
     shell:
-        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.model_check"
+        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.run.model_check"
         " --model {wildcards.model:q} {params.custom} --data {input.data:q}"
         " --output {output:q} > {log:q} 2>&1"
 
 
 rule trained_weights:
     input:
-        unpack(trained_weights_inputs),
+        unpack(plan.trained_weights_inputs),
     output:
         "results/weights/{dataset}/{model}/trained_seed{seed}.npz",
     log:
         "logs/weights/{dataset}/{model}/trained_seed{seed}.log",
     conda:
-        env_file(KERAS_ON_TORCH)
+        plan.env_file(targets.KERAS_ON_TORCH)
     resources:
-        cpu_exclusive=SETUP_SHARE,
+        cpu_exclusive=targets.SETUP_SHARE,
     params:
-        python=keras_on_torch_python(),
-        training=trained_weights_settings,
-        custom=custom_model_option,
-        src=os.path.relpath(SRC),
+        python=plan.keras_on_torch_python(),
+        training=plan.trained_weights_settings,
+        custom=plan.custom_model_option,
+        src=plan.src,
     shell:
-        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.trained_weights"
+        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.run.trained_weights"
         " --model {wildcards.model:q} {params.custom} --data {input.data:q}"
         " --weights {input.drawn:q} --training {params.training:q}"
         " --seed {wildcards.seed} --output {output:q} > {log:q} 2>&1"

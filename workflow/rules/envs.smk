@@ -6,10 +6,10 @@ rule venv:
     conda:
         MAIN_ENV
     resources:
-        cpu_exclusive=SETUP_SHARE,
+        cpu_exclusive=targets.SETUP_SHARE,
     params:
-        spec=env_spec_path,
-        installs=env_identity,
+        spec=plan.env_spec_path,
+        installs=plan.env_identity,
         interpreters=config["python_interpreters"],
     script:
         "../scripts/build_venv.py"
@@ -23,13 +23,13 @@ rule check_existing_environment:
     conda:
         MAIN_ENV
     resources:
-        cpu_exclusive=SETUP_SHARE,
+        cpu_exclusive=targets.SETUP_SHARE,
     params:
-        spec=env_spec_path,
-        pins=env_identity,
+        spec=plan.env_spec_path,
+        pins=plan.env_identity,
         backend=lambda wildcards: catalog.backend_of_environment(wildcards.environment),
-        python=existing_interpreter,
-        installed=existing_fingerprint,
-        src=os.path.relpath(SRC),
+        python=plan.existing_interpreter,
+        installed=plan.existing_fingerprint,
+        src=plan.src,
     script:
         "../scripts/check_environment.py"

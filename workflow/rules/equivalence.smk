@@ -1,25 +1,25 @@
 rule equivalence_check:
     input:
-        unpack(bench_inputs),
+        unpack(plan.bench_inputs),
     output:
         record=f"{CHECK_DIR}/check.json",
         steps=f"{CHECK_DIR}/steps.csv",
     log:
         f"{CHECK_DIR}/check.log",
     conda:
-        run_env_file
-    threads: bench_threads
+        plan.run_env_file
+    threads: plan.bench_threads
     resources:
         cpu_exclusive=1,
-        runtime=run_runtime,
+        runtime=plan.run_runtime,
     params:
-        spec=check_spec,
-        supervisor=supervisor_python,
-        python=backend_python,
-        src=os.path.relpath(SRC),
-        options=supervisor_options,
+        spec=plan.check_spec,
+        supervisor=plan.supervisor_python,
+        python=plan.backend_python,
+        src=plan.src,
+        options=plan.supervisor_options,
     shell:
-        "PYTHONPATH={params.src:q} {params.supervisor} -m dlbench.supervise"
+        "PYTHONPATH={params.src:q} {params.supervisor} -m dlbench.run.supervise"
         " --python {params.python:q} --spec {params.spec:q} --data {input.data:q}"
         " --record {output.record:q} --epochs {output.steps:q} {params.options}"
         "> {log:q} 2>&1"
@@ -27,7 +27,7 @@ rule equivalence_check:
 
 rule equivalence_table:
     input:
-        checks=check_records(),
+        checks=plan.check_records(),
     output:
         csv=report(
             "results/tables/equivalence.csv",
@@ -54,7 +54,7 @@ rule equivalence_table:
 
 rule predictions_table:
     input:
-        records=inference_records(),
+        records=plan.inference_records(),
     output:
         csv=report(
             "results/tables/predictions.csv",

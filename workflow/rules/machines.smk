@@ -1,6 +1,6 @@
 rule import_results:
     input:
-        import_sources(),
+        plan.import_sources(),
     output:
         records="results/imported/records.json",
         # in the report only where there was something to import
@@ -20,19 +20,19 @@ rule import_results:
         MAIN_ENV
     params:
         sources=config["import_results"],
-        machine=MACHINE,
-        fingerprint=import_fingerprint(),
+        machine=plan.machine,
+        fingerprint=plan.import_fingerprint(),
     script:
         "../scripts/import_results.py"
 
 
 rule pack:
     input:
-        run_records(),
+        plan.run_records(),
     output:
-        f"results/pack/{MACHINE}.tar.gz",
+        f"results/pack/{plan.machine}.tar.gz",
     log:
-        f"logs/pack/{MACHINE}.log",
+        f"logs/pack/{plan.machine}.log",
     conda:
         MAIN_ENV
     script:
@@ -67,7 +67,7 @@ rule machine_comparison:
     conda:
         MAIN_ENV
     params:
-        machines=[MACHINE],  # this machine first, imported ones as they come
+        machines=[plan.machine],  # this machine first, imported ones as they come
         reference_machine=config["reference_machine"],
     script:
         "../scripts/machine_comparison.py"

@@ -70,63 +70,63 @@ rule plot_relative_speed:
 
 rule count_flops:
     input:
-        unpack(flops_count_inputs),
+        unpack(plan.flops_count_inputs),
     output:
         "results/flops/{dataset}/{model}.json",
     log:
         "logs/flops/{dataset}/{model}.log",
     conda:
-        env_file(KERAS_ON_TORCH)
+        plan.env_file(targets.KERAS_ON_TORCH)
     resources:
-        cpu_exclusive=SETUP_SHARE,
+        cpu_exclusive=targets.SETUP_SHARE,
     params:
-        python=keras_on_torch_python(),
-        custom=custom_model_option,
-        src=os.path.relpath(SRC),
+        python=plan.keras_on_torch_python(),
+        custom=plan.custom_model_option,
+        src=plan.src,
     shell:
-        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.flops_count"
+        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.models.flops_count"
         " --model {wildcards.model:q} {params.custom} --data {input.data:q}"
         " --output {output:q} > {log:q} 2>&1"
 
 
 rule cpu_probe:
     input:
-        unpack(lambda wildcards: probe_inputs(KERAS_ON_TORCH)),
+        unpack(lambda wildcards: plan.probe_inputs(targets.KERAS_ON_TORCH)),
     output:
         "results/probes/{machine}/threads={threads}/precision={precision}.json",
     log:
         "logs/probes/{machine}/threads={threads}/precision={precision}.log",
     conda:
-        env_file(KERAS_ON_TORCH)
-    threads: bench_threads
+        plan.env_file(targets.KERAS_ON_TORCH)
+    threads: plan.bench_threads
     resources:
-        cpu_exclusive=WHOLE_CPU,
+        cpu_exclusive=targets.WHOLE_CPU,
     params:
-        python=keras_on_torch_python(),
-        src=os.path.relpath(SRC),
+        python=plan.keras_on_torch_python(),
+        src=plan.src,
     shell:
-        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.probe"
+        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.run.probe"
         " --precision {wildcards.precision} --threads {wildcards.threads}"
         " --machine {wildcards.machine:q} --output {output:q} > {log:q} 2>&1"
 
 
 rule gpu_probe:
     input:
-        unpack(lambda wildcards: probe_inputs(TORCH_ON_GPUS)),
+        unpack(lambda wildcards: plan.probe_inputs(targets.TORCH_ON_GPUS)),
     output:
         "results/probes/{machine}/gpu/precision={precision}.json",
     log:
         "logs/probes/{machine}/gpu/precision={precision}.log",
     conda:
-        env_file(TORCH_ON_GPUS)
+        plan.env_file(targets.TORCH_ON_GPUS)
     resources:
         gpu=1,
     params:
-        python=environment_python(TORCH_ON_GPUS),
-        src=os.path.relpath(SRC),
-        locks=lambda wildcards: shlex.quote(config["gpu_lock_dir"] or ""),
+        python=plan.environment_python(targets.TORCH_ON_GPUS),
+        src=plan.src,
+        locks=plan.gpu_lock_dir,
     shell:
-        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.probe --device gpu"
+        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.run.probe --device gpu"
         " --precision {wildcards.precision} --threads all --gpu-lock-dir {params.locks}"
         " --machine {wildcards.machine:q} --output {output:q} > {log:q} 2>&1"
 
@@ -135,11 +135,11 @@ rule utilisation:
     input:
         summary="results/summary.csv",
         metrics="results/metrics.csv",
-        probes=machine_probes() + gpu_probes(),
-        peaks=GPU_PEAKS,
-        data=workload_data(),
-        counted=list(counted_flops().values()),
-        code=str(PACKAGE / "flops.py"),
+        probes=plan.machine_probes() + plan.gpu_probes(),
+        peaks="workflow/resources/gpu_peaks.csv",
+        data=plan.workload_data(),
+        counted=list(plan.counted_flops().values()),
+        code=plan.code("models/flops"),
     output:
         csv=report(
             "results/tables/utilisation.csv",
@@ -159,8 +159,8 @@ rule utilisation:
     conda:
         MAIN_ENV
     params:
-        workloads=[(dataset, model) for dataset, model, _ in WORKLOADS],
-        counted=counted_flops(),
+        workloads=[(dataset, model) for dataset, model, _ in plan.workloads],
+        counted=plan.counted_flops(),
     script:
         "../scripts/utilisation.py"
 

@@ -2,7 +2,7 @@
 
 import sys
 
-from dlbench import abstraction, collect, tables
+from dlbench.analysis import abstraction, collect, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 cost = abstraction.abstraction_cost(

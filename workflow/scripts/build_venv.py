@@ -3,7 +3,7 @@ it cannot be built, ready.json says so and why (the runs report it)."""
 
 from pathlib import Path
 
-from dlbench.envspec import build_or_report
+from dlbench.environments.envspec import build_or_report
 
 build_or_report(
     snakemake.params.spec,

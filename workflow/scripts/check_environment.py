@@ -1,7 +1,7 @@
 """Check an existing interpreter for a backend (rule check_existing_environment):
 what it holds against the env file's pins, or why the backend cannot run there."""
 
-from dlbench.envspec import check_existing
+from dlbench.environments.envspec import check_existing
 
 check_existing(
     snakemake.params.spec,

@@ -3,7 +3,7 @@
 
 import sys
 
-from dlbench import cold_start, collect, tables
+from dlbench.analysis import cold_start, collect, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 if snakemake.rule == "plot_cold_start":

@@ -3,7 +3,7 @@
 import json
 import sys
 
-from dlbench import collect
+from dlbench.analysis import collect
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 records = collect.load_records(snakemake.input.local)

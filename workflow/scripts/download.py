@@ -2,8 +2,8 @@
 
 import sys
 
-from dlbench import integrity
-from dlbench.data import fetch
+from dlbench.data.datasets import fetch
+from dlbench.run import integrity
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 fetch(

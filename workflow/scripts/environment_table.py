@@ -2,7 +2,7 @@
 
 import sys
 
-from dlbench import collect, hardware, tables
+from dlbench.analysis import collect, hardware, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 table = hardware.environment_table(collect.read_table(snakemake.input[0]))

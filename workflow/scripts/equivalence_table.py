@@ -2,7 +2,8 @@
 
 import sys
 
-from dlbench import collect, equivalence, equivalence_verdicts, tables
+from dlbench.analysis import collect, equivalence_verdicts, tables
+from dlbench.run import equivalence
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 settings = snakemake.params.settings

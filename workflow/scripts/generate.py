@@ -2,7 +2,8 @@
 
 import sys
 
-from dlbench import fixtures, integrity
+from dlbench.data import fixtures
+from dlbench.run import integrity
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 fixtures.write(snakemake.params.like, snakemake.output[0], **snakemake.params.sizes)

@@ -6,7 +6,7 @@ import sys
 
 import pandas as pd
 
-from dlbench import imports
+from dlbench.record import imports
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 accepted, verdicts = imports.import_records(snakemake.params.sources, snakemake.params.machine)

@@ -2,7 +2,9 @@
 
 import sys
 
-from dlbench import catalog, lines, tables
+from dlbench import catalog
+from dlbench.analysis import tables
+from dlbench.models import lines
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 catalog.add_from_config(snakemake.config)

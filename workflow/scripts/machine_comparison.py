@@ -4,7 +4,7 @@ machines (rule machine_interaction)."""
 
 import sys
 
-from dlbench import collect, machines, tables
+from dlbench.analysis import collect, machines, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 if snakemake.rule == "machine_comparison":

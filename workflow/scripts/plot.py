@@ -3,7 +3,7 @@ plot_throughput, plot_scaling, plot_threads_scaling)."""
 
 import sys
 
-from dlbench import collect, plots
+from dlbench.analysis import collect, plots
 
 PLOTTERS = {
     "plot_epoch_time": plots.epoch_time,

@@ -2,7 +2,7 @@
 
 import sys
 
-from dlbench import collect, plots
+from dlbench.analysis import collect, plots
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 PLOTTERS = {

@@ -2,7 +2,7 @@
 
 import sys
 
-from dlbench import collect, plots, published
+from dlbench.analysis import collect, plots, published
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 PLOTTERS = {

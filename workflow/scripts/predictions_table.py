@@ -2,7 +2,7 @@
 
 import sys
 
-from dlbench import collect, equivalence_verdicts, tables
+from dlbench.analysis import collect, equivalence_verdicts, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 settings = snakemake.params.settings

@@ -2,8 +2,9 @@
 
 import sys
 
-from dlbench import catalog, integrity
-from dlbench.data import prepare
+from dlbench import catalog
+from dlbench.data.datasets import prepare
+from dlbench.run import integrity
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 catalog.add_from_config(snakemake.config)  # synthetic datasets of the config

@@ -4,7 +4,7 @@ import sys
 
 import pandas as pd
 
-from dlbench import collect, published, tables
+from dlbench.analysis import collect, published, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 table = published.side_by_side(

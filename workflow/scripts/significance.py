@@ -3,7 +3,7 @@
 
 import sys
 
-from dlbench import collect, stats, tables
+from dlbench.analysis import collect, stats, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 alpha = snakemake.params.significance_level

@@ -2,7 +2,7 @@
 
 import sys
 
-from dlbench import collect, speedups, tables
+from dlbench.analysis import collect, speedups, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 found = speedups.speedups(

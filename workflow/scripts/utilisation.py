@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench import catalog, collect, flops, tables, utilisation, workloads
+from dlbench import catalog
+from dlbench.analysis import collect, tables, utilisation
+from dlbench.models import flops, workloads
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 

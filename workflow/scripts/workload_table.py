@@ -2,7 +2,7 @@
 
 import sys
 
-from dlbench import collect, tables
+from dlbench.analysis import collect, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 dataset, model = snakemake.wildcards.dataset, snakemake.wildcards.model

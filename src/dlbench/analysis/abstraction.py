@@ -1,0 +1,163 @@
+"""The cost of abstraction: Keras on a framework against the same framework's
+native implementation of the same workload, from the collected tables.
+
+For training the measure is the steady-state epoch time (every epoch after
+the first), for inference the latency of one sample; the ratio is Keras'
+median over native's median, so 1.5 means Keras takes 1.5 times as long.
+Its confidence interval comes from a hierarchical bootstrap: repeats are
+resampled, then the epochs (or calls) within each chosen repeat, so that
+both the variation between runs and within a run widen it.
+"""
+
+import numpy as np
+import pandas as pd
+
+from dlbench import catalog
+from dlbench.plan import matrix
+
+PAIR = matrix.cell_columns("backend")
+MEASURES = {
+    "train": ("steady epoch seconds", "epochs"),
+    "infer": ("p50 latency ms", "latencies"),
+}
+COLUMNS = PAIR + [
+    "task",
+    "accelerator",
+    "framework",
+    "keras_backend",
+    "native_backend",
+    "measure",
+    "keras_median",
+    "native_median",
+    "ratio",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "ci_level",
+    "keras_samples",
+    "native_samples",
+    "keras_repeats",
+    "native_repeats",
+]
+
+
+def pairs(backends):
+    """(Keras backend, native backend) for every native backend whose Keras
+    counterpart is also among ``backends``."""
+    found = []
+    for backend in backends:
+        counterpart = catalog.BACKENDS[backend].get("keras")
+        if backend.startswith("native-") and counterpart in backends:
+            found.append((counterpart, backend))
+    return sorted(found)
+
+
+def steady_epochs(epochs_frame):
+    """Epoch seconds after the first, by run."""
+    return epochs_frame[epochs_frame["epoch"] > 1].rename(columns={"seconds": "value"})
+
+
+def latency_calls(latencies_frame):
+    return latencies_frame.rename(columns={"ms": "value"})
+
+
+def _groups(frame, backend, cell):
+    """The values of one cell's runs that finished, one array per repeat."""
+    chosen = frame[(frame["backend"] == backend) & (frame[PAIR] == list(cell)).all(axis=1)]
+    return [group["value"].to_numpy(float) for _, group in chosen.groupby("repeat", sort=True)]
+
+
+def hierarchical_medians(groups, draws, rng):
+    """``draws`` bootstrap medians: resample the repeats, then the values
+    within each chosen repeat, and take the median of what was drawn."""
+    medians = np.empty(draws)
+    for i in range(draws):
+        chosen = rng.integers(len(groups), size=len(groups))
+        drawn = [groups[j][rng.integers(len(groups[j]), size=len(groups[j]))] for j in chosen]
+        medians[i] = np.median(np.concatenate(drawn))
+    return medians
+
+
+def ratio_ci(numerator, denominator, level=0.95, draws=2000, seed=0):
+    """Median(numerator) / median(denominator) and a percentile bootstrap
+    interval for it; each argument is a list of arrays, one per repeat."""
+    ratio = np.median(np.concatenate(numerator)) / np.median(np.concatenate(denominator))
+    rng = np.random.default_rng(seed)
+    drawn = hierarchical_medians(numerator, draws, rng) / hierarchical_medians(
+        denominator, draws, rng
+    )
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(drawn, [tail, 1.0 - tail])
+    return float(ratio), float(low), float(high)
+
+
+def abstraction_cost(metrics_frame, epochs_frame, latencies_frame, level=0.95, draws=2000):
+    """One row per (workload, devices, framework) where both the Keras and
+    the native backend of the framework have runs that finished."""
+    values = {"epochs": steady_epochs(epochs_frame), "latencies": latency_calls(latencies_frame)}
+    ok = metrics_frame[metrics_frame["status"] == "ok"]
+    rows = []
+    for keras, native in pairs(set(ok["backend"])):
+        both = ok[ok["backend"].isin([keras, native])]
+        for cell, runs in both.groupby(PAIR, sort=True):
+            if set(runs["backend"]) != {keras, native}:
+                continue
+            task = runs["task"].iloc[0]
+            measure, source = MEASURES[task]
+            frame = values[source]
+            frame = frame.merge(ok[["backend"] + PAIR + ["repeat"]])
+            keras_groups = _groups(frame, keras, cell)
+            native_groups = _groups(frame, native, cell)
+            if not keras_groups or not native_groups:
+                continue  # one epoch only: no steady state to compare
+            ratio, low, high = ratio_ci(keras_groups, native_groups, level, draws)
+            rows.append(
+                {
+                    **dict(zip(PAIR, cell)),
+                    "task": task,
+                    "accelerator": runs["accelerator"].iloc[0],
+                    "framework": catalog.BACKENDS[native]["framework"],
+                    "keras_backend": keras,
+                    "native_backend": native,
+                    "measure": measure,
+                    "keras_median": float(np.median(np.concatenate(keras_groups))),
+                    "native_median": float(np.median(np.concatenate(native_groups))),
+                    "ratio": ratio,
+                    "ratio_ci_low": low,
+                    "ratio_ci_high": high,
+                    "ci_level": level,
+                    "keras_samples": sum(len(g) for g in keras_groups),
+                    "native_samples": sum(len(g) for g in native_groups),
+                    "keras_repeats": len(keras_groups),
+                    "native_repeats": len(native_groups),
+                }
+            )
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def table(cost):
+    """The report's layout: a row per workload and measure, a column per
+    framework, 'ratio [CI]'."""
+    if cost.empty:
+        return pd.DataFrame(columns=["workload", "devices", "measure"])
+    setting = matrix.shown_settings(cost)
+    cost = cost.assign(
+        workload=cost["dataset"] + " / " + cost["model"],
+        value=[
+            "{:.2f} [{:.2f}, {:.2f}]".format(r, lo, hi)
+            for r, lo, hi in zip(cost["ratio"], cost["ratio_ci_low"], cost["ratio_ci_high"])
+        ],
+        column=cost["keras_backend"] + " / " + cost["native_backend"],
+    )
+    shown = cost.pivot(index=["workload"] + setting + ["measure"], columns="column", values="value")
+    shown = shown.astype(object).where(shown.notna(), None)  # missing shows as "–", not "nan"
+    return shown.reset_index().rename_axis(columns=None)
+
+
+CAPTION = (
+    "Cost of abstraction: Keras on a framework / the framework's native implementation of the "
+    "same model, same data order and hyper-parameters. Training: median steady-state epoch "
+    "time (epochs 2 onwards, all repeats); inference: median latency of one sample. Above 1: "
+    "Keras is slower. [95 % interval]: hierarchical bootstrap (repeats, then epochs or calls "
+    "within a repeat), 2,000 draws. On one repeat the interval covers the variation between "
+    "epochs only, not between runs."
+)

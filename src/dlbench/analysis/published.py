@@ -1,0 +1,230 @@
+"""Our measurements beside the published ones (workflow/resources/
+published_results.csv, copied from the seeds' papers and posts).
+
+Absolute seconds on a K80 in 2017 and on this run's hardware do not
+compare; rankings do. So each source's figures are divided by the fastest
+framework's in the same source, workload and hardware, and ours by the
+fastest of our backends that have a published counterpart on that
+workload and hardware: 1 is the fastest, 2 takes twice as long.
+"""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from dlbench.analysis.collect import setting_labels  # noqa: E402
+from dlbench.models import workloads
+from dlbench.plan import matrix  # noqa: E402
+
+# Published workload -> our model (each workload's PUBLISHED_AS; e.g.
+# DeepLearningFrameworks' "cifar10_cnn" is our vgg_cifar), and which of our
+# figures its metric is.
+WORKLOADS = {
+    alias: model
+    for model in workloads.names()
+    for alias in getattr(workloads.facts(model), "PUBLISHED_AS", ())
+}
+OUR_FIGURE = {
+    "time_per_epoch": "steady_epoch_seconds",
+    # Published as seconds for 10 (or 3) epochs, first epoch included; ours
+    # is the steady state. Ratios to the fastest are what is compared.
+    "train_time": "steady_epoch_seconds",
+    "time_per_1000_images": "seconds_per_1000_samples",
+}
+# Published framework -> our backend. Gluon and the symbolic MXNet API are
+# both MXNet here (ours is Gluon, hybridised); Lasagne ran on Theano, whose
+# maintained successor is PyTensor. Caffe2 and Julia-Knet have no
+# counterpart.
+BACKENDS = {
+    "Keras(TF)": "keras-tensorflow",
+    "Keras(CNTK)": "keras2-cntk",
+    "Keras(Theano)": "keras2-theano",
+    "Keras(MXNet)": "keras-mxnet",
+    "Tensorflow": "native-tensorflow",
+    "PyTorch": "native-torch",
+    "MXNet": "native-mxnet",
+    "Gluon": "native-mxnet",
+    "Chainer": "native-chainer",
+    "CNTK": "native-cntk",
+    "Lasagne(Theano)": "native-pytensor",
+}
+
+COLUMNS = [
+    "workload",
+    "framework",
+    "backend",
+    "source",
+    "published_hardware",
+    "metric",
+    "published_value",
+    "unit",
+    "published_relative",
+    "dataset",
+    "our_hardware",
+    "our_figure",
+    "our_value",
+    "published_relative_common",
+    "our_relative_common",
+    "published_rank",
+    "our_rank",
+    "notes",
+]
+
+
+def _relative(values):
+    return values / values.min()
+
+
+def our_cells(summary, metrics):
+    """Our measured cells of the published workloads with a published
+    counterpart, each with its hardware named."""
+    setting = matrix.cell_columns("backend")
+    cpus = metrics.groupby(setting)["cpu_model"].first()
+    gpus = metrics.groupby(setting)["gpu_model"].first()
+    summary = summary.assign(setting=setting_labels(summary))
+    ours = summary[
+        summary["model"].isin(WORKLOADS.values())
+        & summary["backend"].isin(BACKENDS.values())
+        & summary["status"].isin(["ok", "partial"])
+    ].copy()
+    rows = []
+    for key, cells in ours.groupby(setting):
+        first = cells.iloc[0]
+        dataset, model = first["dataset"], first["model"]
+        if int(first["devices"]) == 0 or first["accelerator"] != "gpu":
+            processor = cpus.get(key)
+        else:
+            processor = gpus.get(key)
+        hardware = "{} ({})".format(first["setting"], processor or "unrecorded")
+        for figure in sorted(set(OUR_FIGURE.values())):
+            measured = cells[cells[figure].notna()]
+            if not len(measured):
+                continue
+            for _, cell in measured.iterrows():
+                rows.append(
+                    {
+                        "dataset": dataset,
+                        "model": model,
+                        "backend": cell["backend"],
+                        "our_hardware": hardware,
+                        "our_figure": figure,
+                        "our_value": cell[figure],
+                    }
+                )
+    columns = ["dataset", "model", "backend", "our_hardware", "our_figure", "our_value"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def side_by_side(published, summary, metrics):
+    """Every published figure, its ratio to the fastest of its source,
+    workload and hardware, and beside it our measurement of the same
+    framework on the same model (one row per hardware we measured; none
+    where we did not run it)."""
+    published = published.assign(
+        model=published["workload"].map(WORKLOADS),
+        backend=published["framework"].map(BACKENDS),
+        our_figure=published["metric"].map(OUR_FIGURE),
+    ).rename(columns={"hardware": "published_hardware", "value": "published_value"})
+    group = ["source", "workload", "published_hardware", "metric"]
+    published["published_relative"] = published.groupby(group)["published_value"].transform(
+        _relative
+    )
+    ours = our_cells(summary, metrics)
+    joined = published.merge(ours, how="left", on=["model", "backend", "our_figure"])
+    # Rankings compare over the frameworks both sides measured: per source,
+    # workload and hardware, and our dataset and hardware.
+    common = joined[joined["our_value"].notna()]
+    together = common.groupby(group + ["dataset", "our_hardware"])
+    for side in ("published", "our"):
+        value = common[side + "_value"]
+        joined.loc[common.index, side + "_relative_common"] = value / together[
+            side + "_value"
+        ].transform("min")
+        joined.loc[common.index, side + "_rank"] = together[side + "_value"].rank(method="dense")
+    return joined[COLUMNS].sort_values(
+        ["workload", "source", "published_hardware", "published_relative", "our_hardware"],
+        ignore_index=True,
+    )
+
+
+PUBLISHED_COLOURS = ("tab:blue", "tab:orange", "tab:purple")
+OURS_COLOURS = ("tab:green", "darkgreen", "limegreen")
+
+
+def plot(table, output):
+    """Per published workload we measured: the ratio to the fastest of
+    every framework in each published source/hardware and in ours."""
+    measured = table[table["our_value"].notna()]
+    workloads = sorted(measured["workload"].unique())
+    if not workloads:
+        figure, axis = plt.subplots(figsize=(7, 2))
+        axis.axis("off")
+        axis.text(0.5, 0.5, "No published workload was measured in this run.", ha="center")
+        figure.savefig(output, dpi=110)
+        plt.close(figure)
+        return
+    figure, axes = plt.subplots(
+        len(workloads), 1, figsize=(12, 1.5 + 2.4 * len(workloads)), squeeze=False
+    )
+    for axis, workload in zip(axes[:, 0], workloads):
+        rows = table[table["workload"] == workload]
+        frameworks = sorted(rows.loc[rows["our_value"].notna(), "framework"].unique())
+        published = rows[rows["our_value"].notna()].drop_duplicates(
+            ["source", "published_hardware", "framework"]
+        )
+        ours = rows[rows["our_value"].notna()].drop_duplicates(["our_hardware", "framework"])
+        series = [
+            ("published: {}".format(hardware), group, "published_relative_common")
+            for hardware, group in published.groupby("published_hardware")
+        ] + [
+            ("ours: {}".format(hardware), group, "our_relative_common")
+            for hardware, group in ours.groupby("our_hardware")
+        ]
+        height = 0.8 / max(1, len(series))
+        for index, (label, group, column) in enumerate(series):
+            positions = [
+                frameworks.index(f) + (index - (len(series) - 1) / 2) * height
+                for f in group["framework"]
+            ]
+            ours = label.startswith("ours")
+            # ours in greens, the published sources in blues and oranges
+            colour = (OURS_COLOURS if ours else PUBLISHED_COLOURS)[index % 3]
+            axis.plot(group[column], positions, "s" if ours else "o", color=colour, label=label)
+            axis.hlines(positions, 1, group[column], color=colour, linewidth=1)
+        axis.set_yticks(np.arange(len(frameworks)))
+        axis.set_yticklabels(
+            [
+                "{} ({})".format(f, rows.loc[rows["framework"] == f, "backend"].iloc[0])
+                for f in frameworks
+            ],
+            fontsize=8,
+        )
+        axis.axvline(1, color="black", linewidth=0.8)
+        axis.set_xlim(left=0.95)
+        axis.set_xlabel("time / fastest of the frameworks measured on both sides")
+        axis.set_title(
+            "{} (ours: {})".format(
+                workload, ", ".join(sorted(rows.loc[rows["our_value"].notna(), "dataset"].unique()))
+            )
+        )
+        axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    figure.tight_layout()
+    figure.savefig(output, dpi=110)
+    plt.close(figure)
+
+
+CAPTION = (
+    "Published figures beside ours, joined by workload and framework (MXNet and Gluon are both "
+    "native-mxnet; Lasagne on Theano is native-pytensor). published_relative: the figure over "
+    "the fastest framework's of the same source, workload and hardware, as published (1 = "
+    "fastest). Absolute seconds on a K80 in 2017 and on our hardware do not compare; rankings "
+    "do: published_relative_common and our_relative_common divide by the fastest of the "
+    "frameworks measured on both sides (per source and hardware, and per hardware we ran), and "
+    "the ranks are among those. Training compares "
+    "our steady-state epoch with the published epoch or total training time, feature extraction "
+    "seconds per 1,000 images. Our dataset may be a stand-in (digits for MNIST, tiny generated "
+    "CIFAR-10/IMDB/bAbI in the smoke run), named in the dataset column."
+)

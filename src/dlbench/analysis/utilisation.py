@@ -1,0 +1,205 @@
+"""Achieved FLOP/s and model FLOP utilisation (MFU) of every measured cell.
+
+Achieved = analytic FLOPs per sample (dlbench.models.flops; counted by
+dlbench.models.flops_count for the user's own models) x samples per second:
+training counts the forward and backward pass at the steady-state training
+throughput; inference counts the forward pass at the batched throughput
+(seconds per 1,000 samples). MFU = achieved / peak. The peak of a GPU cell
+is the rate one GPU reached in torch's matrix product at its plateau (rule
+gpu_probe) times the device count, the datasheet's rate per GPU
+(workflow/resources/gpu_peaks.csv) beside it and in its place without a
+probe; of a CPU cell (emulated devices too: they share the CPU) the fastest
+float32 matrix-multiply probe of any run on the same machine and threads:
+load from other work and an old environment's BLAS can only slow a probe
+down, so the fastest is the closest to what the CPU can do (the median of
+all runs understated it enough that a well-built framework ran at "135%" of
+it).
+"""
+
+import pandas as pd
+
+from dlbench import catalog
+from dlbench.analysis import hardware
+from dlbench.plan import matrix
+
+CELL = list(matrix.CELL)
+COLUMNS = CELL + [
+    "accelerator",
+    "task",
+    "forward_gflops_per_sample",
+    "training_gflops_per_sample",
+    "samples_per_second",
+    "achieved_gflops",
+    "peak_gflops",
+    "peak_source",
+    "datasheet_gflops",
+    "mfu",
+]
+
+
+def _datasheet_peak(cell, runs, peaks):
+    """The datasheet rate of the cell's GPUs in the precision it ran:
+    FP32, or the half-precision (bfloat16 / float16 tensor) rate."""
+    models = runs["gpu_model"].dropna()
+    row = hardware.gpu_peak(models.iloc[0], peaks) if len(models) else None
+    if row is None:
+        return None, "no peak for GPU {!r}".format(models.iloc[0] if len(models) else None)
+    devices = int(cell["devices"])
+    column, name = ("fp32_tflops", "FP32")
+    if cell.get("precision", catalog.FLOAT32) != catalog.FLOAT32:
+        column, name = ("half_precision_tflops", "half precision")
+    if pd.isna(row[column]):
+        return None, "no {} peak for {} in the datasheet table".format(name, row["gpu"])
+    return (
+        row[column] * 1000 * devices,
+        "{} x {} {} {:g} TFLOP/s ({})".format(
+            devices, row["gpu"], name, row[column], row["source"]
+        ),
+    )
+
+
+def _gpu_probe(cell, probes):
+    """The machine's GPU probe (rule gpu_probe) in the cell's precision."""
+    for found in probes:
+        if found.get("device") != "gpu" or "gflops" not in found:
+            continue
+        if (found["machine"], found["precision"]) == (cell["machine"], cell.get("precision")):
+            return found
+    return None
+
+
+def _gpu_peak(cell, runs, peaks, probes):
+    """The rate one of the machine's GPUs reached at its plateau in the
+    cell's precision (rule gpu_probe) x GPUs; the datasheet's where no probe
+    ran. Returns (peak, source, datasheet peak)."""
+    datasheet, datasheet_source = _datasheet_peak(cell, runs, peaks)
+    probe = _gpu_probe(cell, probes)
+    if probe is None:
+        return datasheet, datasheet_source, datasheet
+    devices = int(cell["devices"])
+    return (
+        probe["gflops"] * devices,
+        "{} x {} {} matmul probe at {} x {}{} ({}); datasheet: {}".format(
+            devices,
+            probe["gpu_name"],
+            probe["dtype"],
+            probe["size"],
+            probe["size"],
+            "" if probe["reached_plateau"] else ", below its plateau (size limit)",
+            probe["library"],
+            datasheet_source,
+        ),
+        datasheet,
+    )
+
+
+def _machine_probe(cell, probes):
+    """The machine's probe (rule cpu_probe) for the cell's machine, threads
+    and precision, or None."""
+    for found in probes:
+        if "gflops" not in found or found.get("device") == "gpu":  # could not run; a GPU's
+            continue
+        same = (found["machine"], str(found["threads_setting"]), found["precision"])
+        if same == (cell["machine"], str(cell["threads"]), cell.get("precision", "float32")):
+            return found
+    return None
+
+
+def _peak(cell, runs, every_run, peaks, probes=()):
+    """A CPU cell's peak GFLOP/s and where it comes from (a GPU cell's: ``_gpu_peak``). It is the
+    machine's probe in the cell's precision at the size where its rate stops rising (rule
+    cpu_probe); without one, for float32, the fastest quick probe of any run on the same
+    host and CPU with the same threads, whichever environment ran it (the probe goes through
+    each environment's numpy, and an old numpy's BLAS is slower than the machine; the
+    environment table shows each one's)."""
+    probe = _machine_probe(cell, probes)
+    if probe is not None:
+        return probe["gflops"], (
+            "CPU {} matmul probe on {}, {} thread(s), at {} x {}{} ({})".format(
+                probe["dtype"],
+                probe["hostname"],
+                probe["threads"],
+                probe["size"],
+                probe["size"],
+                "" if probe["reached_plateau"] else ", below its plateau (size limit)",
+                probe["library"],
+            )
+        )
+    precision = cell.get("precision", catalog.FLOAT32)
+    if precision != catalog.FLOAT32:
+        return None, "no {} probe on this machine: MFU not computed".format(precision)
+    machine = runs[["hostname", "cpu_model", "threads_used"]].dropna().drop_duplicates()
+    if not len(machine):
+        return None, "no matmul probe recorded"
+    host, cpu, threads = machine.iloc[0]
+    probes = every_run[
+        (every_run["hostname"] == host)
+        & (every_run["cpu_model"] == cpu)
+        & (every_run["threads_used"] == threads)
+    ]["matmul_probe_gflops"].dropna()
+    if not len(probes):
+        return None, "no matmul probe recorded"
+    return probes.max(), (
+        "CPU float32 matmul probe on {}, {} thread(s): fastest of its {} runs".format(
+            host, int(threads), len(probes)
+        )
+    )
+
+
+def table(summary, metrics, per_sample, peaks, probes=()):
+    """``per_sample`` maps (dataset, model) to flops.per_sample's dict;
+    ``probes``: the machines' probes (probe.machine_probe's records)."""
+    rows = []
+    measured = summary[summary["status"].isin(["ok", "partial"])]
+    ok = metrics[metrics["status"] == "ok"]
+    for _, cell in measured.iterrows():
+        flops = per_sample.get((cell["dataset"], cell["model"]))
+        if flops is None:
+            continue
+        runs = ok[(ok[CELL] == cell[CELL].tolist()).all(axis=1)]
+        if cell["task"] == "train":
+            rate = cell["samples_per_second"]
+            achieved = flops["training"] * rate / 1e9
+        else:
+            rate = 1000.0 / cell["seconds_per_1000_samples"]
+            achieved = flops["forward"] * rate / 1e9
+        if cell["accelerator"] == "gpu" and int(cell["devices"]) > 0:
+            peak, source, datasheet = _gpu_peak(cell, runs, peaks, probes)
+        else:
+            (peak, source), datasheet = _peak(cell, runs, ok, peaks, probes), None
+        rows.append(
+            {
+                **{key: cell[key] for key in CELL + ["accelerator", "task"]},
+                "forward_gflops_per_sample": flops["forward"] / 1e9,
+                "training_gflops_per_sample": flops["training"] / 1e9,
+                "samples_per_second": rate,
+                "achieved_gflops": achieved,
+                "peak_gflops": peak,
+                "peak_source": source,
+                "datasheet_gflops": datasheet,
+                "mfu": achieved / peak if peak else None,
+            }
+        )
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+CAPTION = (
+    "Analytic FLOPs per sample (2 x multiply-adds of the dense, convolution and recurrent "
+    "matrix products, from the layer shapes; training = forward + backward as frameworks "
+    "compute it; for a model of your own, counted by PyTorch's FLOP counter on the model Keras "
+    "builds, same convention), achieved GFLOP/s (training: x steady-state samples per second; "
+    "inference: forward x batched samples per second) and model FLOP utilisation (MFU) = "
+    "achieved / peak. Peak: for GPU cells the rate one GPU reached in the cell's precision at "
+    "the size where torch's matrix product stops speeding up (rule gpu_probe) x GPUs, the "
+    "datasheet's rate (FP32 or, for mixed precision, half precision; TF32 would allow more in "
+    "float32) beside it as datasheet_gflops, and in its place where no probe ran; for CPU cells"
+    " the machine's matrix-product probe in the cell's precision on the same threads, at the "
+    "size where its rate stops rising (without one, for float32, the fastest quick 1024 x 1024 "
+    "probe of any run). Above 100 % means the cell did not compute in the precision it names. "
+    "Element-wise work, data loading and framework overhead count as time but not as FLOPs, so "
+    "small models score low."
+)
+
+
+def shown(frame):
+    return frame.assign(mfu=[None if pd.isna(v) else "{:.1%}".format(v) for v in frame["mfu"]])

@@ -1,0 +1,424 @@
+"""The GPU campaign: config/gpu.yaml run on a GPU machine that has no network,
+inside a time budget, its records packed to take home (docs/gpus.md).
+
+On that machine, from the repository's root, with the kit of ``make gpu-kit``
+carried beside it::
+
+    PYTHONPATH=src python3 -m dlbench.campaign.gpu_campaign --out "$OUT"
+
+1. An interpreter for every step: a venv of the machine's ``python3`` whose
+   path reaches that interpreter's own packages (its CUDA frameworks) after
+   the kit's wheels, installed with ``pip --no-index --no-deps --target``; the
+   kit's requirements are checked against what the machine holds.
+2. The config: ``config/gpu.yaml`` with every backend pointed at that
+   interpreter (existing environments).
+3. Snakemake in stages, the GPU runs first, then the CPU runs, then the
+   tables and the report, each stage as long as the budget allows. At the
+   budget's end Snakemake is interrupted, which removes the outputs of the
+   jobs it cut off; the same command again resumes where it stopped.
+4. The records, tables, plots, logs and the report packed into ``--out``
+   (results.tar.gz, campaign.json), within what a command brings back.
+
+The first part runs in the machine's interpreter with the standard library
+alone; the rest in the prepared interpreter (``--inside``).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+KIT_DIR = ".gpu-kit"
+ENV_DIR = ".gpu-env"
+CONFIG = "config/gpu.yaml"
+# What one command brings back: files of at most 16 MiB.
+RETURN_LIMIT_BYTES = 16 * 2**20
+# What the packed results hold: records, epoch logs, tables, plots, logs and
+# the report; never data or weights.
+PACKED_SUFFIXES = (".json", ".csv", ".md", ".png", ".svg", ".html", ".log", ".txt", ".sha256")
+INTERRUPT_GRACE_SECONDS = 60
+
+
+def say(message):
+    print("[gpu campaign {}] {}".format(time.strftime("%H:%M:%S"), message), flush=True)
+
+
+# -- 1. the interpreter (the machine's python3, standard library only) ----------
+
+
+SITE_HOOK = "import site; site.addsitedir({!r})\n"
+
+
+def image_site_dirs(python):
+    out = subprocess.check_output(
+        [python, "-c", "import json, site; print(json.dumps(site.getsitepackages()))"]
+    )
+    return [path for path in json.loads(out.decode()) if os.path.isdir(path)]
+
+
+def prepare_interpreter(kit, python, env_dir):
+    """The venv at ``env_dir``: the kit's wheels, then the machine's own
+    packages (their .pth files processed, as in their own interpreter).
+    Made again only when the kit or the interpreter changed."""
+    kit, env_dir = Path(kit), Path(env_dir)
+    if not (kit / "kit.json").exists():
+        raise SystemExit(
+            "no GPU kit in {}: run `make gpu-kit` where pip reaches PyPI, and carry {}".format(
+                kit, kit
+            )
+        )
+    wheels = sorted(str(path) for path in kit.glob("*.whl"))
+    identity = {"python": python, "wheels": [os.path.basename(w) for w in wheels]}
+    ready = env_dir / "ready.json"
+    env_python = env_dir / "bin" / "python"
+    if ready.exists() and json.loads(ready.read_text()) == identity:
+        say("interpreter ready: {}".format(env_python))
+        return str(env_python)
+    started = time.time()
+    shutil.rmtree(str(env_dir), ignore_errors=True)
+    subprocess.check_call([python, "-m", "venv", "--without-pip", str(env_dir)])
+    site_dir = subprocess.check_output(
+        [str(env_python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
+    )
+    site_dir = Path(site_dir.decode().strip())
+    hooks = "".join(SITE_HOOK.format(path) for path in image_site_dirs(python))
+    (site_dir / "zz-machine-packages.pth").write_text(hooks)
+    install = [python, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps"]
+    subprocess.check_call(install + ["--target", str(site_dir)] + wheels)
+    ready.write_text(json.dumps(identity))
+    say(
+        "interpreter {} prepared in {:.0f} s: {} wheels of the kit, then {}'s packages".format(
+            env_python, time.time() - started, len(wheels), python
+        )
+    )
+    return str(env_python)
+
+
+def outer(args):
+    started = time.time()
+    env_python = prepare_interpreter(args.kit, args.python, args.env)
+    inside = [
+        env_python,
+        "-m",
+        "dlbench.campaign.gpu_campaign",
+        "--inside",
+        "--started",
+        str(started),
+    ]
+    passed = [a for a in (args.argv or []) if a != "--inside"]
+    environ = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [args.src, os.environ.get("PYTHONPATH")])),
+    )
+    return subprocess.call(inside + passed, env=environ)
+
+
+# -- 2.-4. inside the prepared interpreter ---------------------------------------
+
+
+def unmet_requirements(names):
+    """What the kit's distributions require and this interpreter lacks or
+    holds at a version they exclude."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    problems = []
+    for name in names:
+        for line in metadata.distribution(name).requires or []:
+            requirement = Requirement(line)
+            if requirement.marker and not requirement.marker.evaluate({"extra": ""}):
+                continue
+            try:
+                held = metadata.version(requirement.name)
+            except metadata.PackageNotFoundError:
+                problems.append("{} needs {}: absent".format(name, requirement))
+                continue
+            if not requirement.specifier.contains(held, prereleases=True):
+                problems.append("{} needs {}: this machine has {}".format(name, requirement, held))
+    return problems
+
+
+def campaign_config(args, env_python):
+    """The overlay on the campaign's config: every backend in the prepared
+    interpreter, the device counts asked for."""
+    import yaml
+
+    with open(args.config) as handle:
+        base = yaml.safe_load(handle)
+    overlay = {
+        "env_mode": "existing",
+        "existing_environments": {backend: env_python for backend in base["backends"]},
+    }
+    if args.devices is not None:
+        overlay["devices"] = args.devices
+    path = Path(args.env) / "campaign.yaml"
+    path.write_text(yaml.safe_dump(overlay))
+    return [args.config, str(path)]
+
+
+def planned_runs(configfiles):
+    """The run records the config plans (as the workflow reads it)."""
+    import yaml
+    from snakemake.utils import validate
+
+    from dlbench.plan import matrix
+
+    config = {}
+    for path in configfiles:
+        with open(path) as handle:
+            config.update(yaml.safe_load(handle))
+    validate(config, "workflow/schemas/config.schema.yaml")
+    matrix.check(config)
+    return [(run, matrix.run_dir(run) + "/run.json") for run in matrix.runs(config)]
+
+
+def in_default_mode(run, planned):
+    """Eager where the backend has both modes (its compiled cell costs a
+    compile per run: torch.compile takes most of a minute), compiled where
+    compiling is all it does (JAX)."""
+    return run.compile == "eager" or run._replace(compile="eager") not in planned
+
+
+def recorded_elsewhere(packs):
+    """The run records (paths) that earlier campaigns' results.tar.gz hold
+    with status ok: a fresh machine need not run them again."""
+    found = set()
+    for path in packs or []:
+        with tarfile.open(path) as tar:
+            for member in tar.getmembers():
+                if not member.name.endswith("/run.json"):
+                    continue
+                record = json.load(tar.extractfile(member))
+                if record.get("status") == "ok":
+                    found.add(member.name)
+    return found
+
+
+def stages(configfiles, done=frozenset()):
+    """(name, targets), the cheapest and most wanted first: the GPU's
+    matrix-product probes (MFU's peak), the GPU runs in float32 in each
+    backend's default mode, the same on the CPU (CPU against GPU), the GPU
+    in bfloat16, the GPU in the other mode, the other CPU runs; then
+    everything else (tables, plots, the equivalence check, this machine's
+    pack for import_results elsewhere) and the report. Runs in ``done``
+    (recorded by an earlier campaign) are left out, and with them the
+    stages that need every record here (tables and report: made where
+    the packs are imported)."""
+    every = planned_runs(configfiles)
+    planned = {run for run, _ in every}
+    runs = [(run, path) for run, path in every if path not in done]
+
+    def pick(on_gpus, default=None, float32=None):
+        return [
+            path
+            for run, path in runs
+            if (int(run.devices) > 0) == on_gpus
+            and (default is None or in_default_mode(run, planned) == default)
+            and (float32 is None or (run.precision == "float32") == float32)
+        ]
+
+    cpu_first = pick(False, default=True, float32=True)
+    probes = []
+    if pick(True):
+        machine = runs[0][0].machine
+        precisions = sorted({run.precision for run, _ in every})
+        probes = ["results/probes/{}/gpu/precision={}.json".format(machine, p) for p in precisions]
+    named = [
+        ("gpu probes", probes),
+        ("gpu runs, float32", pick(True, default=True, float32=True)),
+        ("cpu runs, float32", cpu_first),
+        ("gpu runs, reduced precision", pick(True, default=True, float32=False)),
+        ("gpu runs, other compile mode", pick(True, default=False)),
+        ("cpu runs, the rest", [path for path in pick(False) if path not in cpu_first]),
+    ]
+    if not done:
+        named += [
+            ("tables and plots", ["all", "pack"]),
+            ("report", ["--report", "results/report.html"]),
+        ]
+    return named
+
+
+def visible_gpus():
+    try:
+        out = subprocess.check_output(["nvidia-smi", "-L"], stderr=subprocess.DEVNULL, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line for line in out.decode().splitlines() if line.startswith("GPU ")]
+
+
+def run_stage(command, deadline, log):
+    """Snakemake until it ends or the deadline: then interrupted (it
+    cancels its jobs and removes what they left half-written) and, after a
+    grace period, killed. Returns (exit status, interrupted)."""
+    process = subprocess.Popen(
+        command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    while process.poll() is None:
+        if time.time() >= deadline:
+            say("budget reached: interrupting Snakemake")
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(INTERRUPT_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+            return process.returncode, True
+        time.sleep(1)
+    return process.returncode, False
+
+
+def pack(out, campaign):
+    """results.tar.gz (no data, no weights), campaign.json and the
+    machine's pack (rule pack, once made) in ``out``; the logs left out
+    where the whole would not come back."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "campaign.json").write_text(json.dumps(campaign, indent=1) + "\n")
+    files = [
+        path
+        for folder in ("results", "logs")
+        for path in sorted(Path(folder).rglob("*"))
+        if path.is_file() and path.suffix in PACKED_SUFFIXES
+    ]
+    for machine_pack in Path("results/pack").glob("*.tar.gz"):
+        shutil.copy2(str(machine_pack), str(out / machine_pack.name))
+    archive = out / "results.tar.gz"
+    for keep_logs in (True, False):
+        with tarfile.open(str(archive), "w:gz") as tar:
+            for path in files:
+                if keep_logs or path.suffix != ".log":
+                    tar.add(str(path))
+        if archive.stat().st_size <= RETURN_LIMIT_BYTES:
+            return archive, keep_logs
+    raise SystemExit("the records alone exceed {} bytes".format(RETURN_LIMIT_BYTES))
+
+
+def inside(args):
+    started = args.started or time.time()
+    deadline = started + args.budget_seconds - args.pack_reserve_seconds
+    kit = json.loads((Path(args.kit) / "kit.json").read_text())
+    problems = unmet_requirements([entry["name"] for entry in kit["carried"]])
+    if problems:
+        raise SystemExit(
+            "the kit does not fit this machine's packages (remove their names from "
+            "envs/gpu-image.txt, so that the kit carries them, and make gpu-kit again):\n  "
+            + "\n  ".join(problems)
+        )
+    say("the kit's {} distributions have what they need".format(len(kit["carried"])))
+    if args.prepare_only:
+        return 0
+    configfiles = campaign_config(args, sys.executable)
+    done = recorded_elsewhere(args.resume_from)
+    if done:
+        say("{} runs recorded by earlier campaigns are left out".format(len(done)))
+    gpus = visible_gpus()
+    campaign = {
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
+        "budget_seconds": args.budget_seconds,
+        "interpreter": sys.executable,
+        "gpus": gpus,
+        "kit": {key: kit[key] for key in ("python_version", "kit_bytes", "image_list")},
+        "configfiles": configfiles,
+        "resumed_from": {"packs": args.resume_from or [], "runs_left_out": len(done)},
+        "stages": [],
+        "complete": False,
+    }
+    options = ["--configfile", *configfiles, "--cores", str(args.jobs or os.cpu_count())]
+    options += ["--resources", "gpu={}".format(max(len(gpus), 1))]
+    Path("logs").mkdir(exist_ok=True)
+    complete = True
+    with open("logs/gpu_campaign.log", "a") as log:
+        # A Snakemake killed at an earlier budget's end (it outlived its grace
+        # period) leaves its lock: the campaign is the folder's only Snakemake.
+        snakemake = [sys.executable, "-m", "snakemake"]
+        subprocess.call(snakemake + ["--unlock"] + options, stdout=log, stderr=subprocess.STDOUT)
+        for name, targets in stages(configfiles, done):
+            if not targets:  # no run of this kind in the config
+                continue
+            left = deadline - time.time()
+            if left < args.min_stage_seconds:
+                say("{}: not started, {:.0f} s of the budget left".format(name, max(left, 0)))
+                campaign["stages"].append({"name": name, "started": False})
+                complete = False
+                continue
+            say("{}: Snakemake with {:.0f} s of the budget left".format(name, left))
+            began = time.time()
+            command = [*snakemake, *targets, *options]
+            status, interrupted = run_stage(command, deadline, log)
+            seconds = time.time() - began
+            say(
+                "{}: {} after {:.0f} s".format(
+                    name, "stopped" if interrupted else "exit {}".format(status), seconds
+                )
+            )
+            campaign["stages"].append(
+                {
+                    "name": name,
+                    "started": True,
+                    "targets": len([t for t in targets if t.endswith(".json")]),
+                    "seconds": round(seconds, 1),
+                    "exit_status": status,
+                    "interrupted": interrupted,
+                }
+            )
+            complete = complete and not interrupted and status == 0
+    campaign["complete"] = complete
+    campaign["seconds"] = round(time.time() - started, 1)
+    archive, with_logs = pack(args.out, campaign)
+    say(
+        "packed {} ({:.1f} MiB{}); {}".format(
+            archive,
+            archive.stat().st_size / 2.0**20,
+            "" if with_logs else ", logs left out",
+            "complete" if complete else "not complete: the same command resumes it",
+        )
+    )
+    return 0 if complete else 3
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", help="where the packed results go ($OUT; required for a run)")
+    parser.add_argument("--kit", default=KIT_DIR, help="the wheels of make gpu-kit")
+    parser.add_argument("--python", default="python3", help="the machine's interpreter")
+    parser.add_argument("--env", default=ENV_DIR, help="where the campaign's interpreter goes")
+    parser.add_argument("--config", default=CONFIG)
+    parser.add_argument(
+        "--devices", type=int, nargs="+", help="device counts (default: the config's)"
+    )
+    parser.add_argument("--budget-seconds", type=float, default=540, help="the whole command's")
+    parser.add_argument("--pack-reserve-seconds", type=float, default=45)
+    parser.add_argument("--min-stage-seconds", type=float, default=30)
+    parser.add_argument("--jobs", type=int, help="Snakemake's cores (default: every CPU)")
+    parser.add_argument("--src", default="src", help="the library, on the interpreter's path")
+    parser.add_argument(
+        "--prepare-only", action="store_true", help="prepare the interpreter, check the kit, stop"
+    )
+    parser.add_argument(
+        "--resume-from",
+        nargs="+",
+        metavar="RESULTS_TAR_GZ",
+        help="earlier campaigns' results.tar.gz (another machine's): their runs "
+        "recorded ok are not run again; tables and report are then made where "
+        "the packs are imported",
+    )
+    parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--started", type=float, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    args.argv = argv
+    if not (args.out or args.prepare_only):
+        parser.error("--out is required (where the packed results go)")
+    return inside(args) if args.inside else outer(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

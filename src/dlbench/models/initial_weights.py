@@ -1,0 +1,436 @@
+"""Initial weights shared by every backend: one draw per (dataset, model, seed).
+
+The workflow makes them once (rule ``initial_weights``), in the keras-torch
+environment: it builds the workload's Keras model on the prepared data's
+shapes and draws each of its weights from numpy with the initialiser the
+layer declares (Glorot uniform, zeros, orthogonal, LSTM's forget-gate ones,
+...), never from a framework's generator. The file, sealed beside the
+prepared data, holds the weights in Keras' layout and order (``w0000``, ...)
+and a manifest: per weight its layer, layer class, variable name, shape, the
+initialiser it was drawn with, and, for a dense layer fed by a flattened
+feature map, that map's (height, width, channels), so that a framework
+which flattens channels-first can reorder the rows. Every backend loads the
+same file before its clock starts and converts it to its own layout
+(dlbench.run.backends ... ``load_initial_weights``); its record keeps the file's
+checksum.
+
+The numpy half (draw, read) imports on Python 3.6; ``describe``/``generate``
+need Keras 3.
+
+    python -m dlbench.models.initial_weights --model NAME --data DATA.npz --seed N --output OUT.npz
+"""
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import sys
+
+FORMAT = 1
+TRUNCATED_NORMAL_STDDEV = 0.87962566103423978  # Keras: stddev of a normal truncated at 2
+
+
+def fans(shape):
+    """Keras' compute_fans: (fan_in, fan_out) of a weight shape."""
+    shape = tuple(shape)
+    if not shape:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    if len(shape) == 2:
+        return shape[0], shape[1]
+    receptive = 1
+    for size in shape[:-2]:
+        receptive *= size
+    return shape[-2] * receptive, shape[-1] * receptive
+
+
+def _truncated_normal(rng, shape, mean, stddev):
+    """Normal samples redrawn until within two standard deviations."""
+    import numpy as np
+
+    values = rng.normal(0.0, 1.0, size=shape)
+    outside = np.abs(values) > 2
+    while outside.any():
+        values[outside] = rng.normal(0.0, 1.0, size=int(outside.sum()))
+        outside = np.abs(values) > 2
+    return mean + stddev * values
+
+
+def draw(initialiser, shape, rng):
+    """float32 values of ``shape`` drawn as ``initialiser`` (a manifest
+    entry's description) says, from the numpy RandomState ``rng``."""
+    import numpy as np
+
+    kind = initialiser["kind"]
+    shape = tuple(shape)
+    if kind == "constant":
+        values = np.full(shape, initialiser["value"], dtype="float64")
+    elif kind == "uniform":
+        values = rng.uniform(initialiser["minval"], initialiser["maxval"], size=shape)
+    elif kind == "normal":
+        values = rng.normal(initialiser["mean"], initialiser["stddev"], size=shape)
+    elif kind == "truncated_normal":
+        values = _truncated_normal(rng, shape, initialiser["mean"], initialiser["stddev"])
+    elif kind == "variance_scaling":
+        fan_in, fan_out = fans(shape)
+        denominator = {"fan_in": fan_in, "fan_out": fan_out}.get(
+            initialiser["mode"], (fan_in + fan_out) / 2.0
+        )
+        scale = initialiser["scale"] / max(1.0, denominator)
+        distribution = initialiser["distribution"]
+        if distribution == "truncated_normal":
+            values = _truncated_normal(rng, shape, 0.0, math.sqrt(scale) / TRUNCATED_NORMAL_STDDEV)
+        elif distribution == "untruncated_normal":
+            values = rng.normal(0.0, math.sqrt(scale), size=shape)
+        else:
+            limit = math.sqrt(3.0 * scale)
+            values = rng.uniform(-limit, limit, size=shape)
+    elif kind == "orthogonal":
+        rows = int(np.prod(shape[:-1]))
+        columns = shape[-1]
+        a = rng.normal(0.0, 1.0, size=(max(rows, columns), min(rows, columns)))
+        q, r = np.linalg.qr(a)
+        q = q * np.sign(np.diag(r))
+        if rows < columns:
+            q = q.T
+        values = initialiser["gain"] * q.reshape(shape)
+    elif kind == "forget_gate_bias":  # LSTM's unit_forget_bias: [inner, ones, inner x 2]
+        units = shape[0] // 4
+        parts = [draw(initialiser["inner"], (units,), rng), np.ones(units)]
+        parts.append(draw(initialiser["inner"], (2 * units,), rng))
+        values = np.concatenate(parts)
+    else:
+        raise ValueError("no numpy draw for initialiser {!r}".format(initialiser))
+    return values.astype("float32")
+
+
+def sha256_of(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read(path):
+    """(manifest, weights): the manifest's entries and the weights in Keras'
+    order, checked against the seal the workflow gave the file."""
+    import numpy as np
+
+    from dlbench.run import integrity
+
+    if os.path.exists(integrity.seal_path(path)):
+        integrity.verify(path)
+    with np.load(path, allow_pickle=False) as arrays:
+        manifest = json.loads(str(arrays["manifest"]))
+        weights = [arrays["w{:04d}".format(index)] for index in range(len(manifest["weights"]))]
+    return manifest, weights
+
+
+def check_shapes(found, manifest):
+    """Refuse weights whose count or shapes differ from ``found`` (the
+    model's, in the same order and layout), before anything is assigned."""
+    expected = [tuple(entry["shape"]) for entry in manifest["weights"]]
+    found = [tuple(int(size) for size in shape) for shape in found]
+    if len(found) != len(expected):
+        raise ValueError(
+            "the model has {} weights, the shared file {}".format(len(found), len(expected))
+        )
+    for index, (mine, theirs) in enumerate(zip(found, expected)):
+        if mine != theirs:
+            raise ValueError(
+                "weight {} ({}): the model's shape {} is not the file's {}".format(
+                    index, manifest["weights"][index]["path"], mine, theirs
+                )
+            )
+
+
+def by_layer(manifest, weights):
+    """The weights grouped by the Keras layer that owns them, in order:
+    [(class, {variable: array}, flattened_from or None)]."""
+    groups = []
+    for entry, values in zip(manifest["weights"], weights):
+        key = (entry["path"].rsplit("/", 1)[0], entry["class"])
+        if not groups or groups[-1][0] != key:
+            groups.append((key, {}, entry.get("flattened_from")))
+        groups[-1][1][entry["variable"]] = values
+    return [(key[1], arrays, flattened) for key, arrays, flattened in groups]
+
+
+# Keras' layouts converted to the channels-first (output, input) layout of
+# torch, Chainer and MXNet Gluon.
+
+
+def dense_out_in(kernel, flattened_from=None):
+    """A dense kernel (inputs, units) as (units, inputs); fed by a flattened
+    (height, width, channels) map, its rows reordered to the (channels,
+    height, width) order in which a channels-first framework flattens."""
+    import numpy as np
+
+    if flattened_from:
+        height, width, channels = flattened_from
+        kernel = kernel.reshape(height, width, channels, -1).transpose(2, 0, 1, 3)
+        kernel = kernel.reshape(height * width * channels, -1)
+    return np.ascontiguousarray(kernel.T)
+
+
+def conv_oihw(kernel):
+    """A Conv2D kernel (height, width, inputs, filters) as (filters, inputs, height, width)."""
+    import numpy as np
+
+    return np.ascontiguousarray(kernel.transpose(3, 2, 0, 1))
+
+
+def gate_order(values, order, axis=-1):
+    """Reorder the gate blocks along ``axis``: ``order`` lists Keras' block
+    index for each of the framework's blocks (GRU z,r,h -> r,z,n: (1, 0, 2))."""
+    import numpy as np
+
+    blocks = np.split(values, len(order), axis=axis)
+    return np.concatenate([blocks[index] for index in order], axis=axis)
+
+
+def channels_first(manifest, weights, dense_units_first=True):
+    """The weights in the layout of a framework whose convolutions are
+    (filters, inputs, height, width) and that flattens feature maps
+    channels-first (Chainer, MXNet Gluon: dense weights (units, inputs);
+    PyTensor: (inputs, units), ``dense_units_first`` False), in Keras'
+    order: [(shape, values)]. Layers other than dense and convolution
+    layers are not converted here."""
+    converted = []
+    for keras_class, arrays, flattened_from in by_layer(manifest, weights):
+        if keras_class == "Dense":
+            kernel = dense_out_in(arrays["kernel"], flattened_from)
+            if not dense_units_first:
+                kernel = kernel.T.copy()
+            found = [kernel, arrays["bias"]]
+        elif keras_class == "Conv2D":
+            found = [conv_oihw(arrays["kernel"]), arrays["bias"]]
+        else:
+            raise ValueError("no channels-first conversion of Keras' {}".format(keras_class))
+        converted.extend((tuple(values.shape), values) for values in found)
+    return converted
+
+
+def assign_by_shape(targets, converted, what):
+    """Pair each of ``targets`` (shapes, in the framework's order) with the
+    next converted weight of its shape; all must pair. Returns the values in
+    the targets' order."""
+    waiting = list(converted)
+    found = []
+    for shape in targets:
+        matching = [item for item in waiting if item[0] == tuple(shape)]
+        if not matching:
+            raise ValueError("no Keras weight left of {}'s shape {}".format(what, tuple(shape)))
+        waiting.remove(matching[0])
+        found.append(matching[0][1])
+    if waiting:
+        raise ValueError("{} Keras weights have no place in {}".format(len(waiting), what))
+    return found
+
+
+def record_of(path, loaded, reason=None, trained=None):
+    """What a run record says about its initial weights (and, for weights
+    the workflow trained, how: dlbench.run.trained_weights)."""
+    found = {"loaded": bool(loaded), "file": path, "sha256": sha256_of(path)}
+    if reason:
+        found["reason"] = reason
+    if trained:
+        found["trained"] = {
+            key: trained[key] for key in ("backend", "hyper", "test_accuracy") if key in trained
+        }
+    return found
+
+
+# Keras' side: which initialiser each weight of a built model declares.
+
+INITIALISER_ATTRIBUTES = {
+    "kernel": "kernel_initializer",
+    "recurrent_kernel": "recurrent_initializer",
+    "bias": "bias_initializer",
+    "embeddings": "embeddings_initializer",
+    "gamma": "gamma_initializer",
+    "beta": "beta_initializer",
+    "moving_mean": "moving_mean_initializer",
+    "moving_variance": "moving_variance_initializer",
+}
+
+
+def describe(initialiser):
+    """A Keras initialiser as a plain description ``draw`` understands, or
+    None where it has no numpy draw here."""
+    from keras import initializers
+
+    if isinstance(initialiser, initializers.Zeros):
+        return {"kind": "constant", "value": 0.0}
+    if isinstance(initialiser, initializers.Ones):
+        return {"kind": "constant", "value": 1.0}
+    if isinstance(initialiser, initializers.Constant):
+        return {"kind": "constant", "value": float(initialiser.value)}
+    if isinstance(initialiser, initializers.VarianceScaling):
+        if getattr(initialiser, "input_axes", None) or getattr(initialiser, "output_axes", None):
+            return None
+        return {
+            "kind": "variance_scaling",
+            "scale": float(initialiser.scale),
+            "mode": initialiser.mode,
+            "distribution": initialiser.distribution,
+        }
+    if isinstance(initialiser, initializers.RandomUniform):
+        return {
+            "kind": "uniform",
+            "minval": float(initialiser.minval),
+            "maxval": float(initialiser.maxval),
+        }
+    if isinstance(initialiser, initializers.TruncatedNormal):
+        return {
+            "kind": "truncated_normal",
+            "mean": float(initialiser.mean),
+            "stddev": float(initialiser.stddev),
+        }
+    if isinstance(initialiser, initializers.RandomNormal):
+        return {
+            "kind": "normal",
+            "mean": float(initialiser.mean),
+            "stddev": float(initialiser.stddev),
+        }
+    if isinstance(initialiser, initializers.Orthogonal):
+        return {"kind": "orthogonal", "gain": float(initialiser.gain)}
+    return None
+
+
+def _own_variables(layer):
+    """The variables a layer (or a recurrent layer's cell) creates itself."""
+    found = list(getattr(layer, "_trainable_variables", [])) + list(
+        getattr(layer, "_non_trainable_variables", [])
+    )
+    return [(layer, variable) for variable in found]
+
+
+def _initialiser_of(layer, variable):
+    name = variable.name.split("/")[-1]
+    attribute = INITIALISER_ATTRIBUTES.get(name)
+    initialiser = getattr(layer, attribute, None) if attribute else None
+    described = describe(initialiser) if initialiser is not None else None
+    if described and name == "bias" and getattr(layer, "unit_forget_bias", False):
+        return {"kind": "forget_gate_bias", "inner": described}
+    return described
+
+
+def _flattened_from(model):
+    """{id of a Dense layer: (height, width, channels)} for dense layers fed
+    by a Flatten of a rank-3 feature map."""
+    found = {}
+    layers = [layer for layer in model.layers]
+    for before, after in zip(layers, layers[1:]):
+        if type(before).__name__ == "Flatten" and type(after).__name__ == "Dense":
+            shape = tuple(before.input.shape[1:]) if hasattr(before, "input") else ()
+            if len(shape) == 3:
+                found[id(after)] = [int(size) for size in shape]
+    return found
+
+
+def generate(model, seed):
+    """(manifest, weights) for a built Keras model: each weight drawn from
+    numpy with its declared initialiser (a RandomState per weight, seeded by
+    ``seed`` and its index); a weight whose initialiser has no numpy draw
+    keeps Keras' own seeded draw, and the manifest says so."""
+    import numpy as np
+
+    owners = {}
+    for layer in model._flatten_layers(include_self=False):
+        for owner, variable in _own_variables(layer):
+            owners[id(variable)] = owner
+    flattened = _flattened_from(model)
+    entries, weights = [], []
+    for index, variable in enumerate(model.weights):
+        owner = owners.get(id(variable))
+        initialiser = _initialiser_of(owner, variable) if owner is not None else None
+        shape = tuple(int(size) for size in variable.shape)
+        if initialiser is None:
+            values = np.asarray(variable.numpy(), dtype="float32")
+            drawn = "keras' own seeded draw (no numpy draw for its initialiser)"
+        else:
+            values = draw(initialiser, shape, np.random.RandomState([seed, index]))
+            drawn = "numpy"
+        entry = {
+            "path": variable.path,
+            "layer": owner.name if owner is not None else None,
+            "class": type(owner).__name__ if owner is not None else None,
+            "variable": variable.name.split("/")[-1],
+            "shape": list(shape),
+            "trainable": bool(variable.trainable),
+            "initialiser": initialiser,
+            "drawn": drawn,
+        }
+        if owner is not None and id(owner) in flattened:
+            entry["flattened_from"] = flattened[id(owner)]
+        entries.append(entry)
+        weights.append(values)
+    return {"format": FORMAT, "seed": seed, "weights": entries}, weights
+
+
+def write(path, manifest, weights):
+    import numpy as np
+
+    from dlbench.run import integrity
+
+    arrays = {"w{:04d}".format(index): values for index, values in enumerate(weights)}
+    tmp = path + ".tmp.npz"
+    np.savez(tmp, manifest=np.array(json.dumps(manifest, sort_keys=True)), **arrays)
+    os.replace(tmp, path)
+    integrity.seal(path)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--custom", help="the model's custom_models entry, as JSON")
+    parser.add_argument("--data", required=True, help="the prepared dataset (.npz)")
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--output", required=True)
+    parser.add_argument("--model-check", help="a model of the user's: its check's verdict")
+    args = parser.parse_args(argv)
+    if args.model_check:
+        from dlbench.run import model_check
+
+        failed = model_check.verdict(args.model_check)
+        if failed:  # its runs never start: nothing to draw, the reason kept instead
+            os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+            write(
+                args.output,
+                {"format": FORMAT, "seed": args.seed, "weights": [], "not_drawn": failed},
+                [],
+            )
+            print(failed)
+            return 0
+    os.environ["KERAS_BACKEND"] = "torch"
+    import keras
+    import torch
+
+    from dlbench import catalog
+    from dlbench.models import workloads
+    from dlbench.run import run_data
+
+    torch.set_num_threads(1)  # a draw, not a benchmark
+    if args.custom:
+        catalog.add_custom_models({args.model: json.loads(args.custom)})
+    keras.utils.set_random_seed(args.seed)  # for the weights numpy cannot draw
+    data = run_data.load_dataset(args.data)
+    model = workloads.builder(args.model, "keras")(keras, data["meta"])
+    manifest, weights = generate(model, args.seed)
+    manifest.update(model=args.model, keras=keras.__version__)
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+    write(args.output, manifest, weights)
+    for entry in manifest["weights"]:
+        print(
+            "{path}: {shape} {drawn} {initialiser}".format(
+                **dict(entry, initialiser=json.dumps(entry["initialiser"]))
+            )
+        )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""Backend adapters, chosen by name. Importable on Python 3.6.
+
+An adapter owns one framework family and exposes the few operations the
+harness needs (the contract is ``base.Adapter``)::
+
+    setup(threads, seed, devices, parallel)
+                                       pin the framework's threads, seed it;
+                                       on devices >= 1 set up data parallelism
+                                       as ``parallel`` says (matrix.data_parallel
+                                       plus this process' rank, local_rank and
+                                       processes; see dlbench.run.launch)
+    versions() -> dict                 framework versions for the record
+    settings() -> dict                 the settings that ran (jit, kernels)
+    build(model, data_spec, hyper) -> model (compiled); data_spec is the
+                                       dataset's meta plus its input_shape
+    parameter_count(model) -> int
+    train_epoch(model, x, y, batch_size) -> {"loss", "accuracy", ["seconds"]}
+                                       x, y: this process' share of the epoch;
+                                       batch_size: its share of the global batch
+    replica_divergence(model) -> float or None
+                                       largest weight difference between replicas
+    evaluate(model, x, y, batch_size) -> (loss, accuracy)
+    predict(model, x) -> outputs      one batch, for inference timing
+    synchronize()                      wait for queued device work
+    peak_device_memory_mb() -> float or None
+    close()                            release what setup took (torchrun's
+                                       process group) before the process exits
+
+Adapter modules import their framework only inside ``setup``.
+"""
+
+import importlib
+
+from dlbench import catalog
+
+ADAPTERS = {
+    "keras": "dlbench.run.backends.keras_adapter",
+    "keras2": "dlbench.run.backends.keras2_adapter",
+    "native_torch": "dlbench.run.backends.native_torch_adapter",
+    "native_tensorflow": "dlbench.run.backends.native_tensorflow_adapter",
+    "native_jax": "dlbench.run.backends.native_jax_adapter",
+    "native_mxnet": "dlbench.run.backends.native_mxnet_adapter",
+    "native_pytensor": "dlbench.run.backends.native_pytensor_adapter",
+    "native_chainer": "dlbench.run.backends.native_chainer_adapter",
+    "native_cntk": "dlbench.run.backends.native_cntk_adapter",
+}
+
+
+def adapter_for(backend, settings):
+    module = importlib.import_module(ADAPTERS[catalog.adapter_of(backend)])
+    return module.Adapter(catalog.BACKENDS[backend]["framework"], settings)

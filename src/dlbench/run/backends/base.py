@@ -1,0 +1,83 @@
+"""The adapter contract: what the harness, the equivalence check and parity
+ask of every framework family (dlbench.run.backends). Importable on Python
+3.6: adapters import their framework only inside ``setup``."""
+
+from dlbench.run import launch
+
+
+class Adapter(object):
+    """One framework family behind the operations the harness needs.
+    Subclasses implement the methods that raise NotImplementedError; the
+    others have the defaults of a framework that computes on the host."""
+
+    def __init__(self, framework, settings):
+        self.framework = framework
+        self.requested = dict(settings)
+        self.applied = {}  # the settings that ran, for the record (settings())
+        self.parallel = dict(launch.ON_THE_CPU)
+        # The run's first training step (trace, compile, autotune), in seconds.
+        self.first_step_seconds = None
+        # Where the framework reports its compiles: a dlbench.run.compiles.Counter.
+        self.compile_counter = None
+
+    def setup(self, threads, seed, devices, parallel=None):
+        """Pin the framework's threads and seed it; on devices >= 1 set up
+        data parallelism as ``parallel`` says (dlbench.plan.matrix's
+        data_parallel plus this process' rank, local_rank and processes:
+        dlbench.run.launch)."""
+        raise NotImplementedError
+
+    def versions(self):
+        """{distribution: version} of the framework, for the record."""
+        raise NotImplementedError
+
+    def settings(self):
+        """The settings that ran (jit, kernels, precision, threads)."""
+        return dict(self.applied)
+
+    def build(self, model, data_spec, hyper):
+        """The model, compiled; ``data_spec`` is the dataset's meta with its
+        input_shape."""
+        raise NotImplementedError
+
+    def parameter_count(self, model):
+        raise NotImplementedError
+
+    def load_initial_weights(self, model, manifest, weights):
+        """Set the shared initial weights (dlbench.models.initial_weights),
+        converted to this framework's layout; raise where they do not fit."""
+        raise NotImplementedError("this backend cannot load shared weights yet")
+
+    def train_epoch(self, model, x, y, batch_size):
+        """One epoch over this process' share of the data, in the order
+        given, in batches of its share of the global batch: {"loss",
+        "accuracy"[, "seconds"]}."""
+        raise NotImplementedError
+
+    def evaluate(self, model, x, y, batch_size):
+        """(loss, accuracy) on held-out data."""
+        raise NotImplementedError
+
+    def predict(self, model, x):
+        """The outputs of one batch, for inference timing."""
+        raise NotImplementedError
+
+    # recurrent_ops(model, x) -> the recurrent operators a forward pass ran
+    # (torch.profiler's names), where the adapter can see them.
+    recurrent_ops = None
+
+    def replica_divergence(self, model):
+        """The largest weight difference between data-parallel replicas, or
+        None where there is one copy."""
+        return None
+
+    def synchronize(self):
+        """Wait for queued device work (the adapters that return host values
+        have none)."""
+
+    def peak_device_memory_mb(self):
+        return None
+
+    def close(self):
+        """Release what setup took (torchrun's process group) before the
+        process exits."""

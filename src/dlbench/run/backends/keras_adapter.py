@@ -1,0 +1,497 @@
+"""One adapter for every Keras backend: Keras 3 on TensorFlow, JAX or torch.
+
+The framework is imported in ``setup``, after the harness pinned the process
+to its CPUs, because several frameworks size their thread pools on import.
+On devices >= 1 the model is trained data-parallel, the way each backend's
+documentation does it: Keras' DataParallel distribution on JAX, a
+MirroredStrategy on TensorFlow, DistributedDataParallel in one process per
+device on torch (started by torchrun, see dlbench.run.launch).
+Importable on Python 3.6.
+"""
+
+import os
+import time
+
+from dlbench.catalog import FLOAT32
+from dlbench.models import initial_weights, workloads
+from dlbench.models.layers import dropout_on, keras_layers
+from dlbench.run import compiles, launch
+from dlbench.run.backends import base, frameworks
+
+# Found by the equivalence check (babi_rnn, imdb_gru, imdb_transformer on
+# keras-tensorflow departed at steps 1-2): in Keras 3 (3.15.1) on TensorFlow
+# an Embedding's gradient is a tf.IndexedSlices with one row per occurrence
+# of a word in the batch, and the optimizers' elementwise ops square each row
+# apart, so a word seen twice adds g1^2 + g2^2 to its second moment where
+# JAX and torch add (g1 + g2)^2 (two Adam steps on a word seen twice: 0.044
+# against 0.092). The first moment is linear and agrees; SGD is unaffected.
+SPARSE_SQUARES = (
+    "Keras 3 on TensorFlow: an Embedding's sparse gradient is squared per occurrence of a "
+    "word in the batch, not per word, in the optimizer's second moment"
+)
+SQUARES_THE_GRADIENT = ("adam", "rmsprop", "adadelta")
+
+
+def without_dropout(layers):
+    """Keras 3's Dropout layers at rate 0, which pass their inputs through:
+    for the equivalence check (dlbench.models.layers.set_dropout). Keras 3 reads
+    the rate when a step is traced, after the model is built."""
+    for layer in layers:
+        if "Dropout" in type(layer).__name__ and hasattr(layer, "rate"):
+            layer.rate = 0.0
+
+
+# The OpenVINO CPU plugin's INFERENCE_PRECISION_HINT for each precision.
+OPENVINO_HINTS = {FLOAT32: "f32", "mixed_bfloat16": "bf16", "mixed_float16": "f16"}
+
+
+class Adapter(base.Adapter):
+    devices_not_supported = "devices={}: {} has no data-parallel training here"
+
+    def __init__(self, framework, settings):
+        super(Adapter, self).__init__(framework, settings)
+        self.keras = None
+        self.jit_compile = None
+        self.recurrent_kernels = {}
+        self.emulated = False
+        self.distribution = None  # JAX: keras.distribution.DataParallel
+        self.strategy = None  # TensorFlow: tf.distribute.MirroredStrategy
+        self.process_group = False  # torch: DistributedDataParallel processes
+        self.step_sync = False
+        self.forced_jit = None
+        self.precision = self.requested.get("precision", FLOAT32)
+
+    def setup(self, threads, seed, devices, parallel=None):
+        self.parallel = dict(launch.ON_THE_CPU, **(parallel or {}))
+        if devices and not hasattr(self, "_distribute_" + self.framework):
+            raise NotImplementedError(self.devices_not_supported.format(devices, self.framework))
+        self.emulated = bool(devices) and self.parallel["accelerator"] == "emulated-cpu"
+        os.environ["KERAS_BACKEND"] = self.framework
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        getattr(self, "_setup_" + self.framework)(threads, seed)
+        import keras
+
+        self.keras = keras
+        if self.precision != FLOAT32 and self.framework != "openvino":
+            keras.config.set_dtype_policy(self.precision)
+        if devices:
+            getattr(self, "_distribute_" + self.framework)(devices)
+            self.applied["data_parallel"] = self._describe_parallel(devices)
+        self._seed_and_probe(seed, devices)
+        self.applied.update(
+            {
+                "keras_backend": keras.backend.backend(),
+                "threads": threads,
+                "dtype": keras.backend.floatx(),
+                "image_data_format": keras.backend.image_data_format(),
+            }
+        )
+
+    def _seed_and_probe(self, seed, devices):
+        self._probe_recurrent_kernels(devices)
+        self.keras.utils.set_random_seed(seed)
+
+    def _setup_tensorflow(self, threads, seed):
+        import tensorflow as tf
+
+        emulated = self.parallel["devices"] if self.emulated else 0
+        self.applied.update(frameworks.pin_tensorflow(tf, threads, emulated))
+
+    def _setup_jax(self, threads, seed):
+        emulated = self.parallel["devices"] if self.emulated else 0
+        self.applied.update(frameworks.pin_jax(threads, emulated))
+        self.compile_counter = compiles.jax_counter()
+
+    def _setup_torch(self, threads, seed):
+        import torch
+
+        self.applied.update(frameworks.pin_torch(torch, threads))
+
+    def _distribute_jax(self, devices):
+        import jax
+
+        found = frameworks.jax_devices(jax, self.framework, devices, self.emulated)
+        self.distribution = self.keras.distribution.DataParallel(devices=found)
+        # Emulated CPU devices: XLA's CPU all-reduce gives up when one device
+        # runs ahead ("only 1 of them arrived on time"); waiting for every
+        # step's result keeps them together. Real GPUs need no such wait.
+        self.step_sync = self.emulated
+
+    def _distribute_tensorflow(self, devices):
+        import tensorflow as tf
+
+        found = frameworks.tensorflow_devices(tf, self.framework, devices, self.emulated)
+        self.strategy = tf.distribute.MirroredStrategy(found)
+        if self.emulated:
+            # XLA cannot reach the other logical CPUs' variable copies
+            # ("Trying to access resource ... located in device CPU:1").
+            self.forced_jit = "off: XLA cannot use variables of other emulated CPU devices"
+
+    def _distribute_torch(self, devices):
+        import torch
+
+        group = frameworks.torch_process_group(torch, self.parallel, devices)
+        self.process_group = True
+        self.applied["process_group_backend"] = group
+
+    def _describe_parallel(self, devices):
+        described = {
+            "devices": devices,
+            "accelerator": self.parallel["accelerator"],
+            "method": self.parallel.get("method"),
+            "processes": self.parallel.get("processes", 1),
+        }
+        if self.step_sync:
+            described["step_sync"] = "every step's loss read (emulated XLA CPU devices)"
+        return described
+
+    def _scope(self):
+        """Where models are built and trained: under the distribution."""
+        if self.distribution is not None:
+            return self.distribution.scope()
+        if self.strategy is not None:
+            return self.strategy.scope()
+        return _Nothing()
+
+    def _setup_openvino(self, threads, seed):
+        # OpenVINO's CPU plugin sizes its pool from the process' CPU affinity.
+        self.applied["inference_engine"] = "OpenVINO CPU plugin (Keras predict graph)"
+        self._pin_openvino_precision()
+
+    def _pin_openvino_precision(self):
+        """Keras compiles its predict graph with OpenVINO's defaults, and the
+        CPU plugin's default precision is bfloat16 wherever the CPU has
+        AVX512-BF16 or AMX: a different computation from every other
+        backend's float32. Each compilation asks for the run's precision
+        here (float32 unless the precision dimension says otherwise), and the
+        precision it got is recorded: OpenVINO keeps f32 where the CPU has
+        no instructions for the one asked."""
+        import openvino
+
+        compile_model = openvino.compile_model
+
+        hint = OPENVINO_HINTS[self.precision]
+
+        def float32(model, device_name=None, config=None):
+            config = dict(config or {}, INFERENCE_PRECISION_HINT=hint)
+            compiled = compile_model(model, device_name, config)
+            precision = compiled.get_property("INFERENCE_PRECISION_HINT")
+            self.applied["inference_precision"] = precision.get_type_name()
+            return compiled
+
+        openvino.compile_model = float32
+        default = openvino.Core().get_property("CPU", "INFERENCE_PRECISION_HINT")
+        self.applied["openvino_default_precision"] = default.get_type_name()
+
+    def _probe_recurrent_kernels(self, devices):
+        """Record which implementation Keras' GRU and LSTM layers ran. They
+        first call the backend's own function (``keras.src.backend.gru`` /
+        ``lstm``: cuDNN on a GPU where the backend's checks pass, its own CPU
+        code or nothing otherwise) and fall back to Keras' generic recurrent
+        loop when that raises NotImplementedError; the probe sees which way
+        the call went."""
+        from keras.src import backend as keras_backend  # the module the RNN layers call
+
+        for name in ("gru", "lstm"):
+            own = getattr(keras_backend, name, None)
+            if own is not None:
+                described = own_recurrent_kernel(self.framework, name, devices)
+                setattr(keras_backend, name, self._kernel_probe(name, own, described))
+
+    def _kernel_probe(self, name, own, described):
+        def probe(*args, **kwargs):
+            try:
+                outputs = own(*args, **kwargs)
+            except NotImplementedError:
+                self.recurrent_kernels[name] = "Keras' generic recurrent loop"
+                raise
+            self.recurrent_kernels[name] = described
+            return outputs
+
+        return probe
+
+    def versions(self):
+        import numpy
+
+        keras = self.keras
+        module = __import__(self.framework)
+        found = {
+            "keras": keras.__version__,
+            "keras_backend": keras.backend.backend(),
+            "framework": self.framework,
+            "framework_version": module.__version__,
+            "numpy": numpy.__version__,
+        }
+        # Framework-specific extras (CUDA, cuDNN, ...) where there are any.
+        found.update(getattr(self, "_versions_" + self.framework, lambda module: {})(module))
+        return found
+
+    @staticmethod
+    def _versions_tensorflow(tf):
+        info = tf.sysconfig.get_build_info()
+        return {"cuda": info.get("cuda_version"), "cudnn": info.get("cudnn_version")}
+
+    @staticmethod
+    def _versions_jax(jax):
+        import jaxlib
+
+        return {"jaxlib": jaxlib.__version__, "jax_platform": jax.default_backend()}
+
+    @staticmethod
+    def _versions_torch(torch):
+        cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+        return {"cuda": torch.version.cuda, "cudnn": cudnn}
+
+    def settings(self):
+        found = dict(self.applied)
+        found["jit_compile"] = self.jit_compile
+        if self.forced_jit:
+            found["jit_compile_reason"] = self.forced_jit
+        found["inference_call"] = "predict_on_batch"
+        if self.recurrent_kernels:
+            found["recurrent_kernels"] = dict(self.recurrent_kernels)
+        return found
+
+    def build(self, model_name, data_spec, hyper):
+        keras = self.keras
+        settings = {"jit_compile": self.requested.get("jit_compile", "auto")}
+        if self.forced_jit:
+            settings["jit_compile"] = False
+        with self._scope():
+            model = workloads.builder(model_name, "keras")(keras, data_spec)
+            if not dropout_on():
+                without_dropout(model._flatten_layers(include_self=False))
+            if "optimizer" in hyper:  # training; inference compiles only the jit choice
+                settings.update(
+                    optimizer=keras_layers.optimizer(keras, hyper["optimizer"]),
+                    loss=hyper["loss"],
+                    metrics=["accuracy"],
+                )
+                rules = self._own_rules(model, hyper["optimizer"]["name"])
+                if rules:
+                    self.applied["own_rules"] = rules
+            model.compile(**settings)
+        # What Keras resolved "auto" (or a request it could not honour) to.
+        self.jit_compile = bool(model.jit_compile)
+        if self.framework != "openvino" and hasattr(model, "dtype_policy"):  # Keras 3
+            self.applied["precision"] = precision_that_ran(model, self.precision)
+        if self.process_group:
+            distributed_train_step(model, self.parallel)
+        return model
+
+    def _own_rules(self, model, optimizer_name):
+        """Where this backend computes other than Keras 3 on JAX and torch."""
+        if self.framework != "tensorflow" or optimizer_name not in SQUARES_THE_GRADIENT:
+            return []
+        layers = model._flatten_layers(include_self=False)
+        return [SPARSE_SQUARES] if any(type(x).__name__ == "Embedding" for x in layers) else []
+
+    @staticmethod
+    def parameter_count(model):
+        return int(model.count_params())
+
+    @staticmethod
+    def load_initial_weights(model, manifest, weights):
+        """The shared initial weights (dlbench.models.initial_weights): Keras'
+        own layout and order, Keras 2's too."""
+        initial_weights.check_shapes([w.shape for w in model.get_weights()], manifest)
+        model.set_weights(weights)
+
+    def train_epoch(self, model, x, y, batch_size):
+        timer = epoch_timer(self.keras)
+        callbacks = [timer] + ([step_waiter(self.keras)] if self.step_sync else [])
+        if self.first_step_seconds is None:  # the run's first epoch
+            callbacks.append(first_step_timer(self.keras, self))
+        if self.process_group:
+            import torch.distributed as dist
+
+            dist.barrier()  # every process starts its epoch together
+        with self._scope():
+            history = model.fit(
+                x,
+                y,
+                batch_size=batch_size,
+                epochs=1,
+                shuffle=False,
+                verbose=0,
+                callbacks=callbacks,
+            )
+        loss, accuracy = history.history["loss"][-1], history.history["accuracy"][-1]
+        if self.process_group:  # each process saw its share: the mean is the epoch's
+            loss, accuracy = frameworks.mean_over_processes([loss, accuracy])
+        return {"seconds": timer.seconds, "loss": float(loss), "accuracy": float(accuracy)}
+
+    def replica_divergence(self, model):
+        """The largest absolute difference between any weight on two
+        replicas after training: 0 when data parallelism kept them equal;
+        None with one replica."""
+        if self.process_group:
+            return frameworks.divergence_over_processes(model.parameters())
+        if self.distribution is None and self.strategy is None:
+            return None
+        largest = 0.0
+        for variable in model.variables:
+            value = variable.value
+            if self.distribution is not None:
+                copies = [shard.data for shard in value.addressable_shards]
+            else:
+                copies = list(value.values)
+            largest = max(largest, frameworks.largest_difference(copies))
+        return largest
+
+    @staticmethod
+    def evaluate(model, x, y, batch_size):
+        scores = model.evaluate(x, y, batch_size=batch_size, verbose=0, return_dict=True)
+        return float(scores["loss"]), float(scores["accuracy"])
+
+    def recurrent_ops(self, model, x):
+        """Keras on torch: which recurrent operators its GRU/LSTM ran."""
+        if self.framework != "torch":
+            return None
+        import torch
+
+        return frameworks.torch_recurrent_ops(torch, lambda: self.predict(model, x))
+
+    @staticmethod
+    def predict(model, x):
+        # Keras' documented call for one batch: the compiled predict step
+        # without fit/predict's per-call data pipeline.
+        return model.predict_on_batch(x)
+
+    def synchronize(self):
+        pass  # fit() and evaluate() return host values: device work is done
+
+    def close(self):
+        if self.process_group:
+            frameworks.leave_process_group()
+
+    def peak_device_memory_mb(self):
+        """Peak memory on the first GPU (None on the CPU)."""
+        if not self.parallel["devices"] or self.emulated:
+            return None
+        return frameworks.PEAK_MEMORY.get(self.framework, lambda: None)()
+
+
+def precision_that_ran(model, asked):
+    """What the built model computes in: its dtype policy, and the compute
+    and variable dtypes of its first layer with weights (a layer may keep
+    its own policy); under loss scaling, the optimizer that scales."""
+    layer = next(x for x in model._flatten_layers(include_self=False) if x.weights)
+    found = {
+        "asked": asked,
+        "policy": model.dtype_policy.name,
+        "compute_dtype": str(layer.compute_dtype),
+        "variable_dtype": str(layer.weights[0].dtype),
+        "layer": layer.name,
+    }
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is not None and type(optimizer).__name__ == "LossScaleOptimizer":
+        found["loss_scaling"] = "keras.optimizers.LossScaleOptimizer (dynamic)"
+    return found
+
+
+class _Nothing(object):
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def distributed_train_step(model, parallel):
+    """Keras' torch train step with the forward pass through
+    DistributedDataParallel, which all-reduces the gradients during the
+    backward pass (Keras' own step calls the bare model). The rest is Keras
+    3.15's TorchTrainer.train_step: loss, backward, optimizer, metrics."""
+    import torch
+    from keras.src.trainers.data_adapters import data_adapter_utils
+    from torch.nn.parallel import DistributedDataParallel
+
+    device_ids = None if parallel["accelerator"] != "gpu" else [parallel["local_rank"]]
+    wrapped = DistributedDataParallel(model, device_ids=device_ids)
+
+    def train_step(data):
+        x, y, sample_weight = data_adapter_utils.unpack_x_y_sample_weight(data)
+        y_pred = wrapped(x, training=True)
+        model.zero_grad()
+        loss = model._compute_loss(
+            x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=True
+        )
+        model._loss_tracker.update_state(loss, sample_weight=_batch_length(x))
+        loss = model.optimizer.scale_loss(loss)
+        loss.backward()
+        weights = model.trainable_weights[:]
+        with torch.no_grad():
+            model.optimizer.apply([w.value.grad for w in weights], weights)
+        return model.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
+
+    model.train_step = train_step  # the wrapper lives in this closure only:
+    return wrapped  # as an attribute of the model it would contain itself
+
+
+def _batch_length(x):
+    first = next(iter(x.values())) if isinstance(x, dict) else x
+    return first.shape[0]
+
+
+def own_recurrent_kernel(framework, name, devices):
+    """What a Keras 3 backend's own GRU/LSTM function computes with, once it
+    has accepted the layer (Keras 3.15's backends): JAX has a cuDNN LSTM
+    (jax.experimental.rnn) but no cuDNN GRU, its GRU is one lax.scan; torch
+    calls torch._VF, cuDNN's kernels on CUDA (the record's recurrent_ops
+    shows what ran); TensorFlow's is cuDNN's on a GPU."""
+    if framework == "jax" and name == "gru":
+        return "Keras' JAX GRU: one lax.scan, input projections precomputed (JAX has no cuDNN GRU)"
+    if framework == "jax":
+        return "cuDNN's LSTM through jax.experimental.rnn"
+    if framework == "torch":
+        kernels = "cuDNN on CUDA" if devices else "torch's CPU kernel"
+        return "torch._VF.{} ({})".format(name, kernels)
+    where = "GPU: cuDNN" if devices else "CPU"
+    return "{}'s own {} ({})".format(framework, name.upper(), where)
+
+
+def step_waiter(keras):
+    """Reads every step's logs, which waits for the step to finish."""
+
+    class StepWaiter(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            [float(value) for value in (logs or {}).values()]
+
+    return StepWaiter()
+
+
+def first_step_timer(keras, adapter):
+    """Times the run's first training step (its trace, compile, autotune)
+    from the epoch's beginning, reading the step's logs (which waits for
+    it), into ``adapter.first_step_seconds``; Keras 2 and 3 alike."""
+
+    class FirstStepTimer(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            self._start = time.perf_counter()
+
+        def on_batch_end(self, batch, logs=None):
+            if adapter.first_step_seconds is None:
+                [float(value) for value in (logs or {}).values()]
+                adapter.first_step_seconds = time.perf_counter() - self._start
+
+    return FirstStepTimer()
+
+
+def epoch_timer(keras):
+    """Times one epoch as Keras itself does, from ``on_epoch_begin`` to
+    ``on_epoch_end``: the training loop without fit()'s per-call set-up,
+    which the harness records separately as the call's wall time."""
+
+    class EpochTimer(keras.callbacks.Callback):
+        seconds = None
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self._start = time.perf_counter()
+
+        def on_epoch_end(self, epoch, logs=None):
+            # Reading the values waits for any asynchronously dispatched work.
+            [float(value) for value in (logs or {}).values()]
+            self.seconds = time.perf_counter() - self._start
+
+    return EpochTimer()

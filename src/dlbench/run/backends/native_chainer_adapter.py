@@ -1,0 +1,174 @@
+"""Chainer behind the harness: the workloads' chainer modules
+(dlbench/models/workloads/<model>/in_chainer.py) run define-by-run on the CPU with
+iDeep (MKL-DNN, Chainer's documented CPU acceleration; numpy's im2col and
+BLAS where it is missing), a hand-written loop with chainer.optimizers, the
+same batches in the same order as every other backend. chainer is imported
+in ``setup``, after the BLAS thread variables are set. Importable on Python
+3.6.
+
+mixed_float16 is Chainer's documented mixed precision: ``chainer.mixed16``
+as the default dtype (float16 parameters and activations, batch
+normalization in float32), float32 master copies of the parameters in the
+optimizer (``use_fp32_update``) and Chainer's dynamic loss scaling. Chainer
+has no bfloat16.
+"""
+
+import os
+import time
+
+import numpy
+
+from dlbench import catalog
+from dlbench.models import initial_weights, workloads
+from dlbench.models.layers import chainer_layers
+from dlbench.run import runtime
+from dlbench.run.backends import native
+
+
+class Adapter(native.NativeAdapter):
+    backend = "native-chainer"
+
+    def setup(self, threads, seed, devices, parallel=None):
+        self._start(threads, devices, parallel)
+        os.environ.update(runtime.thread_environment(threads))  # BLAS and OpenMP pools
+        import chainer
+
+        self.chainer = chainer
+        numpy.random.seed(seed)  # initialisers and dropout masks draw from numpy
+        self.mixed16 = self.requested.get("precision", catalog.FLOAT32) == "mixed_float16"
+        chainer.global_config.dtype = chainer.mixed16 if self.mixed16 else numpy.float32
+        # iDeep (MKL-DNN) is Chainer's documented CPU acceleration: its
+        # functions take over where it is installed, numpy where not.
+        self.ideep = chainer.backends.intel64.is_ideep_available()
+        chainer.global_config.use_ideep = "auto" if self.ideep else "never"
+        self.applied.update(
+            {
+                "blas_threads": int(os.environ["OPENBLAS_NUM_THREADS"]),
+                "omp_threads": int(os.environ["OMP_NUM_THREADS"]),
+                "use_ideep": chainer.global_config.use_ideep,
+                "dtype": "mixed16" if self.mixed16 else "float32",
+                "device": "@intel64 (iDeep)" if self.ideep else "@numpy",
+            }
+        )
+        if self.mixed16:
+            masters = "float16 (float32 master copies)"
+            self._precision_applied("mixed_float16", variable_dtype=masters)
+            self.applied["precision"]["loss_scaling"] = (
+                "dynamic (Chainer's optimizer.loss_scaling(): from 1, x2 a step until a "
+                "non-finite gradient, then x2 per 1000 steps, halved on each)"
+            )
+
+    def versions(self):
+        found = {
+            "framework": "chainer",
+            "framework_version": self.chainer.__version__,
+            "numpy": numpy.__version__,
+        }
+        if self.ideep:
+            found["ideep"] = self.chainer.backends.intel64.ideep.__version__
+        return found
+
+    def build(self, model_name, data_spec, hyper):
+        chainer = self.chainer
+        net = workloads.builder(model_name, "chainer")(chainer, data_spec)
+        net.to_device("@intel64" if self.ideep else "@numpy")
+        model = {"net": net, "step": 0}
+        if "optimizer" in hyper:
+            settings = hyper["optimizer"]
+            optimizer, model["lr_name"] = chainer_layers.optimizer(chainer, settings, native)
+            optimizer.setup(net)
+            if self.mixed16:  # float16 gradients underflow unscaled
+                optimizer.use_fp32_update()
+                optimizer.loss_scaling()
+            model.update(optimizer=optimizer, settings=settings)
+        return model
+
+    def _inputs(self, x, y=None):
+        """Channels-first inputs in the dtype the model computes in (and the
+        class indices), converted once, before any clock."""
+        converted = native.channels_first(x, y)
+        if not self.mixed16:
+            return converted
+        if y is None:
+            return converted.astype(numpy.float16)
+        return converted[0].astype(numpy.float16), converted[1]
+
+    def _logits(self, net, x):
+        """The model's outputs in float32: losses and softmax are computed in
+        float32 under mixed precision, as the other frameworks do."""
+        logits = net(x)
+        if self.mixed16:
+            self.computed_dtype = str(logits.dtype)
+            logits = self.chainer.functions.cast(logits, numpy.float32)
+        return logits
+
+    def load_initial_weights(self, model, manifest, weights):
+        """Assigned on the CPU's numpy arrays, then moved back: copied into
+        iDeep's arrays directly, convolution weights came out reordered
+        (measured: the cnn's outputs 0.019 from Keras' on the same weights)."""
+        net = model["net"]
+        net.to_device("@numpy")
+        parameters = list(net.params())
+        values = initial_weights.assign_by_shape(
+            [p.shape for p in parameters],
+            initial_weights.channels_first(manifest, weights),
+            "Chainer",
+        )
+        for parameter, value in zip(parameters, values):
+            parameter.array[...] = value
+        net.to_device("@intel64" if self.ideep else "@numpy")
+
+    @staticmethod
+    def parameter_count(model):
+        return sum(param.size for param in model["net"].params())
+
+    def train_epoch(self, model, x, y, batch_size):
+        F = self.chainer.functions
+        # like fit()'s set-up: outside the epoch's time
+        inputs, labels = self._inputs(x, y)
+        start = time.perf_counter()
+        net, optimizer, settings = model["net"], model["optimizer"], model["settings"]
+        total_loss, correct = 0.0, 0
+        found = {}
+
+        def loss_of_batch(part):
+            found["logits"] = self._logits(net, inputs[part])
+            found["loss"] = F.softmax_cross_entropy(found["logits"], labels[part])
+            return found["loss"]
+
+        with self.chainer.using_config("train", True):
+            for part in native.batches(len(labels), batch_size):
+                if settings.get("decay") and model["lr_name"]:
+                    rate = native.learning_rate(settings, model["step"])
+                    setattr(optimizer.hyperparam, model["lr_name"], rate)
+                # clears the gradients, back-propagates the loss (scaled under
+                # mixed16) and updates (skipped on a non-finite gradient)
+                optimizer.update(loss_of_batch, part)
+                loss, logits = found["loss"], found["logits"]
+                model["step"] += 1
+                total_loss += float(loss.array) * len(labels[part])
+                correct += int((numpy.asarray(logits.array).argmax(axis=1) == labels[part]).sum())
+                self._time_first_step(start)
+        n = len(labels)
+        result = {"loss": total_loss / n, "accuracy": correct / n}
+        result["seconds"] = time.perf_counter() - start
+        return result
+
+    def evaluate(self, model, x, y, batch_size):
+        F = self.chainer.functions
+        inputs, labels = self._inputs(x, y)
+        total_loss, correct = 0.0, 0
+        with self.chainer.using_config("train", False), self.chainer.no_backprop_mode():
+            for part in native.batches(len(labels), batch_size):
+                logits = self._logits(model["net"], inputs[part])
+                total_loss += float(F.softmax_cross_entropy(logits, labels[part]).array) * len(
+                    labels[part]
+                )
+                correct += int((numpy.asarray(logits.array).argmax(axis=1) == labels[part]).sum())
+        return total_loss / len(labels), correct / len(labels)
+
+    def predict(self, model, x):
+        chainer = self.chainer
+        with chainer.using_config("train", False), chainer.no_backprop_mode():
+            logits = self._logits(model["net"], self._inputs(x))
+            return numpy.asarray(chainer.functions.softmax(logits).array)

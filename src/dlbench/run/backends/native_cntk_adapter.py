@@ -1,0 +1,135 @@
+"""CNTK's own API behind the harness, no Keras: the workloads' cntk modules
+(dlbench/models/workloads/<model>/in_cntk.py, cntk.layers) applied to an input
+variable, cross_entropy_with_softmax as the criterion, CNTK's learners and a
+cntk.Trainer stepping through the same batches in the same order as every
+other backend. CNTK runs on the CPU here (its GPU build needs CUDA 10 and
+cuDNN 7); its CPU threads are set with set_max_num_cputhreads. cntk is
+imported in ``setup``. Importable on Python 3.6.
+"""
+
+import time
+
+from dlbench import catalog
+from dlbench.models import initial_weights, workloads
+from dlbench.models.layers import cntk_layers
+from dlbench.run.backends import native
+
+
+class Adapter(native.NativeAdapter):
+    backend = "native-cntk"
+
+    def setup(self, threads, seed, devices, parallel=None):
+        self._start(threads, devices, parallel)
+        import cntk
+        import numpy
+
+        self.C = cntk
+        cntk.device.try_set_default_device(cntk.device.cpu())
+        cntk.cntk_py.set_fixed_random_seed(seed)
+        cntk.cntk_py.set_max_num_cputhreads(threads)
+        numpy.random.seed(seed)
+        self.applied.update(
+            {
+                "device": "cpu",
+                "cntk_max_cpu_threads": cntk.cntk_py.get_max_num_cputhreads(),
+                "learning_rate_schedule": "learning_parameter_schedule, use_mean_gradient "
+                "(the minibatch's mean gradient, as Keras)",
+            }
+        )
+
+    def versions(self):
+        import numpy
+
+        return {
+            "framework": "cntk",
+            "framework_version": self.C.__version__,
+            "numpy": numpy.__version__,
+        }
+
+    def build(self, model_name, data_spec, hyper):
+        C = self.C
+        words = catalog.MODELS[model_name]["inputs"][0] == "words150"
+        if words:
+            features = cntk_layers.words_input(C, data_spec)
+        else:
+            shape = cntk_layers.channels_first_shape(data_spec)
+            features = C.input_variable(shape, "float32", name="features")
+        labels = C.input_variable(data_spec["classes"], "float32", name="labels")
+        logits = workloads.builder(model_name, "cntk")(C, data_spec)(features)
+        if words:
+            self.applied["recurrent_kernels"] = (
+                "Keras 3's GRU step (reset_after) in CNTK ops under cntk.layers.Recurrence "
+                "(CNTK's own GRU has one bias and the other form)"
+            )
+        model = {
+            "words": words,
+            "features": features,
+            "labels": labels,
+            "logits": logits,
+            "probabilities": C.softmax(logits),
+            "loss": C.cross_entropy_with_softmax(logits, labels),
+            "error": C.classification_error(logits, labels),
+        }
+        if "optimizer" in hyper:
+            learner, notes = cntk_layers.optimizer(C, logits.parameters, hyper["optimizer"], native)
+            if notes:
+                self.applied["optimizer_notes"] = notes
+            self.applied["own_rules"] = [notes["rule"]] if "rule" in notes else []
+            model["trainer"] = C.Trainer(logits, (model["loss"], model["error"]), [learner])
+        return model
+
+    @staticmethod
+    def load_initial_weights(model, manifest, weights):
+        # CNTK lists a graph's parameters from its output back: reversed,
+        # same-shaped weights (two dense biases) pair in Keras' order
+        parameters = list(reversed(model["logits"].parameters))
+        converted = cntk_layers.keras_weights(manifest, weights)
+        shapes = [tuple(parameter.shape) for parameter in parameters]
+        for parameter, value in zip(
+            parameters, initial_weights.assign_by_shape(shapes, converted, "CNTK")
+        ):
+            parameter.value = value
+
+    @staticmethod
+    def parameter_count(model):
+        import numpy
+
+        return int(sum(numpy.prod(p.shape) for p in model["logits"].parameters))
+
+    def _batches(self, model, x, y, batch_size):
+        """The epoch's batches as CNTK takes them: (features, labels, count)."""
+        parts = native.batches(len(x), batch_size)
+        labels = [None] * len(parts) if y is None else [y[part].astype("float32") for part in parts]
+        inputs = cntk_layers.words(x) if model["words"] else native.channels_first(x)
+        features = [inputs[part] for part in parts]
+        return [
+            (inputs, targets, part.stop - part.start)
+            for inputs, targets, part in zip(features, labels, parts)
+        ]
+
+    def train_epoch(self, model, x, y, batch_size):
+        batches = self._batches(model, x, y, batch_size)  # like fit()'s set-up: not timed
+        start = time.perf_counter()
+        trainer = model["trainer"]
+        total_loss = total_error = 0.0
+        for features, labels, count in batches:
+            trainer.train_minibatch({model["features"]: features, model["labels"]: labels})
+            total_loss += trainer.previous_minibatch_loss_average * count
+            total_error += trainer.previous_minibatch_evaluation_average * count
+            self._time_first_step(start)
+        seconds = time.perf_counter() - start  # the averages are host values: the work is done
+        n = len(y)
+        return {"loss": total_loss / n, "accuracy": 1.0 - total_error / n, "seconds": seconds}
+
+    def evaluate(self, model, x, y, batch_size):
+        both = self.C.combine([model["loss"], model["error"]])
+        total_loss = total_error = 0.0
+        for features, labels, _ in self._batches(model, x, y, batch_size):
+            found = both.eval({model["features"]: features, model["labels"]: labels})
+            total_loss += float(found[model["loss"].output].sum())
+            total_error += float(found[model["error"].output].sum())
+        return total_loss / len(y), 1.0 - total_error / len(y)
+
+    def predict(self, model, x):
+        ((features, _, _),) = self._batches(model, x, None, len(x))
+        return model["probabilities"].eval({model["features"]: features})

@@ -1,0 +1,253 @@
+"""Plain JAX behind the harness: the workloads' jax modules
+(dlbench/models/workloads/<model>/in_jax.py) (parameters as pytrees, pure forward
+functions), optax optimizers, and a training step compiled with jax.jit
+(JAX's documented way: value_and_grad, the optimizer update and the epoch's
+running sums in one XLA computation). The same batches in the same order as
+every other backend. On devices >= 1 one process drives every device: the
+batch is sharded over a device mesh (NamedSharding), parameters and
+optimizer state are replicated, and XLA inserts the gradient all-reduce. jax
+is imported in ``setup``, after the harness pinned the process and the XLA
+flags are set. Importable on Python 3.6.
+"""
+
+import functools
+import time
+
+from dlbench import catalog
+from dlbench.models import workloads
+from dlbench.models.layers import LOSS_SCALING, jax_layers
+from dlbench.run import compiles
+from dlbench.run.backends import frameworks, native
+
+
+class Adapter(native.NativeAdapter):
+    backend = "native-jax"
+
+    def __init__(self, framework, settings):
+        native.NativeAdapter.__init__(self, framework, settings)
+        self.jax = None
+        self.key = None
+        self.replicated = None  # NamedSharding of parameters on devices >= 1
+        self.batch_sharding = None
+        self.step_sync = False
+        self.emulated = False
+
+    def setup(self, threads, seed, devices, parallel=None):
+        self.emulated = self._start(threads, devices, parallel, distributes=True)
+        self.applied.update(
+            frameworks.pin_jax(threads, self.parallel["devices"] if self.emulated else 0)
+        )
+        import jax
+
+        self.jax = jax
+        self.compile_counter = compiles.jax_counter()
+        self.key = jax.random.PRNGKey(seed)
+        # Always jitted, JAX's documented way: the jit_compile setting is not consulted.
+        self.applied["jit"] = "always: jax.jit training step and predict"
+        if devices:
+            self._distribute(devices)
+        else:
+            self.applied["device"] = str(jax.devices()[0])
+
+    def _distribute(self, devices):
+        import numpy
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+        found = frameworks.jax_devices(
+            self.jax, self.framework, devices, self.emulated, self.backend
+        )
+        mesh = Mesh(numpy.array(found), ("batch",))
+        self.replicated = NamedSharding(mesh, PartitionSpec())
+        self.batch_sharding = NamedSharding(mesh, PartitionSpec("batch"))
+        # Emulated CPU devices: XLA's CPU all-reduce gives up when one device
+        # runs ahead ("only 1 of them arrived on time"); waiting for every
+        # step's result keeps them together, as the Keras adapter does.
+        self.step_sync = self.emulated
+        extra = {"step_sync": "every step's result waited for (emulated XLA CPU devices)"}
+        extra = extra if self.step_sync else {}
+        self.applied["device"] = [str(device) for device in found]
+        self.applied["data_parallel"] = self._describe_parallel(devices, **extra)
+
+    def versions(self):
+        import jaxlib
+        import numpy
+        import optax
+
+        return {
+            "framework": "jax",
+            "framework_version": self.jax.__version__,
+            "jaxlib": jaxlib.__version__,
+            "optax": optax.__version__,
+            "jax_platform": self.jax.default_backend(),
+            "numpy": numpy.__version__,
+        }
+
+    def build(self, model_name, data_spec, hyper):
+        jax = self.jax
+        init_key, dropout_key = jax.random.split(self.key)
+        params, forward = workloads.builder(model_name, "jax")(jax, data_spec, init_key)
+        precision = self.requested.get("precision", catalog.FLOAT32)
+        if precision != catalog.FLOAT32:
+            forward = self._in_precision(forward, precision)
+        if self.replicated is not None:
+            params = jax.device_put(params, self.replicated)
+        model = {"params": params, "forward": forward, "dropout_key": dropout_key, "step": 0}
+        output = (lambda y: y) if catalog.ends_in_features(model_name) else jax.nn.softmax
+        model["predict"] = jax.jit(lambda params, x: output(forward(params, x)))
+        model["evaluate"] = jax.jit(self._sums(forward))
+        if "optimizer" in hyper:
+            import optax
+
+            optimizer = jax_layers.optimizer(optax, native, hyper["optimizer"])
+            if precision == "mixed_float16":  # float16 gradients underflow unscaled
+                optimizer = jax_layers.loss_scaled(jax, optimizer)
+                self.applied["precision"]["loss_scaling"] = LOSS_SCALING
+            model["optimizer"] = optimizer
+            model["optimizer_state"] = optimizer.init(params)
+            model["train_step"] = self._train_step(forward, optimizer)
+            name = hyper["optimizer"]["name"]
+            self.applied["optimizer"] = jax_layers.OPTIMIZER_NOTES[name]
+            own = name in jax_layers.OWN_RULES
+            self.applied["own_rules"] = [jax_layers.OPTIMIZER_NOTES[name]] if own else []
+        return model
+
+    def _in_precision(self, forward, precision):
+        """Mixed precision as JAX's libraries do it (jmp; Flax's dtype and
+        param_dtype): float32 parameters cast to the compute dtype for the
+        forward pass (their gradients come back float32 through the cast),
+        floating inputs too, outputs back to float32 for the loss."""
+        jax = self.jax
+        import jax.numpy as jnp
+
+        dtype = getattr(jnp, precision.replace("mixed_", ""))
+
+        def cast(tree):
+            return jax.tree_util.tree_map(
+                lambda a: a.astype(dtype) if jnp.issubdtype(a.dtype, jnp.floating) else a, tree
+            )
+
+        def forward_in_precision(params, x, key=None):
+            outputs = forward(cast(params), cast(x), key)
+            self.computed_dtype = str(outputs.dtype)  # seen while tracing
+            return outputs.astype(jnp.float32)
+
+        scheme = "float32 parameters cast to {} in the forward pass".format(dtype.__name__)
+        self._precision_applied(precision, scheme)
+        return forward_in_precision
+
+    def settings(self):
+        found = super(Adapter, self).settings()
+        found["inference_call"] = "jax.jit(softmax(forward(params, x))) (features: no softmax)"
+        return found
+
+    def _sums(self, forward):
+        """Summed loss and correct predictions of a batch (inference mode)."""
+        import optax
+
+        def sums(params, x, y, key=None):
+            logits = forward(params, x, key)
+            loss = optax.softmax_cross_entropy(logits, y).sum()
+            return loss, (logits.argmax(axis=1) == y.argmax(axis=1)).sum()
+
+        return sums
+
+    def _train_step(self, forward, optimizer):
+        """One jitted step: gradients of the batch's mean loss, the optax
+        update, the epoch's running loss and accuracy sums. Parameters and
+        optimizer state are donated (updated in place)."""
+        jax = self.jax
+        import optax
+
+        sums = self._sums(forward)
+
+        def step(params, state, totals, x, y, key, index):
+            key = jax.random.fold_in(key, index)  # a fresh dropout key per step
+
+            scale = getattr(optimizer, "scale", lambda state: 1.0)(state)
+
+            def mean_loss(params):
+                loss, correct = sums(params, x, y, key)
+                return loss / y.shape[0] * scale, (loss, correct)
+
+            (_, (loss, correct)), grads = jax.value_and_grad(mean_loss, has_aux=True)(params)
+            updates, state = optimizer.update(grads, state, params)
+            totals = (totals[0] + loss, totals[1] + correct)
+            return optax.apply_updates(params, updates), state, totals
+
+        placement = {} if self.replicated is None else {"out_shardings": self.replicated}
+        return jax.jit(step, donate_argnums=(0, 1), **placement)
+
+    def load_initial_weights(self, model, manifest, weights):
+        params = jax_layers.load_keras_weights(self.jax, model["params"], manifest, weights)
+        if self.replicated is not None:
+            params = self.jax.device_put(params, self.replicated)
+        model["params"] = params
+        if "optimizer" in model:  # its state follows the parameters it was made from
+            model["optimizer_state"] = model["optimizer"].init(params)
+
+    def parameter_count(self, model):
+        return sum(int(leaf.size) for leaf in self.jax.tree_util.tree_leaves(model["params"]))
+
+    def _device_batches(self, x, y, batch_size):
+        """The epoch's batches on the device(s), sharded over the mesh."""
+        jax = self.jax
+        return [
+            jax.device_put((_rows(x, s), y[s]), self.batch_sharding)
+            for s in native.batches(len(y), batch_size)
+        ]
+
+    def train_epoch(self, model, x, y, batch_size):
+        import numpy
+
+        jax = self.jax
+        batches = self._device_batches(x, y, batch_size)  # outside the epoch's time
+        start = time.perf_counter()
+        params, state, step = model["params"], model["optimizer_state"], model["step"]
+        totals = jax.device_put((numpy.float32(0), numpy.int32(0)), self.replicated)
+        key = model["dropout_key"]
+        for batch_x, batch_y in batches:
+            params, state, totals = model["train_step"](
+                params, state, totals, batch_x, batch_y, key, step
+            )
+            step += 1
+            if self.step_sync:
+                jax.block_until_ready(totals)
+            self._time_first_step(start, functools.partial(jax.block_until_ready, totals))
+        loss, correct = float(totals[0]), int(totals[1])  # waits for the device work
+        seconds = time.perf_counter() - start
+        model.update(params=params, optimizer_state=state, step=step)
+        return {"loss": loss / len(y), "accuracy": correct / len(y), "seconds": seconds}
+
+    def evaluate(self, model, x, y, batch_size):
+        total_loss, correct = 0.0, 0
+        for s in native.batches(len(y), batch_size):
+            loss, hits = model["evaluate"](model["params"], _rows(x, s), y[s])
+            total_loss, correct = total_loss + float(loss), correct + int(hits)
+        return total_loss / len(y), correct / len(y)
+
+    def predict(self, model, x):
+        import numpy
+
+        return numpy.asarray(model["predict"](model["params"], x))
+
+    def replica_divergence(self, model):
+        """The largest difference between the copies of every replicated
+        parameter on the mesh's devices (None on one device)."""
+        if self.replicated is None:
+            return None
+        return max(
+            frameworks.largest_difference([shard.data for shard in leaf.addressable_shards])
+            for leaf in self.jax.tree_util.tree_leaves(model["params"])
+        )
+
+    def peak_device_memory_mb(self):
+        if not self.parallel["devices"] or self.emulated:
+            return None
+        return frameworks.peak_memory_jax()
+
+
+def _rows(x, rows):
+    """Rows of the model input: one array or a dict of named arrays."""
+    if isinstance(x, dict):
+        return {name: array[rows] for name, array in x.items()}
+    return x[rows]

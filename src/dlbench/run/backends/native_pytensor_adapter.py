@@ -1,0 +1,163 @@
+"""PyTensor behind the harness: the workloads' pytensor modules
+(dlbench/models/workloads/<model>/in_pytensor.py) as a symbolic graph, gradients by
+pytensor.grad, Keras' update rules written out as the function's updates,
+compiled (C code built by g++ at run time, linked to OpenBLAS) into one
+function for the training step and one for prediction; the same batches in
+the same order as every other backend. pytensor is imported in ``setup``,
+after its flags and the BLAS thread variables are set. Importable on Python
+3.6.
+"""
+
+import glob
+import os
+import sys
+import sysconfig
+import time
+
+from dlbench.models import initial_weights, workloads
+from dlbench.models.layers import pytensor_layers
+from dlbench.run import runtime
+from dlbench.run.backends import native
+
+
+class Adapter(native.NativeAdapter):
+    backend = "native-pytensor"
+
+    def setup(self, threads, seed, devices, parallel=None):
+        self._start(threads, devices, parallel)
+        # OpenBLAS sizes its pool from OPENBLAS/OMP_NUM_THREADS when it
+        # loads: unpinned, it oversubscribes the CPUs.
+        os.environ.update(runtime.thread_environment(threads))
+        # Compiled ops are cached per environment (rebuilt with it); the record
+        # says whether this run found the cache warm (a shorter first epoch).
+        cache = os.path.join(sys.prefix, "pytensor-cache")
+        self.applied["compile_cache_warm"] = os.path.isdir(cache) and bool(os.listdir(cache))
+        flags = "floatX=float32,base_compiledir=" + cache
+        blas = _openblas_flags(cache)
+        os.environ["PYTENSOR_FLAGS"] = flags + (",blas__ldflags=" + blas if blas else "")
+        import pytensor
+
+        self.pytensor = pytensor
+        self.seed = seed
+        config = pytensor.config
+        self.applied.update(
+            {
+                "blas_threads": int(os.environ["OPENBLAS_NUM_THREADS"]),
+                "omp_threads": int(os.environ["OMP_NUM_THREADS"]),
+                "pytensor_flags": os.environ["PYTENSOR_FLAGS"],
+                "mode": str(config.mode),
+                "linker": config.linker,
+                "floatX": config.floatX,
+                "openmp": config.openmp,
+                "blas_ldflags": config.blas__ldflags,
+                "cxx": config.cxx,
+                "compiled_functions": "train step and predict, pytensor.function",
+                "device": "cpu",
+            }
+        )
+
+    def versions(self):
+        import numpy
+
+        return {
+            "framework": "pytensor",
+            "framework_version": self.pytensor.__version__,
+            "numpy": numpy.__version__,
+        }
+
+    def build(self, model_name, data_spec, hyper):
+        pytensor = self.pytensor
+        pt = pytensor.tensor
+        net = pytensor_layers.Layers(pytensor, self.seed)
+        layers = workloads.builder(model_name, "pytensor")(net, data_spec)
+
+        def forward(x, training):
+            for layer in layers:
+                x = layer(x, training)
+            return x
+
+        x, labels = pt.tensor4("x", dtype="float32"), pt.ivector("labels")
+        logits = forward(x, False)
+        model = {"params": net.params}
+        self.applied["own_rules"] = list(net.own_rules)
+        model["predict"] = pytensor.function([x], pt.special.softmax(logits, axis=1))
+        model["evaluate"] = pytensor.function([x, labels], _loss_and_hits(pt, logits, labels))
+        if "optimizer" in hyper:
+            loss, hits = _loss_and_hits(pt, forward(x, True), labels)
+            grads = pytensor.grad(loss, net.params)
+            updates = pytensor_layers.updates(
+                pytensor, net.params, grads, hyper["optimizer"], native
+            )
+            model["train"] = pytensor.function([x, labels], [loss, hits], updates=updates)
+        return model
+
+    @staticmethod
+    def load_initial_weights(model, manifest, weights):
+        params = model["params"]
+        converted = initial_weights.channels_first(manifest, weights, dense_units_first=False)
+        shapes = [param.get_value(borrow=True).shape for param in params]
+        for param, value in zip(
+            params, initial_weights.assign_by_shape(shapes, converted, "PyTensor")
+        ):
+            param.set_value(value)
+
+    @staticmethod
+    def parameter_count(model):
+        return sum(param.get_value(borrow=True).size for param in model["params"])
+
+    def train_epoch(self, model, x, y, batch_size):
+        # like fit()'s set-up: outside the epoch's time
+        inputs, labels = native.channels_first(x, y)
+        start = time.perf_counter()
+        total_loss, correct = 0.0, 0
+        for part in native.batches(len(labels), batch_size):
+            loss, hits = model["train"](inputs[part], labels[part])
+            total_loss += float(loss) * len(labels[part])
+            correct += int(hits)
+            self._time_first_step(start)
+        n = len(labels)
+        result = {"loss": total_loss / n, "accuracy": correct / n}
+        result["seconds"] = time.perf_counter() - start
+        return result
+
+    def evaluate(self, model, x, y, batch_size):
+        inputs, labels = native.channels_first(x, y)
+        total_loss, correct = 0.0, 0
+        for part in native.batches(len(labels), batch_size):
+            loss, hits = model["evaluate"](inputs[part], labels[part])
+            total_loss += float(loss) * len(labels[part])
+            correct += int(hits)
+        return total_loss / len(labels), correct / len(labels)
+
+    def predict(self, model, x):
+        return model["predict"](native.channels_first(x))
+
+
+def _loss_and_hits(pt, logits, labels):
+    """Mean cross-entropy of the softmax (log_softmax picked at the label)
+    and the number of argmax matches."""
+    rows = pt.arange(labels.shape[0])
+    loss = -pt.mean(pt.special.log_softmax(logits, axis=1)[rows, labels])
+    return loss, pt.sum(pt.eq(pt.argmax(logits, axis=1), labels))
+
+
+def _openblas_flags(cache):
+    """Link PyTensor's C ops (Gemm, the convolutions' CorrMM) to the
+    OpenBLAS that scipy's wheel bundles (plain BLAS symbols; numpy's are
+    renamed): without a BLAS to link, PyTensor cannot lower conv2d to its
+    CorrMM op.
+    Linked through a libopenblas.so link in the compile cache; the compiled
+    ops find it and its libgfortran in scipy.libs through their RPATH (not
+    RUNPATH, which would not reach the library's own dependencies)."""
+    libs = os.path.join(sysconfig.get_paths()["purelib"], "scipy.libs")
+    found = glob.glob(os.path.join(libs, "libopenblas*.so"))
+    if not found:
+        return ""  # left to PyTensor's own search (the record shows its result)
+    links = os.path.join(cache, "blas-links")
+    os.makedirs(links, exist_ok=True)
+    try:
+        os.symlink(found[0], os.path.join(links, "libopenblas.so"))
+    except FileExistsError:
+        pass  # made by an earlier run
+    # no commas: PYTENSOR_FLAGS splits on them; each -L also becomes an rpath
+    return "-Xlinker --disable-new-dtags -L{} -L{} -lopenblas".format(links, libs)

@@ -1,0 +1,119 @@
+"""How a run is started on its devices: the command, the environment and the
+share of the CPUs of each process. The same for every backend; the catalog's
+``data_parallel.launch`` picks one of ``LAUNCHERS``. Importable on Python 3.6.
+
+- ``one_process``: one harness process drives every device of the run
+  (Keras' DataParallel on JAX, TensorFlow's MirroredStrategy).
+- ``process_per_device``: torchrun starts one harness process per device;
+  each knows its place from torchrun's RANK / LOCAL_RANK / WORLD_SIZE, takes
+  its share of every global batch (``shard_epoch``) and only rank 0 writes
+  the record.
+
+Devices 0 is the CPU: GPUs are hidden from the run. Devices N >= 1 are the N
+GPUs the supervisor assigned (CUDA_VISIBLE_DEVICES), or N devices emulated on
+the CPU when the config's accelerator is ``emulated-cpu``.
+"""
+
+import os
+import sys
+
+LAUNCHERS = ("one_process", "process_per_device")
+ON_THE_CPU = {
+    "devices": 0,
+    "accelerator": "cpu",
+    "replicas": 1,
+    "launch": "one_process",
+    "method": None,
+}
+
+
+def parallel_of(spec):
+    """The run's ``parallel`` block (matrix.data_parallel); a spec without
+    one runs on the CPU."""
+    return dict(ON_THE_CPU, **(spec.get("parallel") or {}))
+
+
+def processes(parallel):
+    """How many harness processes a run starts."""
+    if parallel["launch"] == "process_per_device":
+        return parallel["replicas"]
+    return 1
+
+
+def command(python, parallel, harness_args):
+    """The command line that starts the harness for a run."""
+    if parallel["launch"] not in LAUNCHERS:
+        raise ValueError("unknown launcher {!r}".format(parallel["launch"]))
+    if parallel["launch"] == "process_per_device":
+        return [
+            python,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",  # a free port per run: concurrent runs never meet
+            "--nnodes=1",
+            "--nproc-per-node={}".format(processes(parallel)),
+            "-m",
+            "dlbench.run.harness",
+        ] + harness_args
+    return [python, "-m", "dlbench.run.harness"] + harness_args
+
+
+def environment(parallel, gpu_ids=None):
+    """Variables the run's processes must start with."""
+    if parallel["devices"] and parallel["accelerator"] == "gpu":
+        return {"CUDA_VISIBLE_DEVICES": ",".join(gpu_ids or [])}
+    # The CPU, real or emulating devices: frameworks must not find a GPU.
+    return {"CUDA_VISIBLE_DEVICES": "", "JAX_PLATFORMS": "cpu"}
+
+
+def threads_per_process(threads, parallel):
+    return max(1, threads // processes(parallel))
+
+
+def process_place(environ=None):
+    """(rank, local rank, world size) of this process; (0, 0, 1) when it was
+    not started by torchrun."""
+    environ = os.environ if environ is None else environ
+    return (
+        int(environ.get("RANK", 0)),
+        int(environ.get("LOCAL_RANK", 0)),
+        int(environ.get("WORLD_SIZE", 1)),
+    )
+
+
+def cpus_of(cpus, threads, local_rank):
+    """The CPUs of one process: its own slice when processes share a node."""
+    start = local_rank * threads
+    mine = cpus[start : start + threads]
+    return mine or cpus[:threads]
+
+
+def shard_epoch(order, global_batch, replicas, rank, processes_count):
+    """The sample order one process trains on in an epoch.
+
+    Trailing samples that cannot be split evenly over the replicas are
+    dropped (at most ``replicas - 1``; every framework's sharding needs
+    equal shares). With one process per device, each takes its contiguous
+    share of every global batch, so the replicas together step through the
+    same batches in the same order as a single device would.
+    Returns the order and how many samples were dropped.
+    """
+    dropped = len(order) % replicas
+    order = order[: len(order) - dropped]
+    if processes_count == 1:
+        return order, dropped
+    import numpy as np
+
+    parts = []
+    for start in range(0, len(order), global_batch):
+        batch = order[start : start + global_batch]
+        share = len(batch) // processes_count
+        parts.append(batch[rank * share : (rank + 1) * share])
+    return np.concatenate(parts), dropped
+
+
+def quiet_unless_first(rank):
+    """Processes other than rank 0 keep their errors (stderr) but not their
+    progress lines, which rank 0 prints for the run."""
+    if rank != 0:
+        sys.stdout = open(os.devnull, "w")

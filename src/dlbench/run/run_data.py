@@ -1,0 +1,69 @@
+"""The data a run reads: the prepared arrays of a dataset (its seal checked
+first), the rows of a model's inputs, the epoch's sample order (the same for
+every backend) and Keras' validation split. A leaf of the package: the
+harness, the equivalence check, the weight drawing and the model check use
+it, and it imports none of them. Importable on Python 3.6.
+"""
+
+import json
+import math
+import os
+
+from dlbench import catalog
+from dlbench.run import integrity
+
+
+def epoch_order(seed, epoch, n_samples):
+    """The sample order of one epoch: a function of seed and epoch only, so
+    every backend sees the same batches in the same order."""
+    import numpy as np
+
+    return np.random.RandomState([seed, epoch]).permutation(n_samples)
+
+
+def load_dataset(path):
+    """The prepared arrays, one-hot labels beside the integer ones, and
+    ``meta``: what a model must know about its inputs (classes, ...). A model
+    with several inputs gets a dict of named arrays per split."""
+    import numpy as np
+
+    if os.path.exists(integrity.seal_path(path)):  # the workflow's files are all sealed
+        integrity.verify(path)
+    with np.load(path, allow_pickle=False) as arrays:
+        data = {}
+        for split in ("train", "test"):
+            prefix = "x_{}{}".format(split, catalog.INPUT_SEPARATOR)
+            named = {k[len(prefix) :]: arrays[k] for k in arrays.files if k.startswith(prefix)}
+            data["x_" + split] = named or arrays["x_" + split]
+            data["y_" + split] = arrays["y_" + split]
+        meta = json.loads(str(arrays["meta"]))
+    eye = np.eye(meta["classes"], dtype="float32")
+    data["y_train_onehot"] = eye[data["y_train"]]
+    data["y_test_onehot"] = eye[data["y_test"]]
+    x = data["x_train"]
+    shape = (
+        {k: list(v.shape[1:]) for k, v in x.items()} if isinstance(x, dict) else list(x.shape[1:])
+    )
+    data["meta"] = dict(meta, input_shape=shape)
+    return data
+
+
+def take(x, rows):
+    """Rows of the model input, one array or a dict of named arrays (a copy)."""
+    if isinstance(x, dict):
+        return {name: array[rows] for name, array in x.items()}
+    return x[rows]
+
+
+def validation_split(x, y, fraction):
+    """Keras' ``validation_split``: the last ``fraction`` of the training
+    data, taken before any shuffling, held out for validation (split where
+    Keras 3 splits)."""
+    n = len(y)
+    split_at = int(math.floor(n * (1.0 - fraction)))
+    if split_at in (0, n):
+        raise ValueError(
+            "validation_split {} leaves no data on one side of {} samples".format(fraction, n)
+        )
+    head, tail = slice(0, split_at), slice(split_at, n)
+    return (take(x, head), y[head]), (take(x, tail), y[tail])

@@ -1,0 +1,268 @@
+"""Run the harness in a child process and guarantee a run record.
+
+A framework can do worse than raise: segfault, be killed for memory, hang.
+The supervisor starts the harness with the threads pinned in its environment,
+relays its output to the log, enforces the time-out, and writes a ``failed``
+or ``timeout`` record when the child left none. It always exits 0 once a
+record exists, so one bad cell never stops the rest of the matrix.
+Importable on Python 3.6.
+"""
+
+import collections
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from dlbench import catalog
+from dlbench.run import cpu_isa, gpus, harness, launch, model_check, runtime
+
+ERROR_TAIL_LINES = 30
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _relay(stream, tail):
+    for raw in iter(stream.readline, b""):
+        line = raw.decode("utf-8", "replace")
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        tail.append(line)
+
+
+def _describe_exit(returncode):
+    if returncode < 0:
+        name = signal.Signals(-returncode).name
+        reason = "killed by {}".format(name)
+        if name == "SIGKILL":
+            reason += " (often the out-of-memory killer)"
+        return reason
+    return "exited with status {}".format(returncode)
+
+
+def _failed_without_child(spec, record_path, epochs_path, reason, status="failed"):
+    harness.EpochLog(epochs_path).close()  # no epoch ran: the header only
+    record = harness.base_record(spec)
+    record.update(status=status, error=reason, reason=reason, finished=runtime.utc_now())
+    runtime.write_json_atomic(record_path, record)
+    print("run not started: {}".format(reason))
+    return 0
+
+
+def environment_check(mode, marker):
+    """How the run's environment came to be and how it differs from its env
+    file (``envspec``'s marker: a built venv or a checked existing
+    interpreter), and the reason it cannot run, or None."""
+    check = {"mode": mode, "mismatches": None if mode == "current" else []}
+    if not marker:
+        return check, None
+    with open(marker) as handle:
+        found = json.load(handle)
+    if mode == "existing":
+        check["python"] = found.get("python")
+    check["mismatches"] = found.get("mismatches", [])
+    if found.get("status", "ok") == "ok":
+        return check, None
+    reason = "environment {} unavailable: {}".format(found.get("backend"), found.get("reason"))
+    return check, reason
+
+
+def threads_not_available(spec):
+    """Why the run cannot have the threads its cell names: more than the CPUs
+    this process may use (a cluster job's allocation, a container's share).
+    The cell would be labelled with threads it never had."""
+    threads = spec.get("threads")
+    cpus = len(runtime.available_cpus())
+    if threads in (None, "all") or int(threads) <= cpus:
+        return None
+    return (
+        "threads={}: this run may use {} CPUs; its cell would be labelled with threads it "
+        "never had".format(threads, cpus)
+    )
+
+
+def cpu_not_applicable(spec, parallel):
+    """Why this machine's CPU cannot run the run's precision, where the CPU
+    computes it: the matrix planned the cell on a CPU that could (a cluster's
+    login node), or under another oneDNN cap."""
+    if parallel["accelerator"] == "gpu" and parallel["devices"]:
+        return None
+    return catalog.precision_cpu_not_applicable(
+        spec["backend"], spec.get("precision", catalog.FLOAT32)
+    )
+
+
+def _child_setup(limit_mb):
+    """Run in the child before it starts: it dies with the supervisor (a
+    killed workflow leaves no run behind to write a record later), and its
+    address space is capped at ``limit_mb``, past which allocations fail in
+    the child (MemoryError, bad_alloc) as on a machine with that memory. Its
+    session (a process group to kill as one) takes the supervisor's priority,
+    its session's or its own nice value, whichever is lower: a new session
+    otherwise competes for the CPU at nice 0 beside every other session, as
+    if `nice snakemake` had never been typed."""
+    nice = runtime.inherited_nice()
+
+    def apply():
+        runtime.set_autogroup_nice(nice)
+        try:
+            import ctypes
+
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        except OSError:
+            pass  # not Linux: the time-out still ends a lost run
+        if limit_mb:
+            limit = int(limit_mb * 2**20)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return apply
+
+
+def supervise(
+    spec,
+    data,
+    record_path,
+    epochs_path,
+    timeout_s=None,
+    gpu_lock_dir=None,
+    gpu_wait_s=None,
+    python=None,
+    env_marker=None,
+    memory_limit_mb=None,
+    env_mode="current",
+    model_check_path=None,
+):
+    """Run ``spec`` with the harness under ``python`` (the backend's
+    environment; this one by default) and leave a record in every case."""
+    if os.path.exists(record_path):
+        os.remove(record_path)  # never mistake an old record for this run's
+    check, unavailable = environment_check(env_mode, env_marker)
+    spec = dict(spec, environment_check=check)
+    invalid = model_check.verdict(model_check_path) if model_check_path else None
+    if invalid:  # a model of the user's that failed its check: no run of it starts
+        return _failed_without_child(spec, record_path, epochs_path, invalid, status="invalid")
+    if unavailable:
+        return _failed_without_child(
+            spec, record_path, epochs_path, unavailable, status="unavailable"
+        )
+    parallel = launch.parallel_of(spec)
+    cpu_reason = threads_not_available(spec) or cpu_not_applicable(spec, parallel)
+    if cpu_reason:
+        return _failed_without_child(
+            spec, record_path, epochs_path, cpu_reason, status="unavailable"
+        )
+    allocation = None
+    if parallel["devices"] and parallel["accelerator"] == "gpu":
+        try:
+            allocation = gpus.assign(parallel["devices"], gpu_lock_dir, gpu_wait_s)
+        except gpus.GPUsUnavailable as error:
+            reason = "GPUs unavailable: {}".format(error)
+            return _failed_without_child(spec, record_path, epochs_path, reason)
+        parallel = dict(parallel, gpu_ids=allocation.ids, gpus_assigned_by=allocation.assigned_by)
+        print("GPUs {} ({})".format(",".join(allocation.ids), allocation.assigned_by), flush=True)
+    spec = dict(spec, parallel=parallel)
+    python = python or sys.executable
+    threads = launch.threads_per_process(runtime.resolve_threads(spec.get("threads")), parallel)
+    env = dict(os.environ)
+    env.update(runtime.thread_environment(threads))
+    env.update(cpu_isa.cap_environment(env))
+    env.update(runtime.environment_additions(runtime.prefix_of(python), env))
+    env.update(launch.environment(parallel, allocation.ids if allocation else None))
+    env["PYTHONUNBUFFERED"] = "1"
+    harness_args = ["--spec", json.dumps(spec), "--data", data, "--record", record_path]
+    harness_args += ["--epochs", epochs_path]
+    try:
+        return _run_child(
+            spec,
+            launch.command(python, parallel, harness_args),
+            env,
+            record_path,
+            timeout_s,
+            memory_limit_mb,
+        )
+    finally:
+        if allocation is not None:
+            allocation.release()
+        if not os.path.exists(epochs_path):  # the child died before it began one
+            harness.EpochLog(epochs_path).close()
+
+
+def _run_child(spec, command, env, record_path, timeout_s, memory_limit_mb):
+    tail = collections.deque(maxlen=ERROR_TAIL_LINES)
+    env = dict(env, **{harness.LAUNCHED_VARIABLE: repr(time.time())})
+    child = subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=_child_setup(memory_limit_mb),
+    )
+    relay = threading.Thread(target=_relay, args=(child.stdout, tail), daemon=True)
+    relay.start()
+    status = None
+    try:
+        child.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        status = "timeout"
+    relay.join(timeout=10)
+
+    if status is None and os.path.exists(record_path):
+        return 0  # the harness wrote its own record, ok or failed
+    record = harness.base_record(spec)
+    record["finished"] = runtime.utc_now()
+    if status == "timeout":
+        record["status"] = "timeout"
+        record["error"] = "timeout: no result after {:g} s (timeout_minutes)".format(timeout_s)
+        record["reason"] = record["error"]
+    else:
+        record["status"] = "failed"
+        ended = _describe_exit(child.returncode)
+        record["error"] = harness.name_memory_errors("{}\n{}".format(ended, "".join(tail)))
+        record["reason"] = harness.failure_reason(record["error"], headline=ended)
+    record["returncode"] = child.returncode
+    runtime.write_json_atomic(record_path, record)
+    print("run ended without a result: {}".format(record["error"].splitlines()[0]))
+    return 0
+
+
+def main(argv=None):
+    parser = harness.argument_parser(__doc__.splitlines()[0])
+    parser.add_argument("--timeout-minutes", type=float, default=None)
+    parser.add_argument("--gpu-lock-dir", default=None, help="folder of the per-GPU locks")
+    parser.add_argument("--gpu-wait-minutes", type=float, default=None)
+    parser.add_argument("--python", default=None, help="the backend environment's interpreter")
+    parser.add_argument(
+        "--env-marker", default=None, help="the built venv's or checked interpreter's marker"
+    )
+    parser.add_argument(
+        "--env-mode", default="current", choices=["conda", "venv", "existing", "current"]
+    )
+    parser.add_argument("--memory-limit-mb", type=float, default=None)
+    parser.add_argument("--model-check", default=None, help="a model of the user's: its check")
+    args = parser.parse_args(argv)
+    timeout_s = args.timeout_minutes * 60 if args.timeout_minutes else None
+    gpu_wait_s = args.gpu_wait_minutes * 60 if args.gpu_wait_minutes is not None else None
+    return supervise(
+        json.loads(args.spec),
+        args.data,
+        args.record,
+        args.epochs,
+        timeout_s,
+        gpu_lock_dir=args.gpu_lock_dir,
+        gpu_wait_s=gpu_wait_s,
+        python=args.python,
+        env_marker=args.env_marker,
+        memory_limit_mb=args.memory_limit_mb,
+        env_mode=args.env_mode,
+        model_check_path=args.model_check,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

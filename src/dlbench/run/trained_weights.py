@@ -1,0 +1,108 @@
+"""Trained weights for an inference workload: its shared initial weights
+(dlbench.models.initial_weights) trained once by the workflow, so that every
+backend of the workload infers with the same trained model. (The LeNet
+latency comparison could not keep accuracy constant across its
+implementations: each had other weights.)
+
+The training is the harness' own loop (the shared data order, the epoch
+loop, the test score) on keras-torch, on one thread, with the workload's
+``trained_weights`` settings (epochs, batch_size, loss, optimizer). The
+weights are written in the shared weights' format (Keras' layout and
+order, the draw's manifest with a ``trained`` block that says how), sealed,
+so that every backend loads them as it loads a draw.
+
+    python -m dlbench.run.trained_weights --model NAME --data DATA.npz \\
+        --weights DRAWN.npz --training JSON --seed N --output OUT.npz
+"""
+
+import argparse
+import json
+import os
+import sys
+
+BACKEND = "keras-torch"
+
+
+def train(model_name, data_path, drawn_path, training, seed):
+    """(manifest, weights, result): the drawn weights trained with
+    ``training`` (a training workload's hyper-parameters)."""
+    import numpy as np
+
+    from dlbench.models import initial_weights
+    from dlbench.run import backends, harness, launch
+
+    adapter = backends.adapter_for(BACKEND, {"jit_compile": False})
+    adapter.setup(
+        threads=1,  # a preparation, not a benchmark: one thread, reproducible sums
+        seed=seed,
+        devices=0,
+        parallel=dict(launch.ON_THE_CPU, rank=0, local_rank=0, processes=1),
+    )
+    data = harness.load_dataset(data_path)
+    spec = {
+        "model": model_name,
+        "backend": BACKEND,
+        "seed": seed,
+        "hyper": training,
+        "initial_weights": drawn_path,
+        "validate_every_epoch": False,
+    }
+    model = adapter.build(model_name, data["meta"], training)
+    log = harness.EpochLog(os.devnull)
+    try:
+        result = harness.train(spec, adapter, data, log, model=model)
+    finally:
+        log.close()
+    drawn = result["initial_weights"]  # the loader checked every shape against the file
+    if not drawn["loaded"]:
+        raise RuntimeError("the drawn weights did not load: " + drawn["reason"])
+    manifest, _ = initial_weights.read(drawn_path)
+    weights = [np.asarray(values, dtype="float32") for values in model.get_weights()]
+    manifest["trained"] = {
+        "backend": BACKEND,
+        "versions": adapter.versions(),
+        "from": {"file": drawn["file"], "sha256": drawn["sha256"]},
+        "hyper": training,
+        "epochs": [
+            {key: row[key] for key in ("epoch", "loss", "accuracy")} for row in result["epochs"]
+        ],
+        "test_loss": result["test_loss"],
+        "test_accuracy": result["test_accuracy"],
+    }
+    return manifest, weights, result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--custom", help="the model's custom_models entry, as JSON")
+    parser.add_argument("--data", required=True, help="the prepared dataset (.npz)")
+    parser.add_argument("--weights", required=True, help="the shared initial weights (.npz)")
+    parser.add_argument("--training", required=True, help="the trained_weights settings, JSON")
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--output", required=True)
+    args = parser.parse_args(argv)
+    from dlbench import catalog
+    from dlbench.models import initial_weights
+
+    if args.custom:
+        catalog.add_custom_models({args.model: json.loads(args.custom)})
+    manifest, weights, result = train(
+        args.model, args.data, args.weights, json.loads(args.training), args.seed
+    )
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+    initial_weights.write(args.output, manifest, weights)
+    print(
+        "trained {} for {} epochs on {}: test accuracy {:.4f}, loss {:.4f} -> {}".format(
+            args.model,
+            len(result["epochs"]),
+            BACKEND,
+            result["test_accuracy"],
+            result["test_loss"],
+            args.output,
+        )
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
