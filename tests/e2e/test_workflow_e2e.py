@@ -17,6 +17,7 @@ import pytest
 
 from dlbench import catalog
 from dlbench.analysis import abstraction, equivalence_verdicts
+from dlbench.environments import variants
 from dlbench.models import flops, workloads
 from dlbench.plan import matrix
 from dlbench.record import record_schema
@@ -488,6 +489,47 @@ def test_the_speedups_are_tabled_for_every_mode(workdir):
     table = (workdir / "results/tables/speedups.md").read_text()
     assert "compiled" in table and "mixed_bfloat16" in table and "float32, eager" in table
     assert (workdir / "results/plots/speedups.png").stat().st_size > 10_000
+
+
+def test_an_older_release_is_a_cell_of_its_own_set_against_the_pinned(workdir):
+    """keras-jax on an older JAX beside its pinned one (config/test.yaml's
+    versions, on the digits MLP): its own environment built from the env
+    file with the variant's pins, its own records, check and table rows; the
+    versions table sets the newer against the older with its interval, the
+    steps of both and what the two environments install differently."""
+    (variant,) = variants.variants_of(CONFIG, "keras-jax").keys() - {variants.PINNED}
+    environment = "keras-jax@" + variant
+    built = json.loads((workdir / ".venvs" / environment / "ready.json").read_text())
+    assert built["status"] == "ok", built
+    assert "jax==0.9.2" in built["pip_freeze"] and "keras==3.15.1" in built["pip_freeze"]
+    older = record(workdir, "mlp", "keras-jax", versions=variant)
+    pinned = record(workdir, "mlp", "keras-jax", versions=variants.PINNED)
+    assert older["status"] == "ok" and older["environment_name"] == environment
+    assert (older["versions"], pinned["versions"]) == (variant, variants.PINNED)
+    assert older["environment"]["framework_version"] == "0.9.2"
+    assert pinned["environment"]["framework_version"] != "0.9.2"
+    assert older["initial_weights"]["sha256"] == pinned["initial_weights"]["sha256"]
+    # no other workload or backend has a cell at the variant
+    assert {(r.model, r.backend) for r in runs() if r.versions == variant} == {("mlp", "keras-jax")}
+    found = pd.read_csv(workdir / "results/tables/versions.csv")
+    (row,) = found.to_dict("records")
+    assert (row["older"], row["newer"]) == (variant, variants.PINNED)
+    assert row["older_versions"].startswith("jax 0.9.2")
+    assert row["speedup_ci_low"] <= row["speedup"] <= row["speedup_ci_high"]
+    assert isinstance(row["significant"], bool)
+    assert row["same_steps"] in (True, False) and row["largest_step_difference"] >= 0
+    assert "jax 0.9.2 -> " in row["installed_differences"]
+    assert "jaxlib 0.9.2 -> " in row["installed_differences"]
+    shown = (workdir / "results/tables/versions.md").read_text()
+    assert "Is the new release faster?" in shown and "jax 0.9.2" in shown
+    assert (workdir / "results/plots/versions.png").read_bytes()[:4] == b"\x89PNG"
+    # the variant's check is set against the median of the backends' pinned versions
+    checks = pd.read_csv(workdir / "results/tables/equivalence.csv")
+    mine = checks[(checks["model"] == "mlp") & (checks["backend"] == "keras-jax")]
+    assert set(mine["versions"]) == {variants.PINNED, variant}
+    assert set(mine["reference"]) == {
+        "median of {} backends".format(len(TRAINERS) - len(OWN_RULES["mlp"]))
+    }
 
 
 def test_emulated_devices_train_data_parallel_like_one_device(workdir):

@@ -127,6 +127,7 @@ def test_not_applicable_cells_are_shown_not_failed(records):
         "threads": 1,
         "precision": "float32",
         "compile": "auto",
+        "versions": "pinned",
         "task": "train",
         "reason": "n/a (inference only)",
     }
@@ -141,7 +142,7 @@ def test_not_applicable_cells_are_shown_not_failed(records):
 def parity_frame(accuracies, task="train"):
     rows = [
         {"machine": "m1", "dataset": "d", "model": "m", "backend": b, "devices": 0}
-        | {"threads": "all", "precision": "float32", "compile": "auto"}
+        | {"threads": "all", "precision": "float32", "compile": "auto", "versions": "pinned"}
         | {"task": task, "test_accuracy": a}
         for b, a in accuracies.items()
     ]

@@ -41,7 +41,7 @@ def test_more_spread_between_repeats_widens_the_interval():
 
 def _frames():
     run = {"machine": "m1", "dataset": "digits", "devices": 0, "threads": "all"}
-    run.update(precision="float32", compile="auto")
+    run.update(precision="float32", compile="auto", versions="pinned")
     run |= {"accelerator": "cpu", "repeat": 1}
     metrics = pd.DataFrame(
         [

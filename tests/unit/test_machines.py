@@ -92,6 +92,7 @@ def test_the_record_carries_machine_threads_and_node(tmp_path):
         "threads": 2,
         "precision": "mixed_bfloat16",
         "compile": "eager",
+        "versions": "pinned",
         "dimensions": list(matrix.DIMENSION_NAMES),
         "repeat": 1,
         "task": "train",
@@ -192,6 +193,7 @@ def test_settings_are_labelled_only_by_what_varies():
             "threads": ["all", "all"],
             "precision": ["float32", "float32"],
             "compile": ["auto", "auto"],
+            "versions": ["pinned", "pinned"],
             "accelerator": ["cpu", "cpu"],
         }
     )
@@ -270,6 +272,7 @@ def test_the_comparison_keeps_a_machine_whose_runs_all_failed(tmp_path):
                 "threads": "all",
                 "precision": "float32",
                 "compile": "auto",
+                "versions": "pinned",
                 "accelerator": "cpu",
                 "task": "train",
                 "status": status,

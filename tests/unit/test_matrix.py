@@ -167,7 +167,7 @@ def test_run_dir_layout():
     run = matrix.Run("mnist", "mlp", "keras-jax", devices=0, threads=4, repeat=2, machine="lab-a")
     assert matrix.run_dir(run) == (
         "results/runs/lab-a/mnist/mlp/keras-jax/devices=0/threads=4/"
-        "precision=float32/compile=auto/rep2"
+        "precision=float32/compile=auto/versions=pinned/rep2"
     )
 
 

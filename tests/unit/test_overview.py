@@ -29,6 +29,7 @@ def summary_cell(dataset, model, backend, value, figure="steady_epoch_seconds", 
         "threads": "all",
         "precision": "float32",
         "compile": "auto",
+        "versions": "pinned",
         "accelerator": "cpu",
         "status": "ok",
         figure: value,
@@ -45,7 +46,7 @@ def ours():
         ]
     ).assign(seconds_per_1000_samples=float("nan"))
     metrics = summary[
-        ["machine", "dataset", "model", "devices", "threads", "precision", "compile"]
+        ["machine", "dataset", "model", "devices", "threads", "precision", "compile", "versions"]
     ].assign(cpu_model="Test CPU", gpu_model=None)
     return summary, metrics
 
@@ -132,6 +133,7 @@ def test_relative_speed_heat_map_is_written(tmp_path):
                 "threads": "all",
                 "precision": "float32",
                 "compile": "auto",
+                "versions": "pinned",
                 "accelerator": "cpu",
                 "backend": b,
                 "status": s,
@@ -166,6 +168,7 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
                 "threads": "all",
                 "precision": "float32",
                 "compile": "auto",
+                "versions": "pinned",
                 "accelerator": "cpu",
                 "task": "train",
                 "status": "ok",
@@ -181,6 +184,7 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
                 "threads": "all",
                 "precision": "float32",
                 "compile": "auto",
+                "versions": "pinned",
                 "accelerator": "gpu",
                 "task": "train",
                 "status": "ok",
@@ -196,6 +200,7 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
                 "threads": "all",
                 "precision": "float32",
                 "compile": "auto",
+                "versions": "pinned",
                 "accelerator": "cpu",
                 "task": "infer",
                 "status": "ok",
@@ -211,6 +216,7 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
                 "threads": "all",
                 "precision": "float32",
                 "compile": "auto",
+                "versions": "pinned",
                 "accelerator": "cpu",
                 "task": "infer",
                 "status": "failed",
@@ -220,7 +226,17 @@ def test_utilisation_divides_achieved_flops_by_the_cells_peak():
         ]
     )
     metrics = summary[
-        ["machine", "dataset", "model", "backend", "devices", "threads", "precision", "compile"]
+        [
+            "machine",
+            "dataset",
+            "model",
+            "backend",
+            "devices",
+            "threads",
+            "precision",
+            "compile",
+            "versions",
+        ]
     ].assign(
         status="ok",
         threads_used=2,
@@ -270,6 +286,7 @@ def test_utilisation_takes_the_peak_of_the_precision_that_ran():
                 "threads": "all",
                 "precision": precision,
                 "compile": "auto",
+                "versions": "pinned",
                 "accelerator": accelerator,
                 "task": "train",
                 "status": "ok",

@@ -171,6 +171,7 @@ def test_scaling_efficiency_against_the_fewest_devices():
             "threads": "all",
             "precision": "float32",
             "compile": "auto",
+            "versions": "pinned",
             "task": "train",
             "samples_per_second": sps,
         }

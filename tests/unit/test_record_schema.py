@@ -15,6 +15,7 @@ from test_harness import infer_spec, spec_for
 from testkit import FIXTURE_RECORDS, REPO
 
 RUN = "results/runs/lab/digits/mlp/numpy-test/devices=0/threads=1/precision=float32/compile=auto"
+RUN += "/versions=pinned"
 RUN += "/rep{}/run.json"
 
 

@@ -9,6 +9,7 @@ import pytest
 from dlbench.analysis import speedups
 
 CELL = {"machine": "m", "dataset": "digits", "model": "mlp", "devices": 0, "threads": "all"}
+CELL["versions"] = "pinned"
 
 
 def frames(cells, repeats=3):

@@ -55,6 +55,7 @@ def runs(backend, values, task="train", dataset="d", model="m"):
             "threads": "all",
             "precision": "float32",
             "compile": "auto",
+            "versions": "pinned",
             "repeat": i + 1,
             "task": task,
             "status": "ok",

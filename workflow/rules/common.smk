@@ -11,6 +11,7 @@ SRC = str(Path(workflow.basedir) / "src")
 sys.path.insert(0, SRC)
 
 from dlbench import catalog
+from dlbench.environments import variants
 from dlbench.plan import matrix, targets
 from dlbench.plan.machine_limits import machine_limits
 from dlbench.run import integrity
@@ -24,7 +25,7 @@ if workflow.config_settings.configfiles:
 
 # --config 'devices=[0,1,2]' arrives as strings (Snakemake reads lists with
 # YAML's BaseLoader): whole numbers are counts.
-for name in matrix.DIMENSION_NAMES:
+for name in matrix.LISTED_DIMENSIONS:
     if name in config:
         config[name] = [
             int(value) if str(value).isdigit() else value
@@ -77,8 +78,12 @@ wildcard_constraints:
     seed=r"\d+",
     filename=r"[^/]+",
     family="|".join({entry["family"] for entry in catalog.BACKENDS.values()}),
-    environment="|".join(
-        re.escape(catalog.environment_of(backend, devices, "gpu"))
-        for backend in catalog.BACKENDS
-        for devices in (0, 1)
+    environment="(?:{})(?:{}(?:{}))?".format(
+        "|".join(
+            re.escape(catalog.environment_of(backend, devices, "gpu"))
+            for backend in catalog.BACKENDS
+            for devices in (0, 1)
+        ),
+        variants.SEPARATOR,
+        variants.LABEL_PATTERN,
     ),

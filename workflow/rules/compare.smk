@@ -178,3 +178,53 @@ rule plot_published:
         MAIN_ENV
     script:
         "../scripts/plot_overview.py"
+
+
+rule versions_table:
+    input:
+        metrics="results/metrics.csv",
+        epochs="results/epochs.csv",
+        latencies="results/latencies.csv",
+        checks=plan.check_records(),
+        environments=sorted(plan.versions_environments().values()),
+    output:
+        csv=report(
+            "results/tables/versions.csv",
+            caption="../report/versions.rst",
+            category="Versions",
+            labels={"figure": "versions table (CSV)"},
+        ),
+        html=report(
+            "results/tables/versions.html",
+            caption="../report/versions.rst",
+            category="Versions",
+            labels={"figure": "versions table"},
+        ),
+        markdown="results/tables/versions.md",
+    log:
+        "logs/tables/versions.log",
+    conda:
+        MAIN_ENV
+    params:
+        environments=plan.versions_environments(),
+        tolerance=config["equivalence_check"].get("tolerance", 2.0e-4),
+    script:
+        "../scripts/versions_table.py"
+
+
+rule plot_versions:
+    input:
+        "results/tables/versions.csv",
+    output:
+        report(
+            "results/plots/versions.png",
+            caption="../report/versions.rst",
+            category="Versions",
+            labels={"figure": "versions"},
+        ),
+    log:
+        "logs/plots/versions.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/plot_comparison.py"

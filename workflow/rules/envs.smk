@@ -9,6 +9,7 @@ rule venv:
         cpu_exclusive=targets.SETUP_SHARE,
     params:
         spec=plan.env_spec_path,
+        variant=plan.env_variant,
         installs=plan.env_identity,
         interpreters=config["python_interpreters"],
     script:
@@ -26,6 +27,7 @@ rule check_existing_environment:
         cpu_exclusive=targets.SETUP_SHARE,
     params:
         spec=plan.env_spec_path,
+        variant=plan.env_variant,
         pins=plan.env_identity,
         backend=lambda wildcards: catalog.backend_of_environment(wildcards.environment),
         python=plan.existing_interpreter,

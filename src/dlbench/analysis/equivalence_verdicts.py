@@ -14,11 +14,22 @@ DEPARTS = "DEPARTS at step {}"
 EXPECTED_DEPARTURE = "departs at step {}, as its framework's own rules do (expected)"
 
 
-CURVE_COLUMNS = ("machine", "dataset", "model", "backend", "losses", "reason", "own_rules")
+CURVE_COLUMNS = (
+    "machine",
+    "dataset",
+    "model",
+    "backend",
+    "versions",
+    "losses",
+    "reason",
+    "own_rules",
+)
+PINNED = "pinned"  # dlbench.environments.variants.PINNED: the env file's own versions
 TABLE_COLUMNS = (
     "dataset",
     "model",
     "backend",
+    "versions",
     "reference",
     "tolerance",
     "initial_loss",
@@ -37,6 +48,7 @@ def curves(records):
     rows = []
     for record in records:
         row = {key: record.get(key) for key in CURVE_COLUMNS[:4]}
+        row["versions"] = record.get("versions", PINNED)
         row["own_rules"] = "; ".join((record.get("settings") or {}).get("own_rules") or []) or None
         weights = record.get("initial_weights") or {}
         row["losses"] = None
@@ -89,18 +101,22 @@ def compare(records, reference="median", tolerance=TOLERANCE):
     for (dataset, model), group in frame.groupby(["dataset", "model"], sort=True):
         compared = group[group["losses"].notna()]
         steps = {len(losses) for losses in compared["losses"]}
-        keras_rule = compared[compared["own_rules"].isna()]
+        # the reference from the backends' pinned versions: a version
+        # variant is set against it, not part of it
+        pinned = compared[compared["versions"] == PINNED]
+        keras_rule = pinned[pinned["own_rules"].isna()]
         reference_curve, reference_name = None, reference
         if len(steps) == 1 and reference == "median" and len(keras_rule) >= 3:
             reference_curve = numpy.median(numpy.array(list(keras_rule["losses"]), float), axis=0)
             reference_name = "median of {} backends".format(len(keras_rule))
-        elif len(steps) == 1 and reference in set(compared["backend"]):
-            (reference_curve,) = compared.loc[compared["backend"] == reference, "losses"]
+        elif len(steps) == 1 and reference in set(pinned["backend"]):
+            (reference_curve,) = pinned.loc[pinned["backend"] == reference, "losses"]
         for row in group.itertuples():
             found = {
                 "dataset": dataset,
                 "model": model,
                 "backend": row.backend,
+                "versions": row.versions,
                 "reference": reference_name,
                 "tolerance": tolerance,
                 "initial_loss": None,

@@ -533,3 +533,54 @@ def utilisation(table, output):
         output,
         cmap="RdYlGn",
     )
+
+
+def versions(found, output):
+    """Each newer version's speed-up over the older version of its backend
+    (``dlbench.analysis.versions``): a row per workload, setting, backend and
+    pair of versions, the interval as an error bar, 1 (no change) as a line;
+    log scale, filled where the change is significant."""
+    others = [c for c in matrix.shown_settings(found.assign(versions="")) if c != "versions"]
+    found = found.assign(setting=labels(found, others) if others else "").reset_index(drop=True)
+    figure, axis = plt.subplots(figsize=(8, max(3, 0.45 * len(found) + 1.5)))
+    for significant, marker in ((True, "o"), (False, "o")):
+        cells = found[found["significant"].astype(bool) == significant]
+        axis.errorbar(
+            cells["speedup"],
+            cells.index,
+            xerr=[
+                cells["speedup"] - cells["speedup_ci_low"],
+                cells["speedup_ci_high"] - cells["speedup"],
+            ],
+            fmt=marker,
+            capsize=3,
+            color="C0",
+            markerfacecolor="C0" if significant else "white",
+            label="significant" if significant else "not significant",
+        )
+    if len(found):
+        axis.axvline(1.0, color="gray", linestyle="--", linewidth=1)
+        axis.set_xscale("log")
+        axis.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter("{:g}".format))
+        axis.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        _legend_outside(axis, title="the change")
+    else:
+        axis.text(0.5, 0.5, "no two versions to compare", ha="center", transform=axis.transAxes)
+    axis.set_yticks(range(len(found)))
+    axis.set_yticklabels(
+        [
+            "{}  {}: {} -> {}".format(
+                _label(r.dataset, r.model, r.setting or None),
+                r.backend,
+                r.older_versions,
+                r.newer_versions,
+            )
+            for r in found.itertuples()
+        ]
+    )
+    axis.invert_yaxis()
+    axis.set_xlabel("the newer version's speed-up over the older (x, log scale)")
+    axis.set_title("Is the new release faster?")
+    figure.tight_layout()
+    figure.savefig(output, dpi=120)
+    plt.close(figure)

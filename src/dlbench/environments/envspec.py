@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from dlbench.environments import variants
 from dlbench.run import runtime
 
 
@@ -24,7 +25,9 @@ class EnvironmentBuildError(RuntimeError):
     """An environment that cannot be built, with what is missing."""
 
 
-def read_spec(path):
+def read_spec(path, variant=None):
+    """An env file's python and pip pins; with ``variant`` ({distribution:
+    version}, dlbench.environments.variants), those versions instead."""
     with open(path) as handle:
         spec = yaml.safe_load(handle)
     python, pip_version, pip = None, None, []
@@ -43,15 +46,30 @@ def read_spec(path):
         "name": spec.get("name", Path(path).stem),
         "python": python,
         "pip_version": pip_version,
-        "pip": pip,
+        "pip": variants.apply(pip, variant) if variant else pip,
+        "variant": dict(variant or {}),
     }
 
 
-def identity(path):
-    """What an env file installs, without its comments and layout: the
-    environment's identity. A rebuild (and a re-run of the backend's cells)
-    follows a change of this, not a change of the file's time stamp."""
-    spec = read_spec(path)
+def variant_env_file(path, variant):
+    """An env file's text with a version variant's pins in its pip list."""
+    with open(path) as handle:
+        spec = yaml.safe_load(handle)
+    for dependency in spec.get("dependencies", []):
+        if isinstance(dependency, dict) and "pip" in dependency:
+            dependency["pip"] = variants.apply(dependency["pip"], variant)
+    header = "# {} with {} (generated from it; the config's versions)\n".format(
+        Path(path).name, variants.label(variant)
+    )
+    return header + yaml.safe_dump(spec, sort_keys=False)
+
+
+def identity(path, variant=None):
+    """What an env file installs (with a version ``variant``), without its
+    comments and layout: the environment's identity. A rebuild (and a re-run
+    of the backend's cells) follows a change of this, not a change of the
+    file's time stamp."""
+    spec = read_spec(path, variant)
     return {
         "python": spec["python"],
         "pip_version": spec["pip_version"],
@@ -115,12 +133,12 @@ def _run(command, log):
     subprocess.run(command, check=True, stdout=log, stderr=subprocess.STDOUT)
 
 
-def build_venv(spec_path, destination, marker, configured=None, log=sys.stdout):
+def build_venv(spec_path, destination, marker, configured=None, log=sys.stdout, variant=None):
     """(Re)build the venv at ``destination`` and write ``marker`` (JSON: the
     interpreter, ``pip freeze`` and when the build ran) only once everything
     installed."""
     started = runtime.utc_now()
-    spec = read_spec(spec_path)
+    spec = read_spec(spec_path, variant)
     python = find_python(spec["python"], configured)
     destination = Path(destination)
     if destination.exists():
@@ -149,6 +167,7 @@ def build_venv(spec_path, destination, marker, configured=None, log=sys.stdout):
             "python": python,
             "python_version": spec["python"],
             "spec": str(spec_path),
+            "variant": spec["variant"],
             "pip_freeze": freeze,
             "started": started,
             "finished": runtime.utc_now(),
@@ -157,13 +176,13 @@ def build_venv(spec_path, destination, marker, configured=None, log=sys.stdout):
     return venv_python
 
 
-def build_or_report(spec_path, destination, marker, configured=None, log_path=None):
+def build_or_report(spec_path, destination, marker, configured=None, log_path=None, variant=None):
     """``build_venv``, and where it fails a marker that says the environment
     is unavailable and why: the backend's runs get a record with the reason
     and every other backend goes on."""
     with open(log_path, "w") if log_path else open(os.devnull, "w") as log:
         try:
-            return build_venv(spec_path, destination, marker, configured, log=log)
+            return build_venv(spec_path, destination, marker, configured, log, variant)
         except (EnvironmentBuildError, subprocess.CalledProcessError, OSError) as error:
             log.flush()
             reason = str(error)
@@ -179,7 +198,12 @@ def build_or_report(spec_path, destination, marker, configured=None, log_path=No
     shutil.rmtree(str(destination), ignore_errors=True)
     runtime.write_json_atomic(
         str(marker),
-        {"status": "unavailable", "backend": read_spec(spec_path)["name"], "reason": reason},
+        {
+            "status": "unavailable",
+            "backend": read_spec(spec_path)["name"],
+            "variant": dict(variant or {}),
+            "reason": reason,
+        },
     )
     return None
 
@@ -347,14 +371,15 @@ def interpreter_fingerprint(python):
     return hashlib.sha256("\n".join(found).encode()).hexdigest()
 
 
-def check_existing(spec_path, python, backend, marker, src, log_path=None):
+def check_existing(spec_path, python, backend, marker, src, log_path=None, variant=None):
     """Check an existing interpreter for a backend and write ``marker``: what
     it holds (framework, Keras, CUDA, cuDNN, the pinned distributions), how
     that differs from the env file's pins, and ``unavailable`` with the
     reason when the backend cannot be set up with it."""
-    spec = read_spec(spec_path)
+    spec = read_spec(spec_path, variant)
     record = {
         "mode": "existing",
+        "variant": spec["variant"],
         "backend": backend,
         "environment": spec["name"],
         "spec": str(spec_path),

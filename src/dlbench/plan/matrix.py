@@ -15,6 +15,7 @@ from collections import namedtuple
 from pathlib import PurePosixPath
 
 from dlbench import catalog
+from dlbench.environments import variants
 from dlbench.models import workloads
 
 # A dimension of the matrix: its name is its config key (a value or a list of
@@ -22,7 +23,11 @@ from dlbench.models import workloads
 # table column. ``parse`` reads a value back from a path or the command line;
 # ``not_applicable(config, backend, task, setting)`` says why a backend has no
 # cell at the setting's value (None: it has one); ``label`` is how tables name a value.
-Dimension = namedtuple("Dimension", "name pattern parse default label not_applicable")
+# ``values(config, entry)``, where given, lists the dimension's values from
+# a config key of another form (versions: variants by backend).
+Dimension = namedtuple(
+    "Dimension", "name pattern parse default label not_applicable values", defaults=(None,)
+)
 
 
 def _threads_value(text):
@@ -46,6 +51,32 @@ def _precision_not_applicable(config, backend, task, setting):
 
 def _compile_not_applicable(config, backend, task, setting):
     return catalog.compile_not_applicable(backend, setting["compile"])
+
+
+def _versions_not_applicable(config, backend, task, setting):
+    if owns_version(config, backend, setting["versions"]):
+        return None
+    return "{} is not a version variant of {}".format(setting["versions"], backend)
+
+
+def owns_version(config, backend, version):
+    """Whether ``version`` is the backend's: its pinned env file, or one of
+    its variants in the config's ``versions``."""
+    return version in variants.variants_of(config, backend)
+
+
+def _versions_values(config, entry):
+    """The workload's own list where it names one, else pinned and every
+    variant of the workload's backends in the config."""
+    if entry is not None and "versions" in entry:
+        return list(entry["versions"])
+    found = [variants.PINNED]
+    backends = workload_backends(config, entry) if entry is not None else config["backends"]
+    for backend in backends:
+        for name in variants.variants_of(config, backend):
+            if name not in found:
+                found.append(name)
+    return found
 
 
 def on_the_cpu(config, setting):
@@ -72,8 +103,19 @@ DIMENSIONS = (
         "compile={}",
         _compile_not_applicable,
     ),
+    Dimension(
+        "versions",
+        variants.LABEL_PATTERN,
+        str,
+        variants.PINNED,
+        "{}",
+        _versions_not_applicable,
+        _versions_values,
+    ),
 )
 DIMENSION_NAMES = tuple(dimension.name for dimension in DIMENSIONS)
+# The dimensions a config gives as a value or a list of values.
+LISTED_DIMENSIONS = tuple(d.name for d in DIMENSIONS if d.values is None)
 
 MACHINE_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 CELL = ("machine", "dataset", "model", "backend") + DIMENSION_NAMES
@@ -149,7 +191,7 @@ def normalise(config):
         for key in INTEGER_KEYS:
             if key in entry:
                 entry[key] = _as_int(entry[key])
-    for dimension in DIMENSIONS:
+    for dimension in (d for d in DIMENSIONS if d.values is None):
         for entry in [config] + [e for e in entries if dimension.name in e]:
             values = dimension_values(entry, dimension.name)
             entry[dimension.name] = [dimension.parse(_as_int(value)) for value in values]
@@ -165,6 +207,9 @@ def dimension_values(config, name, entry=None):
     """The values of one dimension, a list whether the config gave a list or
     one value: the workload ``entry``'s own where it names them (a workload
     may narrow or change the matrix along a dimension), else the config's."""
+    dimension = DIMENSIONS[DIMENSION_NAMES.index(name)]
+    if dimension.values is not None:
+        return dimension.values(config, entry)
     if entry is not None and name in entry:
         values = entry[name]
     else:
@@ -212,6 +257,7 @@ def check(config):
         catalog.add_from_config(config)
     except ValueError as error:  # a name the built-in workloads or datasets have
         raise ConfigError(str(error)) from None
+    _check_versions(config)
     for name in sorted(config.get("custom_models") or {}):
         problem = workloads.facts(name).source_problem()
         if problem:
@@ -372,16 +418,67 @@ def _check_equivalence_settings(config):
             )
 
 
+def run_environment(config, run):
+    """The environment a run uses: its backend's CPU or CUDA build, of its
+    version variant."""
+    environment = catalog.environment_of(
+        run.backend, int(run.devices), option(config, "accelerator")
+    )
+    return variants.environment_name(environment, run.versions)
+
+
 def existing_python(config, environment):
     """The interpreter the config names for an environment (``keras-torch``,
-    ``keras-torch.cuda``) or for its backend, or None."""
+    ``keras-torch.cuda``) or for its backend, or None. A version variant's
+    environment (``keras-jax@jax-0.9.2``) runs only where it is named
+    itself: the backend's interpreter holds the pinned versions."""
     named = config.get("existing_environments") or {}
+    if variants.split(environment)[1] != variants.PINNED:
+        return named.get(environment)
     return named.get(environment) or named.get(catalog.backend_of_environment(environment))
+
+
+def _check_versions(config):
+    """Each version variant belongs to a configured backend and names exact
+    versions of distributions; no two variants of a backend install the same."""
+    for backend, listed in sorted((config.get("versions") or {}).items()):
+        if backend not in config["backends"]:
+            raise ConfigError(
+                "versions.{}: not among the configured backends {}".format(
+                    backend, sorted(config["backends"])
+                )
+            )
+        seen = set()
+        for index, pins in enumerate(listed):
+            try:
+                name = variants.label(pins)
+            except variants.VariantError as error:
+                raise ConfigError("versions.{}[{}]: {}".format(backend, index, error)) from None
+            if name in seen:
+                raise ConfigError(
+                    "versions.{}[{}]: {} is listed twice".format(backend, index, name)
+                )
+            seen.add(name)
+    known = {
+        name for backend in config["backends"] for name in variants.variants_of(config, backend)
+    }
+    for index, entry in enumerate(config["workloads"]):
+        for name in entry.get("versions", []):
+            if name not in known:
+                raise ConfigError(
+                    "workloads[{}].versions: {} is neither pinned nor a variant "
+                    "in versions ({})".format(index, name, ", ".join(sorted(known)))
+                )
 
 
 def _check_existing_environments(config):
     named = config.get("existing_environments") or {}
-    known = {catalog.environment_of(b, d, "gpu") for b in catalog.BACKENDS for d in (0, 1)}
+    known = {
+        variants.environment_name(catalog.environment_of(b, d, "gpu"), version)
+        for b in catalog.BACKENDS
+        for d in (0, 1)
+        for version in variants.variants_of(config, b)
+    }
     for name in sorted(named):
         if name not in known:
             raise ConfigError(
@@ -393,9 +490,12 @@ def _check_existing_environments(config):
         accelerator = option(config, "accelerator")
         unnamed = sorted(
             {
-                catalog.environment_of(backend, devices, accelerator)
+                variants.environment_name(
+                    catalog.environment_of(backend, devices, accelerator), version
+                )
                 for backend in config["backends"]
                 for devices in every_dimension_value(config, "devices")
+                for version in variants.variants_of(config, backend)
             }
             - {name for name in known if existing_python(config, name)}
         )
@@ -507,6 +607,8 @@ def not_applicable_cells(config):
         for backend, setting in itertools.product(
             workload_backends(config, entry), settings(config, entry)
         ):
+            if not owns_version(config, backend, setting["versions"]):
+                continue  # another backend's variant: no cell, not an n/a one
             reason = cell_not_applicable(config, entry, backend, setting)
             if reason:
                 devices = setting["devices"]
@@ -581,7 +683,8 @@ def check_runs(config):
     """The runs of the equivalence check: every training workload (or those
     ``equivalence_check.workloads`` names, as dataset/model) on each backend
     that trains it, on one CPU thread (devices 0, threads 1), at the first
-    value of the other dimensions and the first seed. None where the
+    value of the other dimensions (each of its versions) and the first
+    seed. None where the
     backends start from their own weights (``initial_weights: own``: their
     curves differ from the first step) or where ``equivalence_check.steps``
     is 0."""
@@ -601,18 +704,22 @@ def check_runs(config):
         if entry.get("task", "train") != "train" or (chosen is not None and name not in chosen):
             continue
         for backend in workload_backends(config, entry):
-            setting = _first_runnable(config, entry, backend, fixed)
-            if setting is not None:
-                found.append(
-                    Run(
-                        entry["dataset"],
-                        entry["model"],
-                        backend,
-                        repeat=1,
-                        machine=machine,
-                        **setting,
+            # each version of the backend: the versions table compares their steps
+            for version in dimension_values(config, "versions", entry):
+                if not owns_version(config, backend, version):
+                    continue
+                setting = _first_runnable(config, entry, backend, dict(fixed, versions=version))
+                if setting is not None:
+                    found.append(
+                        Run(
+                            entry["dataset"],
+                            entry["model"],
+                            backend,
+                            repeat=1,
+                            machine=machine,
+                            **setting,
+                        )
                     )
-                )
     return found
 
 
@@ -634,6 +741,12 @@ def modes_compared(config):
         every_dimension_value(config, name) != [default_of(name)]
         for name in ("precision", "compile")
     )
+
+
+def versions_compared(config):
+    """Whether the config runs a backend on more than its pinned versions:
+    then each backend's versions are compared (dlbench.analysis.versions)."""
+    return any(len(variants.variants_of(config, b)) > 1 for b in config["backends"])
 
 
 def predictions_compared(config):
@@ -737,9 +850,7 @@ def spec(config, run):
         "validate_every_epoch": config["validate_every_epoch"],
         "hyper": hyper,
         "parallel": parallel,
-        "environment": catalog.environment_of(
-            run.backend, int(run.devices), option(config, "accelerator")
-        ),
+        "environment": run_environment(config, run),
         # The compile mode's settings over the config's (auto: the config's).
         "backend_settings": dict(
             backend_settings(config, entry, run.backend),

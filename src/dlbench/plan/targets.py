@@ -19,7 +19,7 @@ from pathlib import Path
 
 from dlbench import catalog
 from dlbench.analysis import abstraction
-from dlbench.environments import envspec
+from dlbench.environments import envspec, variants
 from dlbench.models import lines, workloads
 from dlbench.plan import import_graph, matrix
 
@@ -73,7 +73,29 @@ class Plan(object):
             yield f"results/data/{dataset}.npz"
 
     def env_file(self, environment):
-        return str(self.basedir / "envs" / f"{environment}.yaml")
+        """The env file conda builds the environment from: envs/<environment>.yaml,
+        or for a version variant that file with the variant's pins, written
+        beside Snakemake's own files (conda reads a file)."""
+        base, version = variants.split(environment)
+        source = self.basedir / "envs" / f"{base}.yaml"
+        if version == variants.PINNED:
+            return str(source)
+        written = Path(".snakemake") / "dlbench" / "envs" / f"{environment}.yaml"
+        text = envspec.variant_env_file(source, self.env_variant_pins(environment))
+        if not written.exists() or written.read_text() != text:
+            written.parent.mkdir(parents=True, exist_ok=True)
+            written.write_text(text)
+        return str(written.resolve())
+
+    def env_variant_pins(self, environment):
+        """{distribution: version} of an environment's version variant ({} pinned)."""
+        base, version = variants.split(environment)
+        backend = catalog.backend_of_environment(base)
+        return variants.variants_of(self.config, backend).get(version, {})
+
+    def env_variant(self, wildcards):
+        """The variant's pins as the venv and check rules' parameter (JSON)."""
+        return json.dumps(self.env_variant_pins(wildcards.environment), sort_keys=True)
 
     def environment_mode(self, environment):
         """existing where the config names an interpreter for the environment or
@@ -83,13 +105,17 @@ class Plan(object):
         return self.env_mode
 
     def env_spec_path(self, wildcards):
-        """The env file, relative: a moved workflow rebuilds nothing."""
-        return os.path.relpath(self.env_file(wildcards.environment))
+        """The env file (a variant's is its backend's), relative: a moved
+        workflow rebuilds nothing."""
+        base, _ = variants.split(wildcards.environment)
+        return os.path.relpath(self.basedir / "envs" / f"{base}.yaml")
 
     def env_identity(self, wildcards):
-        """What the env file installs (comments and layout left out): a build or
-        check follows a change of this, not the file's time stamp."""
-        return envspec.identity(self.env_file(wildcards.environment))
+        """What the env file installs with the variant's versions (comments
+        and layout left out): a build or check follows a change of this, not
+        the file's time stamp."""
+        variant = self.env_variant_pins(wildcards.environment)
+        return envspec.identity(self.env_spec_path(wildcards), variant)
 
     def existing_interpreter(self, wildcards):
         return matrix.existing_python(self.config, wildcards.environment)
@@ -206,6 +232,8 @@ class Plan(object):
             outputs.append("results/tables/equivalence.md")
         if matrix.predictions_compared(self.config):
             outputs.append("results/tables/predictions.md")
+        if matrix.versions_compared(self.config):
+            outputs += ["results/tables/versions.md", "results/plots/versions.png"]
         if matrix.modes_compared(self.config):
             outputs += ["results/tables/speedups.md", "results/plots/speedups.png"]
         if abstraction.pairs(set(self.config["backends"])):
@@ -214,6 +242,17 @@ class Plan(object):
                 "results/plots/abstraction_cost.png",
             ]
         return outputs
+
+    def versions_environments(self):
+        """{environment: its marker} of every backend run on more than its
+        pinned versions."""
+        found = {}
+        for environment in sorted({matrix.run_environment(self.config, r) for r in self.runs}):
+            backend = catalog.backend_of_environment(variants.split(environment)[0])
+            marker = self.environment_marker(environment)
+            if marker and len(variants.variants_of(self.config, backend)) > 1:
+                found[environment] = marker
+        return found
 
     def workload_data(self):
         """The prepared dataset of every configured workload, in config order."""
@@ -389,10 +428,9 @@ class Plan(object):
         return json.dumps(matrix.check_spec(self.config, self.run_of(wildcards)), sort_keys=True)
 
     def run_environment(self, wildcards):
-        """The backend's CPU environment, or its CUDA one on GPUs."""
-        return catalog.environment_of(
-            wildcards.backend, int(wildcards.devices), self.config["accelerator"]
-        )
+        """The backend's CPU environment, or its CUDA one on GPUs, of the
+        run's version variant."""
+        return matrix.run_environment(self.config, self.run_of(wildcards))
 
     def run_env_file(self, wildcards):
         """The conda env of a run; none where it runs in an existing interpreter."""

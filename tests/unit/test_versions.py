@@ -1,0 +1,199 @@
+"""Framework versions as a dimension (dlbench.environments.variants and the
+matrix's versions dimension): a variant names only what differs from the env
+file, is named by what it installs, is an environment of its own and a cell
+of its own; adding one never changes the pinned cells."""
+
+import copy
+import json
+import os
+
+import pandas as pd
+import pytest
+import yaml
+from snakemake.utils import validate
+
+from dlbench.analysis import plots, versions
+from dlbench.environments import envspec, variants
+from dlbench.plan import matrix, targets
+from testkit import REPO
+
+SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
+OLDER_JAX = {"jax[cpu]": "0.10.1", "jaxlib": "0.10.1"}
+OLDER_LABEL = "jax-0.10.1+jaxlib-0.10.1"
+
+
+def smoke(**changes):
+    config = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    config = copy.deepcopy(dict(config, **changes))
+    validate(config, SCHEMA)
+    matrix.check(config)
+    return config
+
+
+def test_a_variant_is_named_by_what_it_installs():
+    assert variants.label(OLDER_JAX) == OLDER_LABEL
+    assert variants.label({"Keras": "3.12.4"}) == "keras-3.12.4"
+    assert variants.environment_name("keras-jax", OLDER_LABEL) == "keras-jax@" + OLDER_LABEL
+    assert variants.environment_name("keras-jax.cuda", variants.PINNED) == "keras-jax.cuda"
+    assert variants.split("keras-jax.cuda@" + OLDER_LABEL) == ("keras-jax.cuda", OLDER_LABEL)
+    assert variants.split("keras-jax") == ("keras-jax", variants.PINNED)
+    for bad in ({}, {"jax": ">=0.9"}, {"not a name!": "1.0"}):
+        with pytest.raises(variants.VariantError):
+            variants.label(bad)
+
+
+def test_a_variant_changes_only_the_pins_it_names():
+    pip = ["--extra-index-url https://example.invalid", "keras==3.15.1", "jax[cpu]==0.10.2"]
+    applied = variants.apply(pip, dict(OLDER_JAX))
+    assert applied == [
+        "--extra-index-url https://example.invalid",
+        "keras==3.15.1",
+        "jax[cpu]==0.10.1",
+        "jaxlib==0.10.1",  # not pinned by the file: added
+    ]
+    spec = envspec.read_spec(REPO / "envs" / "keras-jax.yaml", OLDER_JAX)
+    assert "jax[cpu]==0.10.1" in spec["pip"] and "jaxlib==0.10.1" in spec["pip"]
+    assert "keras==3.15.1" in spec["pip"] and spec["variant"] == OLDER_JAX
+    pinned = envspec.identity(REPO / "envs" / "keras-jax.yaml")
+    older = envspec.identity(REPO / "envs" / "keras-jax.yaml", OLDER_JAX)
+    assert pinned != older and pinned["python"] == older["python"]
+    text = envspec.variant_env_file(REPO / "envs" / "keras-jax.yaml", OLDER_JAX)
+    written = yaml.safe_load(text)
+    assert written["name"] == "keras-jax"
+    assert "jax[cpu]==0.10.1" in written["dependencies"][-1]["pip"]
+
+
+def test_a_variant_adds_cells_and_leaves_the_pinned_ones_as_they_were():
+    pinned = smoke()
+    with_older = smoke(versions={"keras-jax": [OLDER_JAX]})
+    before, after = set(matrix.runs(pinned)), set(matrix.runs(with_older))
+    assert before < after
+    added = after - before
+    assert {run.backend for run in added} == {"keras-jax"}
+    assert {run.versions for run in added} == {OLDER_LABEL}
+    assert {run.versions for run in before} == {variants.PINNED}
+    # other backends have no cell at keras-jax's variant, not even an n/a one
+    assert not [c for c in matrix.not_applicable_cells(with_older) if c["versions"] != "pinned"]
+    run = next(iter(added))
+    assert matrix.run_environment(with_older, run) == "keras-jax@" + OLDER_LABEL
+    assert matrix.spec(with_older, run)["environment"] == "keras-jax@" + OLDER_LABEL
+    assert "/versions={}/".format(OLDER_LABEL) in matrix.run_dir(run)
+
+
+def test_a_variant_is_checked_before_anything_runs():
+    with pytest.raises(matrix.ConfigError, match="versions.native-caffe"):
+        smoke(versions={"native-caffe": [OLDER_JAX]})
+    with pytest.raises(matrix.ConfigError, match=r"versions.keras-jax\[1\]: .* listed twice"):
+        smoke(versions={"keras-jax": [OLDER_JAX, dict(OLDER_JAX)]})
+    with pytest.raises(matrix.ConfigError, match="not an exact version"):
+        smoke(versions={"keras-jax": [{"jax": "~=0.9"}]})
+
+
+def test_a_variant_is_an_environment_of_its_own(tmp_path):
+    config = smoke(versions={"keras-jax": [OLDER_JAX]}, machine="box")
+    before = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        plan = targets.Plan(config, REPO, "venv")
+        environment = "keras-jax@" + OLDER_LABEL
+
+        class Wildcards(object):
+            pass
+
+        wildcards = Wildcards()
+        wildcards.environment = environment
+        assert plan.env_spec_path(wildcards).endswith("envs/keras-jax.yaml")
+        assert yaml.safe_load(plan.env_variant(wildcards)) == OLDER_JAX
+        assert plan.environment_marker(environment) == ".venvs/{}/ready.json".format(environment)
+        conda_file = plan.env_file(environment)  # conda reads a file: written once
+        assert "jaxlib==0.10.1" in open(conda_file).read()
+        # an existing interpreter named for the backend holds the pinned versions
+        named = dict(config, existing_environments={"keras-jax": "/usr/bin/python3"})
+        assert matrix.existing_python(named, "keras-jax") == "/usr/bin/python3"
+        assert matrix.existing_python(named, environment) is None
+    finally:
+        os.chdir(before)
+
+
+def version_frames(steady_by_version, repeats=3):
+    """Metrics and epochs of keras-jax's digits MLP at each version:
+    ``steady_by_version`` maps a version to (JAX's version, steady seconds)."""
+    cell = {"machine": "m", "dataset": "digits", "model": "mlp", "backend": "keras-jax"}
+    cell.update(devices=0, threads="all", precision="float32", compile="auto", accelerator="cpu")
+    metrics, epochs = [], []
+    for version, (jax_version, steady) in steady_by_version.items():
+        for repeat in range(1, repeats + 1):
+            run = dict(cell, versions=version, repeat=repeat)
+            metrics.append(
+                dict(
+                    run,
+                    status="ok",
+                    task="train",
+                    framework="jax",
+                    framework_version=jax_version,
+                    keras_version="3.15.1",
+                    environment=variants.environment_name("keras-jax", version),
+                    test_accuracy=0.9 if version == variants.PINNED else 0.88,
+                )
+            )
+            for epoch, seconds in enumerate([5.0, steady, steady * 1.01, steady], start=1):
+                epochs.append(dict(run, epoch=epoch, seconds=seconds + 0.001 * repeat))
+    empty = pd.DataFrame(columns=list(cell) + ["versions", "repeat", "ms"])
+    return pd.DataFrame(metrics), pd.DataFrame(epochs), empty
+
+
+def check_record(version, losses):
+    return {
+        "dataset": "digits",
+        "model": "mlp",
+        "backend": "keras-jax",
+        "versions": version,
+        "status": "ok",
+        "initial_weights": {"loaded": True},
+        "check": {"losses": losses},
+    }
+
+
+def test_the_newer_version_is_set_against_the_older_with_its_interval(tmp_path):
+    """The older is read from what ran (JAX 0.9.2 before 0.10.2), whichever
+    the pinned one is; twice as fast is significant, the same steps are the
+    same, and what the two install differently is listed."""
+    frames = version_frames({variants.PINNED: ("0.10.2", 0.5), OLDER_LABEL: ("0.9.2", 1.0)})
+    markers = {}
+    for environment, freeze in (
+        ("keras-jax", ["jax==0.10.2", "jaxlib==0.10.2", "keras==3.15.1", "ml-dtypes==0.5.4"]),
+        ("keras-jax@" + OLDER_LABEL, ["jax==0.9.2", "jaxlib==0.9.2", "keras==3.15.1"]),
+    ):
+        markers[environment] = tmp_path / (environment + ".json")
+        markers[environment].write_text(json.dumps({"status": "ok", "pip_freeze": freeze}))
+    checks = [
+        check_record(variants.PINNED, [2.30, 2.10, 1.90]),
+        check_record(OLDER_LABEL, [2.30, 2.10 * (1 + 1e-6), 1.90]),
+    ]
+    found = versions.compare(*frames, checks=checks, environments=markers, draws=200)
+    (row,) = found.to_dict("records")
+    assert (row["older"], row["newer"]) == (OLDER_LABEL, variants.PINNED)
+    assert row["older_versions"] == "jax 0.9.2, keras 3.15.1"
+    assert row["speedup"] == pytest.approx(2.0, rel=0.01)
+    assert row["speedup_ci_low"] > 1 and row["significant"]
+    assert row["accuracy_change"] == pytest.approx(0.02)
+    assert row["same_steps"] and row["largest_step_difference"] < 1e-5
+    assert row["installed_differences"] == (
+        "jax 0.9.2 -> 0.10.2; jaxlib 0.9.2 -> 0.10.2; ml-dtypes absent -> 0.5.4"
+    )
+    shown = versions.table(found)
+    assert shown.iloc[0]["newer's speed-up"].startswith(("1.9", "2.0"))
+    assert "significant" in shown.iloc[0]["newer's speed-up"]
+    plots.versions(found, tmp_path / "versions.png")
+    assert (tmp_path / "versions.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_same_speed_is_not_significant_and_other_steps_are_told():
+    frames = version_frames({variants.PINNED: ("0.10.2", 1.0), OLDER_LABEL: ("0.9.2", 1.0)})
+    checks = [check_record(variants.PINNED, [2.3, 2.1]), check_record(OLDER_LABEL, [2.3, 2.0])]
+    (row,) = versions.compare(*frames, checks=checks, draws=200).to_dict("records")
+    assert row["speedup"] == pytest.approx(1.0, rel=0.01) and not row["significant"]
+    assert row["same_steps"] is False and row["largest_step_difference"] > 0.04
+    assert row["installed_differences"] == ""  # no environment markers given
+    lone = version_frames({variants.PINNED: ("0.10.2", 1.0)})
+    assert versions.compare(*lone).empty
