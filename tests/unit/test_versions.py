@@ -6,6 +6,7 @@ of its own; adding one never changes the pinned cells."""
 import copy
 import json
 import os
+import sys
 
 import pandas as pd
 import pytest
@@ -197,3 +198,28 @@ def test_the_same_speed_is_not_significant_and_other_steps_are_told():
     assert row["installed_differences"] == ""  # no environment markers given
     lone = version_frames({variants.PINNED: ("0.10.2", 1.0)})
     assert versions.compare(*lone).empty
+
+
+def test_a_variant_is_built_with_its_pins_and_one_that_cannot_be_is_unavailable(tmp_path):
+    """Real venvs from a small env file: the variant's version is installed
+    in place of the file's; a version that does not exist leaves a marker
+    that says the environment is unavailable and why (its cells say so)."""
+    spec = tmp_path / "tiny.yaml"
+    version = "{}.{}".format(*sys.version_info[:2])
+    spec.write_text(
+        "name: tiny\ndependencies:\n  - python={}\n  - pip\n  - pip:\n      - six==1.16.0\n".format(
+            version
+        )
+    )
+    marker = tmp_path / "older" / "ready.json"
+    envspec.build_or_report(spec, tmp_path / "older", marker, variant={"six": "1.15.0"})
+    built = json.loads(marker.read_text())
+    assert built["status"] == "ok" and built["variant"] == {"six": "1.15.0"}
+    assert "six==1.15.0" in built["pip_freeze"]
+    missing = tmp_path / "missing" / "ready.json"
+    envspec.build_or_report(
+        spec, tmp_path / "missing", missing, variant={"six": "0.0.0.1"}, log_path=tmp_path / "log"
+    )
+    refused = json.loads(missing.read_text())
+    assert refused["status"] == "unavailable" and refused["variant"] == {"six": "0.0.0.1"}
+    assert "six==0.0.0.1" in refused["reason"]
