@@ -15,6 +15,7 @@ import subprocess
 import pytest
 
 from dlbench.analysis import equivalence_verdicts
+from dlbench.environments.variants import PINNED
 from dlbench.plan import matrix
 from dlbench.record import record_schema
 from dlbench.run import runtime
@@ -113,7 +114,7 @@ def workflow_check(model, backend):
     (run,) = [
         run
         for run in matrix.check_runs(CONFIG)
-        if (run.dataset, run.model, run.backend) == ("digits", model, backend)
+        if (run.dataset, run.model, run.backend, run.versions) == ("digits", model, backend, PINNED)
     ]
     return run
 

@@ -447,13 +447,14 @@ def test_every_compile_mode_and_precision_runs_and_the_record_says_what_ran(work
         if "precision" in found["settings"]:
             assert found["settings"]["precision"]["variable_dtype"] == "float32", run
     summary = pd.read_csv(workdir / "results/summary.csv")
-    cells = summary.set_index(["model", "backend", "precision", "compile"])
-    assert cells.loc[("mlp", "keras-jax", "float32", "eager"), "status"] == "not_applicable"
-    assert cells.loc[("mlp", "native-chainer", "float32", "compiled"), "status"] == "not_applicable"
+    cells = summary.set_index(["model", "backend", "precision", "compile", "versions"])
+    for backend, mode in (("keras-jax", "eager"), ("native-chainer", "compiled")):
+        cell = ("mlp", backend, "float32", mode, variants.PINNED)
+        assert cells.loc[cell, "status"] == "not_applicable", cell
     ran = summary[(summary["precision"] == "mixed_bfloat16") & (summary["status"] == "ok")]
     said = ran["precision_ran"]
     assert (said.str.startswith("bfloat16 compute") | (said == "bf16 (OpenVINO)")).all(), said
-    mxnet = cells.loc[("lenet", "native-mxnet", "mixed_bfloat16", "auto")]
+    mxnet = cells.loc[("lenet", "native-mxnet", "mixed_bfloat16", "auto", variants.PINNED)]
     cpu_reason = catalog.precision_cpu_not_applicable("native-mxnet", "mixed_bfloat16")
     if cpu_reason:  # this CPU has no kernels for it: known before the run, never a failure
         assert mxnet["status"] == "not_applicable" and mxnet["error"] == cpu_reason

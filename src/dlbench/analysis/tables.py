@@ -151,21 +151,22 @@ def _verdict_per_backend(checked):
     from dlbench.analysis import equivalence_verdicts
 
     same = (equivalence_verdicts.VERDICT_SAME, equivalence_verdicts.VERDICT_SAME_PREDICTIONS)
-    varying = [
-        name
-        for name in matrix.DIMENSION_NAMES
-        if name != "devices" and name in checked and checked[name].nunique() > 1
-    ]
-    settings = collect.labels(checked, varying) if varying else pd.Series("", index=checked.index)
 
     def one(rows):
-        others = rows[~rows.isin(same)]
+        others = rows[~rows["verdict"].isin(same)]
         if not len(others):
-            return rows.iloc[0]
-        setting = settings[others.index[0]]
-        return "{}: {}".format(setting, others.iloc[0]) if setting else others.iloc[0]
+            return rows["verdict"].iloc[0]
+        varying = [
+            name
+            for name in matrix.DIMENSION_NAMES
+            if name != "devices" and name in rows and rows[name].nunique() > 1
+        ]
+        if not varying:
+            return others["verdict"].iloc[0]
+        setting = collect.labels(others, varying).iloc[0]
+        return "{}: {}".format(setting, others["verdict"].iloc[0])
 
-    return checked.groupby("backend", sort=False)["verdict"].agg(one)
+    return checked.groupby("backend", sort=False)[list(checked.columns)].apply(one)
 
 
 def _count(value):
