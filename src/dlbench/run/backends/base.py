@@ -43,10 +43,11 @@ class Adapter(object):
     def parameter_count(self, model):
         raise NotImplementedError
 
-    def load_initial_weights(self, model, manifest, weights):
-        """Set the shared initial weights (dlbench.models.initial_weights),
-        converted to this framework's layout; raise where they do not fit."""
-        raise NotImplementedError("this backend cannot load shared weights yet")
+    # load_initial_weights(model, manifest, weights): set the shared initial
+    # weights (dlbench.models.initial_weights) in this framework's layout,
+    # raising where they do not fit. None: the backend cannot load them yet
+    # (the harness records why and the run starts from its own draw).
+    load_initial_weights = None
 
     def train_epoch(self, model, x, y, batch_size):
         """One epoch over this process' share of the data, in the order
