@@ -163,6 +163,25 @@ def test_bad_imported_records_are_refused_by_name_and_nothing_imported_changes(c
     assert digests([compared["archive"], *bad.values()]) == compared["carried"]
 
 
+def test_imported_records_say_what_their_environment_installed_and_versions_are_compared(
+    compared,
+):
+    """Each carried record keeps what its venv installed; the versions table
+    sets the machines' versions against each other where the hardware is the
+    same: both ran the same pinned versions here (and on one thread against
+    two), so it has no row, and the H200's records are not of this hardware."""
+    records = json.loads((compared["two"] / "results/imported/records.json").read_text())
+    carried = [record for record in records if record["machine"] == "one-core"]
+    assert carried
+    for record in carried:
+        installed = record["environment_check"]["installed"]
+        ran = record["environment"]["framework_version"]
+        assert installed["torch"].split("+")[0] == ran.split("+")[0]
+    table = pd.read_csv(compared["two"] / "results/tables/versions.csv")
+    assert table.empty and "newer_machine" in table.columns
+    assert (compared["two"] / "results/plots/versions.png").stat().st_size > 0
+
+
 def test_a_threads_list_plans_a_run_per_thread_count(compared):
     planned = run_snakemake(
         compared["two"], "--configfile", "config/machine.yaml", "-n", "--config", "threads=[1,2]"

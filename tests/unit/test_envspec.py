@@ -297,6 +297,7 @@ def test_every_run_record_carries_the_check(tmp_path, digits_npz):
                     "reason": "no torch here",
                     "python": "/opt/x/python",
                     "mismatches": differs,
+                    "installed": {"torch": "2.11.0+cu130", "numpy": None},
                 }
             )
         )
@@ -315,6 +316,7 @@ def test_every_run_record_carries_the_check(tmp_path, digits_npz):
             "mode": "existing",
             "python": "/opt/x/python",
             "mismatches": differs,
+            "installed": {"torch": "2.11.0+cu130"},  # numpy: not installed there
         }
         assert record["record_version"] == harness.RECORD_VERSION
     assert json.loads((tmp_path / "unavailable.json").read_text())["reason"] == (

@@ -16,6 +16,7 @@ from snakemake.utils import validate
 from dlbench.analysis import plots, versions
 from dlbench.environments import envspec, variants
 from dlbench.plan import matrix, targets
+from dlbench.run import supervise
 from testkit import REPO
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
@@ -116,10 +117,10 @@ def test_a_variant_is_an_environment_of_its_own(tmp_path):
         os.chdir(before)
 
 
-def version_frames(steady_by_version, repeats=3):
+def version_frames(steady_by_version, repeats=3, machine="m", cpu="AMD EPYC"):
     """Metrics and epochs of keras-jax's digits MLP at each version:
     ``steady_by_version`` maps a version to (JAX's version, steady seconds)."""
-    cell = {"machine": "m", "dataset": "digits", "model": "mlp", "backend": "keras-jax"}
+    cell = {"machine": machine, "dataset": "digits", "model": "mlp", "backend": "keras-jax"}
     cell.update(devices=0, threads="all", precision="float32", compile="auto", accelerator="cpu")
     metrics, epochs = [], []
     for version, (jax_version, steady) in steady_by_version.items():
@@ -135,6 +136,8 @@ def version_frames(steady_by_version, repeats=3):
                     keras_version="3.15.1",
                     environment=variants.environment_name("keras-jax", version),
                     test_accuracy=0.9 if version == variants.PINNED else 0.88,
+                    cpu_model=cpu,
+                    cpu_count=2,
                 )
             )
             for epoch, seconds in enumerate([5.0, steady, steady * 1.01, steady], start=1):
@@ -145,6 +148,7 @@ def version_frames(steady_by_version, repeats=3):
 
 def check_record(version, losses):
     return {
+        "machine": "m",
         "dataset": "digits",
         "model": "mlp",
         "backend": "keras-jax",
@@ -171,7 +175,8 @@ def test_the_newer_version_is_set_against_the_older_with_its_interval(tmp_path):
         check_record(variants.PINNED, [2.30, 2.10, 1.90]),
         check_record(OLDER_LABEL, [2.30, 2.10 * (1 + 1e-6), 1.90]),
     ]
-    found = versions.compare(*frames, checks=checks, environments=markers, draws=200)
+    installed = versions.installed_by_environment("m", markers)
+    found = versions.compare(*frames, checks=checks, installed=installed, draws=200)
     (row,) = found.to_dict("records")
     assert (row["older"], row["newer"]) == (OLDER_LABEL, variants.PINNED)
     assert row["older_versions"] == "jax 0.9.2, keras 3.15.1"
@@ -195,9 +200,60 @@ def test_the_same_speed_is_not_significant_and_other_steps_are_told():
     (row,) = versions.compare(*frames, checks=checks, draws=200).to_dict("records")
     assert row["speedup"] == pytest.approx(1.0, rel=0.01) and not row["significant"]
     assert row["same_steps"] is False and row["largest_step_difference"] > 0.04
-    assert row["installed_differences"] == ""  # no environment markers given
+    assert row["installed_differences"] is None  # no environment markers given
+    assert versions.table(pd.DataFrame([row]))["what the two install differently"][0] == (
+        "not known"
+    )
     lone = version_frames({variants.PINNED: ("0.10.2", 1.0)})
     assert versions.compare(*lone).empty
+
+
+def test_two_machines_of_the_same_hardware_compare_the_versions_they_ran(tmp_path):
+    """Another machine's imported records, its env file pinning an older JAX:
+    set against this machine's where the hardware is the same, with what the
+    two installed from this machine's marker and the records; a machine of
+    other hardware is left out, and a machine that ran both versions is
+    compared on its own."""
+    here = version_frames({variants.PINNED: ("0.10.2", 0.5)}, machine="here")
+    there = version_frames({variants.PINNED: ("0.9.2", 1.0)}, machine="there")
+    other = version_frames({variants.PINNED: ("0.8.0", 3.0)}, machine="xeon", cpu="Intel Xeon")
+    frames = [pd.concat(parts, ignore_index=True) for parts in zip(here, there, other)]
+    marker = tmp_path / "ready.json"
+    marker.write_text(json.dumps({"status": "ok", "pip_freeze": ["jax==0.10.2", "jaxlib==0.10.2"]}))
+    check = {"mode": "venv", "mismatches": [], "installed": {"jax": "0.9.2", "jaxlib": "0.9.2"}}
+    imported = [{"machine": "there", "environment_name": "keras-jax", "environment_check": check}]
+    installed = versions.installed_by_environment("here", {"keras-jax": str(marker)}, imported)
+    found = versions.compare(*frames, installed=installed, draws=200)
+    (row,) = found.to_dict("records")
+    assert (row["machine"], row["newer_machine"]) == ("there", "here")
+    assert (row["older_versions"], row["newer_versions"]) == (
+        "jax 0.9.2, keras 3.15.1",
+        "jax 0.10.2, keras 3.15.1",
+    )
+    assert row["speedup"] == pytest.approx(2.0, rel=0.01) and row["significant"]
+    assert row["installed_differences"] == "jax 0.9.2 -> 0.10.2; jaxlib 0.9.2 -> 0.10.2"
+    assert row["same_steps"] is None  # another machine's checks are not imported
+    assert versions.table(found)["machine"][0] == "there -> here"
+    plots.versions(found, tmp_path / "versions.png")
+
+    both = version_frames({variants.PINNED: ("0.10.2", 0.5), OLDER_LABEL: ("0.9.2", 1.0)})
+    frames = [pd.concat(parts, ignore_index=True) for parts in zip(both, there)]
+    (row,) = versions.compare(*frames, draws=200).to_dict("records")
+    assert (row["machine"], row["newer_machine"]) == ("m", "m")
+    assert (row["older"], row["newer"]) == (OLDER_LABEL, variants.PINNED)
+
+
+def test_a_run_record_says_what_its_environment_installed(tmp_path):
+    venv = tmp_path / "venv.json"
+    venv.write_text(json.dumps({"status": "ok", "pip_freeze": ["ml_dtypes==0.5.4", "jax==0.9.2"]}))
+    check, unavailable = supervise.environment_check("venv", str(venv))
+    assert check["installed"] == {"ml-dtypes": "0.5.4", "jax": "0.9.2"} and unavailable is None
+    existing = tmp_path / "existing.json"
+    held = {"jax": "0.10.2", "keras": None}  # keras not installed there
+    existing.write_text(json.dumps({"status": "ok", "installed": held, "mismatches": []}))
+    check, _ = supervise.environment_check("existing", str(existing))
+    assert check["installed"] == {"jax": "0.10.2"}
+    assert supervise.environment_check("current", None)[0].get("installed") is None
 
 
 def test_a_variant_is_built_with_its_pins_and_one_that_cannot_be_is_unavailable(tmp_path):

@@ -187,6 +187,7 @@ rule versions_table:
         latencies="results/latencies.csv",
         checks=plan.check_records(),
         environments=sorted(plan.versions_environments().values()),
+        imported="results/imported/records.json",
     output:
         csv=report(
             "results/tables/versions.csv",
@@ -207,6 +208,7 @@ rule versions_table:
         MAIN_ENV
     params:
         environments=plan.versions_environments(),
+        machine=plan.machine,
         tolerance=config["equivalence_check"].get("tolerance", 2.0e-4),
     script:
         "../scripts/versions_table.py"

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from dlbench import catalog
+from dlbench.analysis import versions as versions_analysis  # noqa: E402
 from dlbench.analysis.collect import NOT_APPLICABLE, labels, setting_labels  # noqa: E402
 from dlbench.plan import matrix  # noqa: E402
 
@@ -540,7 +541,10 @@ def versions(found, output):
     (``dlbench.analysis.versions``): a row per workload, setting, backend and
     pair of versions, the interval as an error bar, 1 (no change) as a line;
     log scale, filled where the change is significant."""
-    others = [c for c in matrix.shown_settings(found.assign(versions="")) if c != "versions"]
+    others = []
+    if len(found):
+        found = found.assign(machine=versions_analysis.machines(found))
+        others = versions_analysis.shown_settings(found)
     found = found.assign(setting=labels(found, others) if others else "").reset_index(drop=True)
     figure, axis = plt.subplots(figsize=(8, max(3, 0.45 * len(found) + 1.5)))
     for significant, marker in ((True, "o"), (False, "o")):

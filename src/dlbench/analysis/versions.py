@@ -12,7 +12,9 @@ newer's loss curve against the older's), and every installed distribution
 whose version differs between the two environments.
 
 Which version is older is read from what ran: the framework's version, then
-Keras', as the runs recorded them."""
+Keras', as the runs recorded them. Each machine's versions are compared on
+it; another machine's (imported records) where its hardware is the same and
+no one machine ran both releases (``pairs``)."""
 
 import json
 
@@ -23,6 +25,7 @@ from packaging.version import InvalidVersion, Version
 from dlbench.analysis import abstraction
 from dlbench.environments import variants
 from dlbench.plan import matrix
+from dlbench.run import supervise
 
 GROUP = matrix.cell_columns("versions")
 CAPTION = (
@@ -32,9 +35,14 @@ CAPTION = (
     "the newer is faster, [95 % hierarchical bootstrap interval], significant where it leaves "
     "out 1; acc: the change in test accuracy. Steps: whether the two take the same optimizer "
     "steps from the same initial weights (their equivalence checks, within its tolerance). "
-    "What the two install differently: every distribution whose version differs."
+    "What the two install differently: every distribution whose version differs. Where no one "
+    "machine ran both versions, two machines of the same hardware (CPU model and count, GPU "
+    "model, accelerator) are compared: older's machine -> newer's."
 )
+HARDWARE = ["cpu_model", "cpu_count", "gpu_model", "accelerator"]
 COLUMNS = GROUP + [
+    "newer_machine",
+    "hardware",
     "accelerator",
     "task",
     "older",
@@ -74,47 +82,80 @@ def _ran(runs):
     return framework, keras
 
 
+def _ran_key(runs):
+    framework, keras = _ran(runs)
+    return _version(framework), _version(keras), str(framework), str(keras)
+
+
 def order(runs):
-    """A group's versions, oldest first, by the framework's version, then
-    Keras' (a Keras variant leaves the framework as it was)."""
-    found = []
-    for version, chosen in runs.groupby("versions", sort=True):
-        framework, keras = _ran(chosen)
-        found.append(((_version(framework), _version(keras), version), version))
+    """One machine's versions of a group, oldest first, by the framework's
+    version, then Keras' (a Keras variant leaves the framework as it was)."""
+    found = [(_ran_key(chosen), version) for version, chosen in runs.groupby("versions")]
     return [version for _, version in sorted(found)]
 
 
-def _label(runs, version):
-    framework, keras = _ran(runs[runs["versions"] == version])
+def pairs(runs):
+    """((machine, version), (machine, version)) of every two releases a
+    group compares, older first: each machine's consecutive versions; then
+    two consecutive releases (by what ran) that no one machine ran both of,
+    across every two machines of the same hardware that ran one each."""
+    compared = []
+    ran_by = {}
+    for machine, on_machine in runs.groupby("machine", sort=True):
+        ordered = order(on_machine)
+        compared += [((machine, a), (machine, b)) for a, b in zip(ordered, ordered[1:])]
+        for version in ordered:
+            ran = _ran_key(on_machine[on_machine["versions"] == version])
+            ran_by.setdefault(ran, {}).setdefault(machine, version)
+    ran = sorted(ran_by)
+    for older, newer in zip(ran, ran[1:]):
+        if set(ran_by[older]) & set(ran_by[newer]):
+            continue
+        compared += [
+            ((first, ran_by[older][first]), (second, ran_by[newer][second]))
+            for first in sorted(ran_by[older])
+            for second in sorted(ran_by[newer])
+        ]
+    return compared
+
+
+def _label(runs):
+    framework, keras = _ran(runs)
     parts = ["{} {}".format(runs["framework"].iloc[0], framework)] if framework else []
     if keras and not pd.isna(keras):
         parts.append("keras {}".format(keras))
-    return ", ".join(parts) or version
+    return ", ".join(parts) or runs["versions"].iloc[0]
 
 
 def installed(marker):
-    """{distribution: version} an environment holds, from its venv's
-    ready.json (``pip freeze``) or an existing interpreter's check."""
+    """{distribution: version} an environment holds, from its marker: a
+    venv's ready.json (``pip freeze``) or an existing interpreter's check."""
     if not marker:
         return {}
     try:
         with open(marker) as handle:
-            found = json.load(handle)
+            return supervise.installed_distributions(json.load(handle))
     except (OSError, ValueError):
         return {}
-    if found.get("installed"):
-        return {name.lower(): str(version) for name, version in found["installed"].items()}
-    held = {}
-    for line in found.get("pip_freeze") or []:
-        name, _, version = line.partition("==")
-        if version:
-            held[name.lower().replace("_", "-")] = version
-    return held
+
+
+def installed_by_environment(machine, markers, imported=()):
+    """{(machine, environment): {distribution: version}}: this machine's
+    environments from their markers, another machine's from what its run
+    records say they ran with."""
+    found = {(machine, environment): installed(marker) for environment, marker in markers.items()}
+    for record in imported:
+        held = (record.get("environment_check") or {}).get("installed")
+        if held:
+            found.setdefault((record["machine"], record.get("environment_name")), held)
+    return found
 
 
 def installed_differences(older, newer):
     """``name old -> new`` of every distribution whose version differs (or
-    that only one environment holds), sorted."""
+    that only one environment holds), sorted; None where either is unknown."""
+    if not older or not newer:
+        return None
     names = sorted(set(older) | set(newer))
     return "; ".join(
         "{} {} -> {}".format(name, older.get(name, "absent"), newer.get(name, "absent"))
@@ -124,19 +165,19 @@ def installed_differences(older, newer):
 
 
 def _check_curves(checks):
-    """{(dataset, model, backend, version): losses} of the equivalence
-    checks that ran from the shared weights."""
+    """{(machine, dataset, model, backend, version): losses} of the
+    equivalence checks that ran from the shared weights."""
     curves = {}
     for record in checks:
         weights = record.get("initial_weights") or {}
         if record.get("status") == "ok" and weights.get("loaded"):
-            key = (record["dataset"], record["model"], record["backend"])
+            key = (record.get("machine"), record["dataset"], record["model"], record["backend"])
             curves[key + (record.get("versions", variants.PINNED),)] = record["check"]["losses"]
     return curves
 
 
-def _same_steps(curves, key, older, newer, tolerance):
-    first, second = curves.get(key + (older,)), curves.get(key + (newer,))
+def _same_steps(curves, older, newer, tolerance):
+    first, second = curves.get(older), curves.get(newer)
     if first is None or second is None:
         return None, None
     first, second = np.asarray(first, float), np.asarray(second, float)
@@ -148,91 +189,119 @@ def _same_steps(curves, key, older, newer, tolerance):
     return bool(largest <= tolerance), largest
 
 
+def hardware(metrics):
+    """What two machines must share for their versions to be compared: the
+    CPU's model and count, the GPUs' model and the accelerator, as the runs
+    recorded them (one text per run)."""
+    recorded = metrics.reindex(columns=HARDWARE)
+    texts = [" | ".join("" if pd.isna(v) else str(v) for v in row) for row in recorded.values]
+    return pd.Series(texts, index=metrics.index, dtype=object)
+
+
 def compare(
     metrics,
     epochs,
     latencies,
     checks=(),
-    environments=None,
+    installed=None,
     tolerance=2.0e-4,
     level=0.95,
     draws=2000,
 ):
-    """One row per pair of consecutive versions of a backend on a workload
-    and setting. ``checks``: the equivalence check records (their versions'
-    curves are compared at ``tolerance``); ``environments``: {environment:
-    its marker file}, for what the two install."""
-    environments = environments or {}
-    ok = metrics[metrics["status"] == "ok"]
+    """One row per pair of consecutive releases of a backend on a workload
+    and setting, on one machine or on two of the same hardware (``pairs``).
+    ``checks``: the equivalence check records (their versions' curves are
+    compared at ``tolerance``); ``installed``: {(machine, environment):
+    {distribution: version}} (``installed_by_environment``)."""
+    installed = installed or {}
+    ok = metrics[metrics["status"] == "ok"].assign(hardware=lambda frame: hardware(frame))
     keys = GROUP + ["versions", "repeat"]
     values = {
         "train": abstraction.steady_epochs(epochs).merge(ok[keys]),
         "infer": abstraction.latency_calls(latencies).merge(ok[keys]),
     }
     curves = _check_curves(checks)
+    setting = matrix.cell_columns("machine", "versions")
     rows = []
-    for group, runs in ok.groupby(GROUP, sort=True):
-        if runs["versions"].nunique() < 2:
+    for group, runs in ok.groupby(setting + ["hardware"], sort=True):
+        if len(runs[["machine", "versions"]].drop_duplicates()) < 2:
             continue
         task = runs["task"].iloc[0]
-        cell = dict(zip(GROUP, group))
+        cell = dict(zip(setting, group))
         measured = values[task].merge(pd.DataFrame([cell]))
-        ordered = order(runs)
-        for older, newer in zip(ordered, ordered[1:]):
-            before = _per_repeat(measured, older)
-            after = _per_repeat(measured, newer)
-            if not before or not after:
-                continue
-            speedup, low, high = abstraction.ratio_ci(before, after, level, draws)
-            same, largest = _same_steps(
-                curves, (cell["dataset"], cell["model"], cell["backend"]), older, newer, tolerance
+        for (first, older), (second, newer) in pairs(runs):
+            on_older = runs[(runs["machine"] == first) & (runs["versions"] == older)]
+            on_newer = runs[(runs["machine"] == second) & (runs["versions"] == newer)]
+            row = _row(
+                cell,
+                task,
+                (first, older, on_older),
+                (second, newer, on_newer),
+                measured,
+                level,
+                draws,
             )
-            row = {
-                **cell,
-                "accelerator": runs["accelerator"].iloc[0] if "accelerator" in runs else None,
-                "task": task,
-                "older": older,
-                "newer": newer,
-                "older_versions": _label(runs, older),
-                "newer_versions": _label(runs, newer),
-                "measure": abstraction.MEASURES[task][0],
-                "older_median": float(np.median(np.concatenate(before))),
-                "newer_median": float(np.median(np.concatenate(after))),
-                "speedup": speedup,
-                "speedup_ci_low": low,
-                "speedup_ci_high": high,
-                "ci_level": level,
-                "significant": bool(low > 1 or high < 1),
-                "repeats": min(len(before), len(after)),
-                "same_steps": same,
-                "largest_step_difference": largest,
-                "installed_differences": installed_differences(
-                    installed(environments.get(_environment(runs, older))),
-                    installed(environments.get(_environment(runs, newer))),
-                ),
-            }
-            if task == "train":
-                accuracy = {
-                    version: runs.loc[runs["versions"] == version, "test_accuracy"].median()
-                    for version in (older, newer)
-                }
-                row.update(
-                    older_test_accuracy=accuracy[older],
-                    newer_test_accuracy=accuracy[newer],
-                    accuracy_change=accuracy[newer] - accuracy[older],
-                )
+            if row is None:
+                continue
+            workload = (cell["dataset"], cell["model"], cell["backend"])
+            row["same_steps"], row["largest_step_difference"] = _same_steps(
+                curves,
+                (first,) + workload + (older,),
+                (second,) + workload + (newer,),
+                tolerance,
+            )
+            row["installed_differences"] = installed_differences(
+                installed.get((first, _environment(on_older))),
+                installed.get((second, _environment(on_newer))),
+            )
             rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _per_repeat(frame, version):
-    chosen = frame[frame["versions"] == version]
+def _row(cell, task, older, newer, measured, level, draws):
+    (first, older, older_runs), (second, newer, newer_runs) = older, newer
+    before = _per_repeat(measured, first, older)
+    after = _per_repeat(measured, second, newer)
+    if not before or not after:
+        return None
+    speedup, low, high = abstraction.ratio_ci(before, after, level, draws)
+    row = {
+        **cell,
+        "machine": first,
+        "newer_machine": second,
+        "hardware": older_runs["hardware"].iloc[0],
+        "accelerator": older_runs["accelerator"].iloc[0] if "accelerator" in older_runs else None,
+        "task": task,
+        "older": older,
+        "newer": newer,
+        "older_versions": _label(older_runs),
+        "newer_versions": _label(newer_runs),
+        "measure": abstraction.MEASURES[task][0],
+        "older_median": float(np.median(np.concatenate(before))),
+        "newer_median": float(np.median(np.concatenate(after))),
+        "speedup": speedup,
+        "speedup_ci_low": low,
+        "speedup_ci_high": high,
+        "ci_level": level,
+        "significant": bool(low > 1 or high < 1),
+        "repeats": min(len(before), len(after)),
+    }
+    if task == "train":
+        row.update(
+            older_test_accuracy=older_runs["test_accuracy"].median(),
+            newer_test_accuracy=newer_runs["test_accuracy"].median(),
+        )
+        row["accuracy_change"] = row["newer_test_accuracy"] - row["older_test_accuracy"]
+    return row
+
+
+def _per_repeat(frame, machine, version):
+    chosen = frame[(frame["machine"] == machine) & (frame["versions"] == version)]
     return [g["value"].to_numpy(float) for _, g in chosen.groupby("repeat", sort=True)]
 
 
-def _environment(runs, version):
-    chosen = runs[runs["versions"] == version]
-    return chosen["environment"].iloc[0] if "environment" in chosen else None
+def _environment(runs):
+    return runs["environment"].iloc[0] if "environment" in runs else None
 
 
 def _speed_text(row):
@@ -245,18 +314,36 @@ def _speed_text(row):
     return text
 
 
+def machines(found):
+    """Where each pair ran: its machine, or ``older -> newer`` across two
+    machines of the same hardware."""
+    newer = found["newer_machine"].fillna(found["machine"])
+    return found["machine"].where(newer == found["machine"], found["machine"] + " -> " + newer)
+
+
+def shown_settings(found):
+    """The settings a table or plot of pairs names: ``matrix.shown_settings``,
+    and the machines wherever a pair spans two."""
+    setting = [c for c in matrix.shown_settings(found.assign(versions="")) if c != "versions"]
+    if "machine" not in setting and found["machine"].str.contains(" -> ").any():
+        setting.insert(0, "machine")
+    return setting
+
+
 def table(found):
     """The report's layout: a row per workload, setting, backend and pair of
     versions: the speed-up of the newer, whether the steps are the same,
     what the environments install differently."""
     if found.empty:
         return pd.DataFrame(columns=["workload", "backend", "older", "newer"])
-    setting = [c for c in matrix.shown_settings(found.assign(versions="")) if c != "versions"]
+    found = found.assign(machine=machines(found))
+    setting = shown_settings(found)
     same = {True: "same steps", False: "different steps", None: "not checked"}
     shown = found.assign(
         workload=found["dataset"] + " / " + found["model"],
         speed=[_speed_text(row) for row in found.to_dict("records")],
         steps=[same[None if pd.isna(value) else bool(value)] for value in found["same_steps"]],
+        installed_differences=found["installed_differences"].fillna("not known"),
     )
     columns = ["workload"] + setting + ["backend", "older_versions", "newer_versions"]
     columns += ["speed", "steps", "installed_differences"]

@@ -744,8 +744,12 @@ def modes_compared(config):
 
 
 def versions_compared(config):
-    """Whether the config runs a backend on more than its pinned versions:
-    then each backend's versions are compared (dlbench.analysis.versions)."""
+    """Whether a backend may have run on more than one version: the config
+    runs one on more than its pinned versions, or imports another machine's
+    records (its env files may have pinned others). Then each backend's
+    versions are compared (dlbench.analysis.versions)."""
+    if config.get("import_results"):
+        return True
     return any(len(variants.variants_of(config, b)) > 1 for b in config["backends"])
 
 

@@ -244,13 +244,16 @@ class Plan(object):
         return outputs
 
     def versions_environments(self):
-        """{environment: its marker} of every backend run on more than its
-        pinned versions."""
+        """{environment: its marker} of every environment whose versions the
+        versions table may set against another's: a backend's run on more than
+        its pinned versions; every backend's where other machines' records are
+        imported."""
         found = {}
+        every = bool(self.config.get("import_results"))
         for environment in sorted({matrix.run_environment(self.config, r) for r in self.runs}):
             backend = catalog.backend_of_environment(variants.split(environment)[0])
             marker = self.environment_marker(environment)
-            if marker and len(variants.variants_of(self.config, backend)) > 1:
+            if marker and (every or len(variants.variants_of(self.config, backend)) > 1):
                 found[environment] = marker
         return found
 

@@ -64,10 +64,29 @@ def environment_check(mode, marker):
     if mode == "existing":
         check["python"] = found.get("python")
     check["mismatches"] = found.get("mismatches", [])
+    check["installed"] = installed_distributions(found) or None
     if found.get("status", "ok") == "ok":
         return check, None
     reason = "environment {} unavailable: {}".format(found.get("backend"), found.get("reason"))
     return check, reason
+
+
+def installed_distributions(marker):
+    """{distribution: version} an environment's marker says it holds: a
+    venv's ``pip freeze``, or what the check of an existing interpreter
+    found of the distributions its env file pins."""
+    if marker.get("installed"):
+        return {
+            name.lower(): str(version)
+            for name, version in marker["installed"].items()
+            if version is not None
+        }
+    held = {}
+    for line in marker.get("pip_freeze") or []:
+        name, _, version = line.partition("==")
+        if version:
+            held[name.lower().replace("_", "-")] = version
+    return held
 
 
 def threads_not_available(spec):
