@@ -23,6 +23,7 @@ import yaml
 
 from dlbench import catalog
 from dlbench.data import fixtures
+from dlbench.environments import variants
 from dlbench.record import record_schema
 from dlbench.run import integrity, runtime
 from testkit import (
@@ -50,6 +51,9 @@ FAULTS = {
     ("digits", "lenet", "keras-jax"): ("hang", "timeout", "timeout: no result after 15 s"),
     ("digits", "mlp", "keras-torch"): ("oom", "failed", "out of memory"),
 }
+# A version of Keras that does not exist, for keras-torch's MLP only: its own
+# environment cannot be built, its cell is unavailable, the pinned ones run.
+MISSING_VERSION = {"keras": "0.0.0.1"}
 HEALTHY = [("digits", "cnn", "keras-jax"), ("digits", "cnn", "keras-torch")]
 HEALTHY += [("babi", "babi_rnn", "keras-jax")]
 
@@ -57,9 +61,10 @@ HEALTHY += [("babi", "babi_rnn", "keras-jax")]
 def fault_config(mirror):
     smoke = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
     by_model = {entry["model"]: entry for entry in smoke["workloads"]}
+    pinned = variants.PINNED
     workloads = [
         dict(by_model["mlp"], epochs=2, repeats=1),
-        dict(by_model["cnn"], epochs=2),
+        dict(by_model["cnn"], epochs=2, versions=[pinned]),
         dict(
             {key: value for key, value in by_model["lenet"].items() if key != "trained_weights"},
             warmup=2,
@@ -68,13 +73,20 @@ def fault_config(mirror):
             backends=["keras-jax"],
             timeout_minutes=0.25,
         ),
-        dict(by_model["babi_rnn"], dataset="babi", epochs=2, backends=["keras-jax", "keras-torch"]),
+        dict(
+            by_model["babi_rnn"],
+            dataset="babi",
+            epochs=2,
+            backends=["keras-jax", "keras-torch"],
+            versions=[pinned],
+        ),
     ]
     return dict(
         smoke,
         backends={"keras-jax": {"jit_compile": True}, "keras-torch": {"jit_compile": False}}
         | {BROKEN: {"jit_compile": False}},
         workloads=workloads,
+        versions={"keras-torch": [MISSING_VERSION]},
         timeout_minutes=20,
         memory_limit_mb=3000,
         data_mirror=str(mirror),
@@ -207,6 +219,13 @@ def test_faults_inside_runs_cost_only_those_runs(workdir):
         assert found["status"] == "unavailable"
         assert "tensorflow-cpu==0.0.1" in found["error"]
     survived += 1
+    label = variants.label(MISSING_VERSION)
+    found = json.loads(
+        (workdir / run_json("digits", "mlp", "keras-torch", versions=label)).read_text()
+    )
+    assert found["status"] == "unavailable" and "keras==0.0.0.1" in found["error"]
+    assert found["environment_name"] == "keras-torch@" + label
+    survived += 1
     assert lost_results(workdir) == 0
     summary = pd.read_csv(workdir / "results/summary.csv").set_index(["model", "backend"])
     assert summary.loc[("mlp", "keras-jax"), "status"] == "failed"
@@ -217,7 +236,7 @@ def test_faults_inside_runs_cost_only_those_runs(workdir):
     assert "out of memory" in table
     snakemake(workdir, "--report", "results/report.html")
     assert (workdir / "results/report.html").stat().st_size > 100_000
-    tally(tried=len(FAULTS) + 1, survived=survived, lost=lost_results(workdir))
+    tally(tried=len(FAULTS) + 2, survived=survived, lost=lost_results(workdir))
     print("faults inside runs: {:.0f} s".format(time.monotonic() - started))
 
 

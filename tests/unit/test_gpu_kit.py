@@ -6,6 +6,7 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -149,23 +150,23 @@ def test_the_gpu_config_plans_every_cell_and_the_gpus_own_probe():
 
 
 def test_the_budget_interrupts_snakemake_and_kills_what_ignores_it(tmp_path, monkeypatch):
+    """Stand-ins that need no start-up: an interpreter that is still starting
+    when the deadline comes (a second, on a slow or loaded machine) may lose
+    the interrupt, and the test would time the machine rather than the code."""
+    sleep = shutil.which("sleep")
     with open(tmp_path / "log", "w") as log:
         began = time.time()
-        status, interrupted = gpu_campaign.run_stage(
-            [sys.executable, "-c", "import time; time.sleep(60)"], time.time() + 1, log
-        )
-        assert interrupted and status != 0 and time.time() - began < 30
+        status, interrupted = gpu_campaign.run_stage([sleep, "60"], time.time() + 1, log)
+        assert interrupted and status == -signal.SIGINT and time.time() - began < 30
         monkeypatch.setattr(gpu_campaign, "INTERRUPT_GRACE_SECONDS", 1)
-        stubborn = (
-            "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)"
-        )
-        status, interrupted = gpu_campaign.run_stage(
-            [sys.executable, "-c", stubborn], time.time() + 1, log
-        )
+        # ignoring SIGINT from its first instruction: the disposition is inherited
+        ignored = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            status, interrupted = gpu_campaign.run_stage([sleep, "60"], time.time() + 1, log)
+        finally:
+            signal.signal(signal.SIGINT, ignored)
         assert interrupted and status == -signal.SIGKILL
-        status, interrupted = gpu_campaign.run_stage(
-            [sys.executable, "-c", "pass"], time.time() + 60, log
-        )
+        status, interrupted = gpu_campaign.run_stage([sleep, "0"], time.time() + 60, log)
         assert (status, interrupted) == (0, False)
 
 
