@@ -748,8 +748,13 @@ def versions_compared(config):
     runs one on more than its pinned versions, or imports another machine's
     records (its env files may have pinned others). Then each backend's
     versions are compared (dlbench.analysis.versions)."""
-    if config.get("import_results"):
-        return True
+    return bool(config.get("import_results")) or versions_configured(config)
+
+
+def versions_configured(config):
+    """Whether the config runs a backend on more than its pinned versions:
+    then the versions table has rows and is in the report (with imported
+    records alone it may have none: it is made, not reported)."""
     return any(len(variants.variants_of(config, b)) > 1 for b in config["backends"])
 
 
