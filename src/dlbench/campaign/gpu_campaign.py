@@ -89,7 +89,9 @@ def prepare_interpreter(kit, python, env_dir):
     site_dir = Path(site_dir.decode().strip())
     hooks = "".join(SITE_HOOK.format(path) for path in image_site_dirs(python))
     (site_dir / "zz-machine-packages.pth").write_text(hooks)
-    install = [python, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps"]
+    # bytecode is compiled as the workflow imports it: most of the kit's
+    # files (pulp's solvers, Snakemake's executors) are never imported
+    install = [python, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", "--no-compile"]
     subprocess.check_call(install + ["--target", str(site_dir)] + wheels)
     ready.write_text(json.dumps(identity))
     say(
