@@ -14,6 +14,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from packaging.requirements import Requirement
 
 from dlbench import catalog
 from dlbench.analysis import abstraction, equivalence_verdicts
@@ -101,7 +102,14 @@ def test_every_run_writes_a_complete_record(workdir):
         found = load(workdir, run)
         assert found["status"] == "ok", (run, found.get("error"))
         assert record_schema.problems(found) == [], run
-        assert found["environment_check"] == {"mode": "venv", "mismatches": []}
+        check = found["environment_check"]
+        assert (check["mode"], check["mismatches"]) == ("venv", []), run
+        # what the venv installed, as pip froze it: the numpy the run imported,
+        # a variant's own pins
+        assert check["installed"]["numpy"] == found["environment"]["numpy"], run
+        for pinned, version in variants.variants_of(CONFIG, run.backend)[run.versions].items():
+            name = Requirement(pinned).name.lower()
+            assert check["installed"][name] == version, (run, name)
         for name in matrix.DIMENSION_NAMES:
             assert found[name] == getattr(run, name), (run, name)
         expected = catalog.parameter_count(run.model, prepared_meta(workdir, run.dataset))

@@ -256,12 +256,24 @@ def visible_gpus():
     return [line for line in out.decode().splitlines() if line.startswith("GPU ")]
 
 
+def _interruptible():
+    """In the stage's process before it starts: SIGINT does what it does by
+    default. A campaign started in the background of a shell without job
+    control (``nohup ... &``) ignores SIGINT, and an ignored signal stays
+    ignored across exec: Snakemake would not hear the budget's interrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_stage(command, deadline, log):
     """Snakemake until it ends or the deadline: then interrupted (it
     cancels its jobs and removes what they left half-written) and, after a
     grace period, killed. Returns (exit status, interrupted)."""
     process = subprocess.Popen(
-        command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        command,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=_interruptible,
     )
     while process.poll() is None:
         if time.time() >= deadline:
