@@ -210,7 +210,8 @@ URL_SCHEMES = ("http", "https", "ftp", "sftp")
 # dlbench.run.launch): "one_process" drives every device from one process,
 # "process_per_device" starts one process per device (torchrun); ``unsupported``
 # gives the reason where there is no data-parallel training. ``gpu_build``: an
-# envs/<backend>.cuda.yaml exists for NVIDIA GPUs. ``cannot_run``: workloads the
+# envs/<backend>.cuda.yaml exists for NVIDIA GPUs; ``gpu_only``: why the backend
+# has no cell on the CPU (nor an envs/<backend>.yaml). ``cannot_run``: workloads the
 # backend's framework computes wrongly or not at all, with what was measured.
 ONE_DEVICE_KERAS2 = "Keras 2's {} backend trains on one device: multi_gpu_model is TensorFlow-only"
 #
@@ -449,6 +450,21 @@ BACKENDS = {
         },
         "gpu_build": False,
     },
+    # cuDNN and cuBLAS called directly (ctypes, as a C++ program would): the
+    # lowest level of the cuDNN / TensorFlow / Keras latency comparison.
+    "native-cudnn": {
+        "precision_note": "the cuDNN LeNet is written in float32 only",
+        "compile": {"eager": {}},
+        "compile_note": "cuDNN and cuBLAS are called one by one: there is no compiler",
+        "family": "cudnn",
+        "adapter": "native_cudnn",
+        "framework": "cudnn",
+        "keras": None,
+        "tasks": ("infer",),
+        "data_parallel": {"unsupported": "inference only"},
+        "gpu_only": "cuDNN computes on NVIDIA GPUs only",
+        "gpu_build": True,
+    },
     # Chainer has no Keras backend: no abstraction cost, lines of code only.
     "native-chainer": {
         "precision": {
@@ -483,23 +499,27 @@ def models_of(backend):
     return [model for model in sorted(MODELS) if workloads.implemented(model, family)]
 
 
-def not_applicable(backend, task, devices=0, accelerator="gpu", model=None):
+def not_applicable(backend, task, devices=None, accelerator="gpu", model=None):
     """Why ``backend`` has no cell for ``task`` (of ``model``) on
-    ``devices``, or None when it has one. Devices >= 1 are GPUs, or CPU
-    devices emulating them."""
+    ``devices`` (None: on some device count), or None when it has one.
+    Devices >= 1 are GPUs, or CPU devices emulating them."""
     entry = BACKENDS[backend]
+    if task not in entry["tasks"]:
+        return "n/a ({} only)".format(" and ".join(TASK_WORDS[t] for t in entry["tasks"]))
     if model is not None and not workloads.implemented(model, entry["family"]):
         return "n/a ({})".format(workloads.missing(model, entry["family"]))
     if model in entry.get("cannot_run", {}):
         return "n/a ({})".format(entry["cannot_run"][model])
-    if task not in entry["tasks"]:
-        return "n/a ({} only)".format(" and ".join(TASK_WORDS[t] for t in entry["tasks"]))
+    if devices is None:
+        return None
     return devices_not_applicable(backend, task, devices, accelerator)
 
 
 def devices_not_applicable(backend, task, devices, accelerator):
     """Why ``backend`` cannot run ``task`` on ``devices``, or None."""
     entry = BACKENDS[backend]
+    if "gpu_only" in entry and (not devices or accelerator != "gpu"):
+        return "n/a ({})".format(entry["gpu_only"])
     if not devices:
         return None
     if task == "infer":

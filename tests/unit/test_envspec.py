@@ -21,7 +21,10 @@ BACKEND_ENV_FILES = [path for path in ENV_FILES if path.stem.split(".")[0] in ca
 
 def test_every_backend_has_an_env_file():
     cpu_builds = {path.stem for path in ENV_FILES if not path.stem.endswith(".cuda")}
-    assert cpu_builds == set(catalog.BACKENDS) | {"main"}
+    gpu_only = {name for name, entry in catalog.BACKENDS.items() if "gpu_only" in entry}
+    assert cpu_builds == set(catalog.BACKENDS) - gpu_only | {"main"}
+    cuda_builds = {path.stem for path in ENV_FILES if path.stem.endswith(".cuda")}
+    assert {name + ".cuda" for name in gpu_only} <= cuda_builds
 
 
 def test_main_env_file_matches_the_project_pins():
@@ -56,8 +59,10 @@ def test_env_files_pin_python_and_every_pip_package(path):
     assert packages and all("==" in requirement for requirement in packages)
     # a Keras backend pins its Keras; a native one its framework
     family = catalog.BACKENDS[path.stem.split(".")[0]]
-    wanted = ("keras==", "keras-mxnet==") if family["family"] == "keras" else (family["framework"],)
-    assert any(requirement.startswith(wanted) for requirement in spec["pip"])
+    if family["family"] == "keras":
+        assert any(line.startswith(("keras==", "keras-mxnet==")) for line in spec["pip"])
+    else:  # native-cudnn pins nvidia-cudnn-cu13
+        assert any(family["framework"] in line.split("==")[0] for line in spec["pip"])
 
 
 def test_find_python_of_the_running_version():
@@ -174,12 +179,15 @@ def test_every_gpu_build_has_a_cuda_env_file_and_the_cpu_files_no_cuda():
     for backend, entry in catalog.BACKENDS.items():
         cuda = REPO / "envs" / "{}.cuda.yaml".format(backend)
         assert cuda.exists() == entry["gpu_build"], backend
-        cpu = envspec.read_spec(REPO / "envs" / "{}.yaml".format(backend))["pip"]
-        assert not [line for line in cpu if "cuda" in line and "whl/cpu" not in line], backend
         if entry["gpu_build"]:
             gpu = envspec.read_spec(cuda)
             assert gpu["name"] == backend + ".cuda"
-            assert gpu["python"] == envspec.read_spec(REPO / "envs" / (backend + ".yaml"))["python"]
+        if "gpu_only" in entry:  # no CPU build
+            continue
+        cpu = envspec.read_spec(REPO / "envs" / "{}.yaml".format(backend))
+        assert not [line for line in cpu["pip"] if "cuda" in line and "whl/cpu" not in line]
+        if entry["gpu_build"]:
+            assert gpu["python"] == cpu["python"]
     torch_cpu = envspec.read_spec(REPO / "envs" / "keras-torch.yaml")["pip"]
     assert "torch==2.13.0+cpu" in torch_cpu
     assert "--extra-index-url https://download.pytorch.org/whl/cpu" in torch_cpu

@@ -99,7 +99,11 @@ def test_the_campaign_runs_the_gpu_cells_first_the_cheapest_first():
     cpu = stages["cpu runs, float32"] + stages["cpu runs, the rest"]
     assert gpu and all("/devices=1/" in path for path in gpu)
     assert cpu and all("/devices=0/" in path for path in cpu)
-    assert len(gpu) == len(cpu) == len(set(gpu))  # every GPU cell once, its CPU cell beside
+    # every GPU cell once, its CPU cell beside, but cuDNN's (GPUs only)
+    assert len(gpu) == len(set(gpu)) == len(cpu) + 1
+    assert [p for p in gpu if "native-cudnn" in p] == [
+        p for p in first if "/digits/lenet/native-cudnn/" in p
+    ]
     models = {path.split("/")[4] for path in gpu}
     assert models == {"mlp", "cnn", "lenet", "deep_mnist", "cifar_cnn", "imdb_gru", "resnet50"}
     assert all("precision=float32" in path for path in first)
@@ -107,9 +111,11 @@ def test_the_campaign_runs_the_gpu_cells_first_the_cheapest_first():
     # torch eager first, its torch.compile cells last; JAX only compiles
     assert all("compile=compiled" in p and "torch" in p for p in other)
     assert any("keras-jax" in p and "compile=compiled" in p for p in first)
-    assert len(first) == len(reduced) == 7 * 4
+    assert len(first) - 1 == len(reduced) == 7 * 4
     # the CPU's float32 cells in the same modes, for CPU against GPU
-    assert stages["cpu runs, float32"] == [p.replace("/devices=1/", "/devices=0/") for p in first]
+    assert stages["cpu runs, float32"] == [
+        p.replace("/devices=1/", "/devices=0/") for p in first if "native-cudnn" not in p
+    ]
 
 
 def test_a_campaign_on_a_fresh_machine_leaves_out_what_earlier_packs_recorded(tmp_path):
@@ -122,10 +128,14 @@ def test_a_campaign_on_a_fresh_machine_leaves_out_what_earlier_packs_recorded(tm
             member = tarfile.TarInfo(path)
             member.size = len(data)
             tar.addfile(member, io.BytesIO(data))
+        probe = everything["gpu probes"][0]
+        member = tarfile.TarInfo(probe)
+        tar.addfile(member, io.BytesIO(b""))
     done = gpu_campaign.recorded_elsewhere([str(pack)])
-    assert done == {first[0]}  # a failed record runs again
+    assert done == {first[0], probe}  # a failed record runs again
     resumed = dict(gpu_campaign.stages([CONFIG], done))
     assert resumed["gpu runs, float32"] == first[1:]
+    assert resumed["gpu probes"] == everything["gpu probes"][1:]  # the probe measured there
     # the tables and the report need every record: made where the packs are imported
     assert "tables and plots" not in resumed and "report" not in resumed
 
@@ -145,7 +155,8 @@ def test_the_gpu_config_plans_every_cell_and_the_gpus_own_probe():
     )
     assert done.returncode == 0, done.stderr[-3000:]
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", done.stdout, re.MULTILINE))
-    assert counts["bench"] == "168"  # 7 workloads x 4 backends x 2 devices x precision x compile
+    # 7 workloads x 4 backends x 2 devices x precision x compile, and cuDNN's LeNet
+    assert counts["bench"] == "169"
     assert counts["gpu_probe"] == "2" and counts["cpu_probe"] == "2"  # float32, bfloat16
 
 

@@ -190,16 +190,29 @@ def in_default_mode(run, planned):
 
 def recorded_elsewhere(packs):
     """The run records (paths) that earlier campaigns' results.tar.gz hold
-    with status ok: a fresh machine need not run them again."""
+    with status ok, and the GPU probes they measured: a fresh machine need
+    not run them again. A record is placed by its own cell (a pack written
+    before a dimension existed has paths without it)."""
+    from dlbench.plan import matrix
+
     found = set()
     for path in packs or []:
         with tarfile.open(path) as tar:
             for member in tar.getmembers():
+                if member.name.startswith("results/probes/") and "/gpu/" in member.name:
+                    found.add(member.name)
                 if not member.name.endswith("/run.json"):
                     continue
                 record = json.load(tar.extractfile(member))
-                if record.get("status") == "ok":
-                    found.add(member.name)
+                if record.get("status") != "ok":
+                    continue
+                cell = matrix.record_cell(record)
+                if any(cell[key] is None for key in matrix.Run._fields):
+                    found.add(member.name)  # not a whole record: kept where it was
+                    continue
+                for name in matrix.DIMENSION_NAMES:
+                    cell[name] = matrix.default_of(name) if cell[name] is None else cell[name]
+                found.add(matrix.run_dir(matrix.Run(**cell)) + "/run.json")
     return found
 
 
@@ -232,6 +245,7 @@ def stages(configfiles, done=frozenset()):
         machine = runs[0][0].machine
         precisions = sorted({run.precision for run, _ in every})
         probes = ["results/probes/{}/gpu/precision={}.json".format(machine, p) for p in precisions]
+        probes = [probe for probe in probes if probe not in done]
     named = [
         ("gpu probes", probes),
         ("gpu runs, float32", pick(True, default=True, float32=True)),

@@ -43,6 +43,7 @@ ADAPTERS = {
     "native_pytensor": "dlbench.run.backends.native_pytensor_adapter",
     "native_chainer": "dlbench.run.backends.native_chainer_adapter",
     "native_cntk": "dlbench.run.backends.native_cntk_adapter",
+    "native_cudnn": "dlbench.run.backends.native_cudnn_adapter",
 }
 
 

@@ -1,0 +1,89 @@
+"""native-cudnn without a GPU: where its cells are n/a and why, how its
+libraries are found (or why not), and what its implementation costs in lines
+of code. Its computation runs only on a GPU (benchmarks/cudnn_lenet.py and
+the GPU campaign check it against PyTorch there)."""
+
+import pytest
+import yaml
+
+from dlbench import catalog
+from dlbench.models import lines
+from dlbench.models.layers import cudnn_layers
+from dlbench.plan import matrix
+from dlbench.run.backends import native_cudnn_adapter
+from testkit import REPO
+
+GPU_ONLY = "n/a (cuDNN computes on NVIDIA GPUs only)"
+
+
+def test_its_lenet_runs_on_a_gpu_only_and_every_other_cell_says_why(full_config):
+    full_config["devices"] = [0, 1]
+    cells = [c for c in matrix.not_applicable_cells(full_config) if c["backend"] == "native-cudnn"]
+    lenet = {(c["devices"], c["reason"]) for c in cells if c["model"] == "lenet"}
+    assert lenet == {(0, GPU_ONLY)}
+    trained = {c["reason"] for c in cells if c["task"] == "train"}
+    assert trained == {"n/a (inference only)"}
+    runs = [run for run in matrix.runs(full_config) if run.backend == "native-cudnn"]
+    assert [(run.model, run.devices, run.precision) for run in runs[:1]] == [
+        ("lenet", 1, "float32")
+    ]
+    assert {run.repeat for run in runs} == {1, 2, 3} and len(runs) == 3
+    assert catalog.not_applicable("native-cudnn", "infer", 1, "emulated-cpu") == GPU_ONLY
+    assert catalog.precision_not_applicable("native-cudnn", "mixed_bfloat16") == (
+        "n/a (mixed_bfloat16: the cuDNN LeNet is written in float32 only)"
+    )
+    assert catalog.compile_not_applicable("native-cudnn", "compiled").startswith("n/a (compiled")
+
+
+def test_a_cpu_config_plans_no_cudnn_run_and_no_cudnn_environment(full_config):
+    assert not [run for run in matrix.runs(full_config) if run.backend == "native-cudnn"]
+    assert catalog.environment_of("native-cudnn", 1, "gpu") == "native-cudnn.cuda"
+
+
+def test_the_gpu_config_runs_cudnn_lenet_beside_the_frameworks():
+    with open(REPO / "config" / "gpu.yaml") as handle:
+        config = yaml.safe_load(handle)
+    runs = [run for run in matrix.runs(config) if run.backend == "native-cudnn"]
+    assert [(run.model, run.devices, run.compile) for run in runs] == [("lenet", 1, "eager")]
+
+
+def test_the_libraries_are_found_in_pips_wheels_before_the_toolkit(tmp_path):
+    site = tmp_path / "site"
+    for folder, name in (
+        ("nvidia/cudnn/lib", "libcudnn.so.9"),
+        ("nvidia/cu13/lib", "libcublas.so.13"),
+    ):
+        (site / folder).mkdir(parents=True)
+        (site / folder / name).write_bytes(b"")
+    (site / "nvidia/cu13/lib/libcublasLt.so.13").write_bytes(b"")
+    folders = cudnn_layers.library_folders([str(site), str(tmp_path / "elsewhere")])
+    assert folders[:2] == [str(site / "nvidia/cudnn/lib"), str(site / "nvidia/cu13/lib")]
+    assert cudnn_layers.find_library("libcudnn", folders) == str(
+        site / "nvidia/cudnn/lib/libcudnn.so.9"
+    )
+    # libcublas, not libcublasLt
+    assert cudnn_layers.find_library("libcublas", folders).endswith("/libcublas.so.13")
+    assert cudnn_layers.find_library("libcudnn", [str(tmp_path / "elsewhere")]) is None
+
+
+def test_missing_libraries_are_named_with_where_they_were_looked_for(tmp_path):
+    with pytest.raises(OSError, match=r"libcublas and libcudnn not found in \[.*empty") as found:
+        cudnn_layers.Libraries.load([str(tmp_path / "empty")])
+    assert "nvidia-cudnn and nvidia-cublas wheels, or the CUDA toolkit" in str(found.value)
+
+
+def test_versions_are_read_the_way_each_library_encodes_them():
+    assert native_cudnn_adapter._dotted(91900) == "9.19.0"  # cuDNN 9: major*10000
+    assert native_cudnn_adapter._dotted(130100) == "13.1.0"  # cuBLAS
+    assert native_cudnn_adapter._dotted(13000, cuda=True) == "13.0"
+
+
+def test_the_cudnn_lenet_counts_every_call_it_writes_out():
+    """The comparison the seed made: cuDNN's LeNet takes several times the
+    lines of the frameworks' (descriptors, algorithms, workspaces, the
+    libraries' C functions declared)."""
+    cudnn = lines.count("native-cudnn", "lenet", "infer")
+    torch = lines.count("native-torch", "lenet", "infer")
+    keras = lines.count("keras-tensorflow", "lenet", "infer")
+    assert cudnn["model_lines"] > 5 * max(torch["model_lines"], keras["model_lines"])
+    assert cudnn["lines"] > torch["lines"] and cudnn["lines"] > keras["lines"]
