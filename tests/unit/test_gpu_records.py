@@ -1,15 +1,18 @@
 """Records a GPU really wrote: 20 runs of the GPU campaign on an NVIDIA H200
-(2026-11-26; 16 Xeon cores; torch 2.11+cu130, JAX 0.11.2, Keras 3.15.1),
-kept in tests/fixtures/gpu with the GPU's own matrix-product probes, so that
-collect, the summary, utilisation (MFU), cold starts and energy are tested
-on what a GPU produced. Thirteen come from the campaign's second command,
-with the compile counts, the profiler's recurrent operators and the energy
-rules of this code; seven from its first, written before them (the ResNet-50
-on native torch that refused its shared weights, keras-jax's CIFAR CNN whose
-epoch 2 compiled again and raised the steady median)."""
+(2026-11-26; 16 Xeon cores; torch 2.11+cu130, JAX 0.11.2, Keras 3.15.1,
+cuDNN 9.19), kept in tests/fixtures/gpu with the GPU's own matrix-product
+probes, so that collect, the summary, utilisation (MFU), cold starts and
+energy are tested on what a GPU produced. Twelve come from the campaign's
+second command, with the compile counts, the profiler's recurrent operators
+and the energy rules of this code; six from its first, written before them
+(the ResNet-50 on native torch that refused its shared weights, keras-jax's
+CIFAR CNN whose epoch 2 compiled again and raised the steady median); two
+from a later lease of the same kind of machine: native-cudnn's LeNet and
+Keras on JAX's LeNet on that machine's CPU, from the same trained weights."""
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -51,12 +54,14 @@ def test_every_record_conforms_and_ran(records):
 
 def test_the_gpu_runs_ran_on_the_gpu_each_with_its_id_and_memory(records):
     on_gpu = [r for r in records if r["devices"] == 1]
-    assert len(on_gpu) == 14
+    assert len(on_gpu) == 13
     for record in on_gpu:
         assert record["parallel"]["accelerator"] == "gpu"
         assert record["parallel"]["gpu_ids"] == ["0"]  # the lock-file claim, one GPU here
         assert record["environment"]["gpus"][0]["name"] == "NVIDIA H200"
-        assert record["peak_device_memory_mb"] > 40  # the CUDA allocator's peak
+        # the frameworks' CUDA allocators' peak; CuPy's pool for cuDNN's LeNet
+        floor = 5 if record["backend"] == "native-cudnn" else 40
+        assert record["peak_device_memory_mb"] > floor
     for record in records:
         if record["devices"] == 0:
             assert record["parallel"]["accelerator"] == "cpu"
@@ -157,3 +162,29 @@ def test_cpu_against_gpu_on_the_same_machine(metrics):
     assert resnet_cpu > 3 * resnet_gpu
     assert summary.loc[("resnet50", "keras-torch", 1), "peak_device_memory_mb"] > 1000
     assert pd.isna(summary.loc[("resnet50", "keras-torch", 0), "peak_device_memory_mb"])
+
+
+def test_cudnn_called_directly_computes_what_keras_does_from_the_same_weights(records):
+    cudnn = pick(records, "lenet", "native-cudnn", 1)
+    keras_on_cpu = pick(records, "lenet", "keras-jax", 0)
+    assert cudnn["initial_weights"]["sha256"] == keras_on_cpu["initial_weights"]["sha256"]
+    ours = np.array(cudnn["predictions"]["outputs"])
+    theirs = np.array(keras_on_cpu["predictions"]["outputs"])
+    assert ours.shape == (64, 10)
+    assert np.abs(ours - theirs).max() < 1e-6  # measured 4.2e-7: the same float32 sums
+    assert cudnn["predictions"]["classes_sha256"] == keras_on_cpu["predictions"]["classes_sha256"]
+    settings = cudnn["settings"]
+    assert settings["convolution_algorithms"] == [["IMPLICIT_GEMM"], ["IMPLICIT_GEMM"]]
+    assert settings["libraries"]["libcudnn"].endswith("libcudnn.so.9")
+    assert cudnn["environment_check"]["installed"]["nvidia-cudnn-cu13"] == "9.19.0.56"
+
+
+def test_the_cudnn_latency_comparison_reads_from_the_records(metrics):
+    """The seed's question (cuDNN, the framework, Keras): the metrics carry
+    each LeNet's latency and cold start side by side."""
+    lenet = metrics[(metrics["model"] == "lenet") & (metrics["devices"].astype(int) == 1)]
+    latency = lenet.set_index("backend")["latency_p50_ms"]
+    assert set(latency.index) == {"native-cudnn", "native-torch", "keras-torch"}
+    assert latency.notna().all() and (latency > 0).all()
+    setup = lenet.set_index("backend")["framework_setup_seconds"]
+    assert setup["native-cudnn"] < setup["native-torch"] < setup["keras-torch"]
