@@ -10,6 +10,7 @@ for). Needs a GPU, CuPy and torch in one interpreter:
 
 import argparse
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -64,11 +65,14 @@ def main():
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    import torch
-
     manifest, weights = keras_weights(args.seed)
     adapter = backends.adapter_for("native-cudnn", {})
-    adapter.setup(threads=1, seed=args.seed, devices=1, parallel={"accelerator": "gpu"})
+    try:
+        adapter.setup(threads=1, seed=args.seed, devices=1, parallel={"accelerator": "gpu"})
+    except (OSError, RuntimeError) as error:  # no cuDNN, or no GPU
+        sys.exit("cudnn_lenet.py needs an NVIDIA GPU with cuDNN: {}".format(error))
+    import torch
+
     print("versions:", adapter.versions())
     model = adapter.build("lenet", SPEC, {})
     adapter.load_initial_weights(model, manifest, weights)

@@ -51,6 +51,21 @@ def test_every_benchmark_script_has_a_test():
     assert not untested, sorted(untested)
 
 
+def test_cudnn_lenet():
+    """It needs a GPU with cuDNN, CuPy and torch (its figures: docs/gpus.md).
+    Without cuDNN it stops at loading the libraries, saying where it looked."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "cudnn_lenet.py"), "--calls", "1"],
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO / "src")),
+        capture_output=True,
+        text=True,
+        timeout=INVOCATION_TIMEOUT_S,
+    )
+    assert done.returncode != 0
+    assert "libcublas and libcudnn not found in" in done.stderr
+
+
 def test_dryrun_time():
     out = benchmark(REPO, "dryrun_time.py", "--runs", "10", "--times", "1", "--threads", "1,all")
     assert out.startswith("snakemake -n: ") and "median ratio" in out

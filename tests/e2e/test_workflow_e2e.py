@@ -34,8 +34,9 @@ from workflows import TEST_CONFIG, load_test_config
 
 KERAS3 = ["keras-jax", "keras-tensorflow", "keras-torch"]
 LEGACY = ["keras-mxnet", "keras2-cntk", "keras2-theano"]
-NATIVE = sorted(b for b in catalog.BACKENDS if b.startswith("native-"))
-EVERY = sorted(catalog.BACKENDS)
+# The backends with cells on a CPU (native-cudnn's are n/a there: tests/unit/test_cudnn.py)
+EVERY = sorted(b for b, entry in catalog.BACKENDS.items() if "gpu_only" not in entry)
+NATIVE = [b for b in EVERY if b.startswith("native-")]
 TRAINERS = sorted(set(EVERY) - {"keras-openvino"})
 # The digits workloads' final accuracies are not a test of sameness: a few
 # epochs of a dozen steps leave the validation accuracy swinging, and every
