@@ -3,6 +3,9 @@ libraries are found (or why not), and what its implementation costs in lines
 of code. Its computation runs only on a GPU (benchmarks/cudnn_lenet.py and
 the GPU campaign check it against PyTorch there)."""
 
+from types import SimpleNamespace
+
+import numpy as np
 import pytest
 import yaml
 
@@ -87,3 +90,36 @@ def test_the_cudnn_lenet_counts_every_call_it_writes_out():
     keras = lines.count("keras-tensorflow", "lenet", "infer")
     assert cudnn["model_lines"] > 5 * max(torch["model_lines"], keras["model_lines"])
     assert cudnn["lines"] > torch["lines"] and cudnn["lines"] > keras["lines"]
+
+
+def test_the_shared_weights_load_in_cudnns_layout_every_shape_checked_first():
+    """The loader's conversion, with NumPy holding the arrays CuPy holds on
+    a GPU (the copies are all it asks of CuPy)."""
+    rng = np.random.RandomState(0)
+    keras = [
+        ("Conv2D", (5, 5, 1, 20), None),
+        ("Conv2D", (5, 5, 20, 50), None),
+        ("Dense", (800, 500), [4, 4, 50]),
+        ("Dense", (500, 10), None),
+    ]
+    manifest, weights = {"weights": []}, []
+    for index, (keras_class, shape, flattened_from) in enumerate(keras):
+        for variable, values in (("kernel", rng.rand(*shape)), ("bias", rng.rand(shape[-1]))):
+            entry = {"path": "lenet/layer{}/{}".format(index, variable), "class": keras_class}
+            entry.update(variable=variable, flattened_from=flattened_from)
+            manifest["weights"].append(entry)
+            weights.append(values.astype("float32"))
+    cudnn_shapes = [(20, 1, 5, 5), (50, 20, 5, 5), (500, 800), (10, 500)]
+    layers = [SimpleNamespace(weight=np.zeros(s), bias=np.zeros(s[0])) for s in cudnn_shapes]
+    adapter = native_cudnn_adapter.Adapter("cudnn", {})
+    adapter.cupy = np
+    adapter.load_initial_weights({"name": "lenet", "layers": layers}, manifest, weights)
+    assert (layers[0].weight == weights[0].transpose(3, 2, 0, 1)).all()
+    assert (layers[1].bias == weights[3]).all()
+    # Keras flattens (height, width, channels), cuDNN's NCHW maps (channels, height, width)
+    kernel = weights[4].reshape(4, 4, 50, 500).transpose(2, 0, 1, 3).reshape(800, 500)
+    assert (layers[2].weight == kernel.T).all()
+    untouched = [SimpleNamespace(weight=np.zeros(s), bias=np.zeros(s[0])) for s in cudnn_shapes]
+    with pytest.raises(ValueError, match="Keras weights have no place in cuDNN's lenet"):
+        adapter.load_initial_weights({"name": "lenet", "layers": untouched[:3]}, manifest, weights)
+    assert not untouched[0].weight.any()  # nothing copied before every shape was checked

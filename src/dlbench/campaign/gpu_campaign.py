@@ -209,10 +209,8 @@ def recorded_elsewhere(packs):
                 cell = matrix.record_cell(record)
                 if any(cell[key] is None for key in matrix.Run._fields):
                     found.add(member.name)  # not a whole record: kept where it was
-                    continue
-                for name in matrix.DIMENSION_NAMES:
-                    cell[name] = matrix.default_of(name) if cell[name] is None else cell[name]
-                found.add(matrix.run_dir(matrix.Run(**cell)) + "/run.json")
+                else:
+                    found.add(matrix.run_dir(matrix.Run(**cell)) + "/run.json")
     return found
 
 

@@ -103,14 +103,11 @@ CUDNN_SIGNATURES = {
     "cudnnDestroy": [P],
     "cudnnCreateTensorDescriptor": [ctypes.POINTER(P)],
     "cudnnSetTensor4dDescriptor": [P, INT, INT, INT, INT, INT, INT],
-    "cudnnDestroyTensorDescriptor": [P],
     "cudnnCreateFilterDescriptor": [ctypes.POINTER(P)],
     "cudnnSetFilter4dDescriptor": [P, INT, INT, INT, INT, INT, INT],
-    "cudnnDestroyFilterDescriptor": [P],
     "cudnnCreateConvolutionDescriptor": [ctypes.POINTER(P)],
     "cudnnSetConvolution2dDescriptor": [P, INT, INT, INT, INT, INT, INT, INT, INT],
     "cudnnSetConvolutionMathType": [P, INT],
-    "cudnnDestroyConvolutionDescriptor": [P],
     "cudnnGetConvolution2dForwardOutputDim": [P, P, P] + [ctypes.POINTER(INT)] * 4,
     "cudnnFindConvolutionForwardAlgorithm": [
         P,
@@ -126,11 +123,9 @@ CUDNN_SIGNATURES = {
     "cudnnAddTensor": [P, P, P, P, P, P, P],
     "cudnnCreatePoolingDescriptor": [ctypes.POINTER(P)],
     "cudnnSetPooling2dDescriptor": [P, INT, INT, INT, INT, INT, INT, INT, INT],
-    "cudnnDestroyPoolingDescriptor": [P],
     "cudnnPoolingForward": [P, P, P, P, P, P, P, P],
     "cudnnCreateActivationDescriptor": [ctypes.POINTER(P)],
     "cudnnSetActivationDescriptor": [P, INT, INT, ctypes.c_double],
-    "cudnnDestroyActivationDescriptor": [P],
     "cudnnActivationForward": [P, P, P, P, P, P, P],
     "cudnnSoftmaxForward": [P, INT, INT, P, P, P, P, P, P],
 }
@@ -238,7 +233,7 @@ class Convolution(object):
         self.cupy = cupy
         self.shape = (filters, inputs, size, size)
         self.weight = cupy.zeros(self.shape, dtype="float32")
-        self.bias = cupy.zeros((1, filters, 1, 1), dtype="float32")
+        self.bias = cupy.zeros((filters,), dtype="float32")
         self.filter = P()
         libraries.cudnn("cudnnCreateFilterDescriptor", ctypes.byref(self.filter))
         libraries.cudnn("cudnnSetFilter4dDescriptor", self.filter, FLOAT, NCHW, *self.shape)
@@ -384,7 +379,7 @@ class Dense(object):
         self.cupy = cupy
         self.inputs, self.units = inputs, units
         self.weight = cupy.zeros((units, inputs), dtype="float32")
-        self.bias = cupy.zeros((1, units, 1, 1), dtype="float32")
+        self.bias = cupy.zeros((units,), dtype="float32")
         self.bias_descriptor = tensor(libraries, 1, units, 1, 1)
         self.activation = None
         if relu:
@@ -448,21 +443,29 @@ class Dense(object):
         return y
 
 
-def softmax(libraries, cupy, handle, x):
+class Softmax(object):
     """cudnnSoftmaxForward over each sample's (classes, 1, 1)."""
-    descriptor = tensor(libraries, *x.shape)
-    y = cupy.empty(x.shape, dtype="float32")
-    libraries.cudnn(
-        "cudnnSoftmaxForward",
-        handle,
-        SOFTMAX_ACCURATE,
-        SOFTMAX_MODE_INSTANCE,
-        scalar(1.0),
-        descriptor,
-        pointer(x),
-        scalar(0.0),
-        descriptor,
-        pointer(y),
-    )
-    libraries.cudnn("cudnnDestroyTensorDescriptor", descriptor)
-    return y
+
+    def __init__(self, libraries, cupy):
+        self.libraries = libraries
+        self.cupy = cupy
+        self.descriptors = {}
+
+    def __call__(self, handle, x):
+        if x.shape not in self.descriptors:
+            self.descriptors[x.shape] = tensor(self.libraries, *x.shape)
+        descriptor = self.descriptors[x.shape]
+        y = self.cupy.empty(x.shape, dtype="float32")
+        self.libraries.cudnn(
+            "cudnnSoftmaxForward",
+            handle,
+            SOFTMAX_ACCURATE,
+            SOFTMAX_MODE_INSTANCE,
+            scalar(1.0),
+            descriptor,
+            pointer(x),
+            scalar(0.0),
+            descriptor,
+            pointer(y),
+        )
+        return y

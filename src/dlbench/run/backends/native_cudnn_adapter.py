@@ -92,35 +92,20 @@ class Adapter(native.NativeAdapter):
             limit = numpy.sqrt(6.0 / (fan_in + fan_out))
             values = rng.uniform(-limit, limit, layer.weight.shape).astype("float32")
             layer.weight = self.cupy.asarray(values)  # a copy to the device, no kernel
-        return {"layers": layers, "forward": forward}
+        return {"name": model_name, "layers": layers, "forward": forward}
 
     def load_initial_weights(self, model, manifest, weights):
-        groups = shared.by_layer(manifest, weights)
-        if len(groups) != len(model["layers"]):
-            raise ValueError(
-                "cuDNN has {} layers with weights, the Keras model {}".format(
-                    len(model["layers"]), len(groups)
-                )
-            )
-        converted = []
-        for layer, (keras_class, arrays, flattened_from) in zip(model["layers"], groups):
-            if keras_class == "Conv2D":
-                kernel = shared.conv_oihw(arrays["kernel"])
-            elif keras_class == "Dense":
-                kernel = shared.dense_out_in(arrays["kernel"], flattened_from)
-            else:
-                raise ValueError("cuDNN's LeNet has no {} layer".format(keras_class))
-            bias = arrays["bias"].reshape(layer.bias.shape)
-            if kernel.shape != layer.weight.shape:
-                raise ValueError(
-                    "{}: Keras' kernel {} against cuDNN's {}".format(
-                        keras_class, kernel.shape, layer.weight.shape
-                    )
-                )
-            converted.append((layer, kernel, bias))
-        for layer, kernel, bias in converted:  # every shape checked before any copy
-            layer.weight = self.cupy.asarray(kernel.astype("float32"))
-            layer.bias = self.cupy.asarray(bias.astype("float32"))
+        """Keras' weights in the channels-first layout (filters, inputs,
+        height, width; dense (units, inputs)), each shape checked before
+        any copy."""
+        targets = [
+            tuple(array.shape) for layer in model["layers"] for array in (layer.weight, layer.bias)
+        ]
+        converted = shared.channels_first(manifest, weights)
+        values = shared.assign_by_shape(targets, converted, "cuDNN's " + model["name"])
+        for index, layer in enumerate(model["layers"]):
+            layer.weight = self.cupy.asarray(values[2 * index].astype("float32"))
+            layer.bias = self.cupy.asarray(values[2 * index + 1].astype("float32"))
 
     def parameter_count(self, model):
         return sum(int(layer.weight.size + layer.bias.size) for layer in model["layers"])

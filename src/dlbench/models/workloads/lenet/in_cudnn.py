@@ -20,11 +20,12 @@ def build(gpu, spec):
     pool = cudnn_layers.MaxPool(libraries, cupy, 2)
     dense1 = cudnn_layers.Dense(libraries, cupy, flat, 500, relu=True)
     dense2 = cudnn_layers.Dense(libraries, cupy, 500, spec["classes"])
+    softmax = cudnn_layers.Softmax(libraries, cupy)
 
     def forward(x):
         x = pool(handles.cudnn, conv1(handles.cudnn, x))
         x = pool(handles.cudnn, conv2(handles.cudnn, x))
         x = dense2(handles, dense1(handles, x))
-        return cudnn_layers.softmax(libraries, cupy, handles.cudnn, x)
+        return softmax(handles.cudnn, x)
 
     return [conv1, conv2, dense1, dense2], forward
