@@ -30,8 +30,12 @@ def main():
     )
     parser.add_argument("--report", default=None, help="keep the report here (an .html path)")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="report-time-") as scratch:
+        measure(args, Path(scratch))
+
+
+def measure(args, scratch):
     snakemake = str(Path(sys.executable).with_name("snakemake"))
-    scratch = Path(tempfile.mkdtemp(prefix="report-time-"))
     report = Path(args.report).resolve() if args.report else scratch / "report.html"
     seconds = []
     for _ in range(args.repeats):

@@ -139,8 +139,14 @@ class Cluster(object):
                 process.kill()
         pid_file = self.munge / "munged.pid"
         if pid_file.exists():
+            munged = int(pid_file.read_text().strip())
             try:
-                os.kill(int(pid_file.read_text().strip()), signal.SIGTERM)
+                os.kill(munged, signal.SIGTERM)
+                # it writes its seed file as it exits: a folder removed before that stays behind
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
+                    os.kill(munged, 0)
+                    time.sleep(0.1)
             except ProcessLookupError:
                 pass
         shutil.rmtree(str(self.munge), ignore_errors=True)

@@ -7,6 +7,7 @@ Importable on Python 3.6.
 
 import os
 import re
+import sys
 
 
 def pin_tensorflow(tf, threads, emulated_devices=0):
@@ -54,6 +55,23 @@ def jax_devices(jax, framework, devices, emulated, backend=None):
     if len(found) < devices:
         raise no_gpus(framework, devices, jax.devices(), backend)
     return found[:devices]
+
+
+def torch_compile_cache():
+    """torch.compile's cache (Inductor's generated kernels and graphs) kept in
+    the run's environment, as PyTensor's and Theano's compiled ops are: by
+    default it is /tmp/torchinductor_<user>, which any earlier run on the
+    machine, of any environment, may have warmed. Set before torch is
+    imported; a TORCHINDUCTOR_CACHE_DIR of the user's own is kept. What the
+    record says: where it is, and whether this run found it warm (a shorter
+    first epoch than a fresh machine's)."""
+    cache = os.environ.setdefault(
+        "TORCHINDUCTOR_CACHE_DIR", os.path.join(sys.prefix, "torchinductor-cache")
+    )
+    return {
+        "torch_compile_cache": cache,
+        "compile_cache_warm": os.path.isdir(cache) and bool(os.listdir(cache)),
+    }
 
 
 def pin_torch(torch, threads):

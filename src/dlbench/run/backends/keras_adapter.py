@@ -103,6 +103,7 @@ class Adapter(base.Adapter):
         self.compile_counter = compiles.jax_counter()
 
     def _setup_torch(self, threads, seed):
+        self.applied.update(frameworks.torch_compile_cache())
         import torch
 
         self.applied.update(frameworks.pin_torch(torch, threads))

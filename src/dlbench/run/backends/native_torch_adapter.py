@@ -71,6 +71,7 @@ class Adapter(native.NativeAdapter):
 
     def setup(self, threads, seed, devices, parallel=None):
         emulated = self._start(threads, devices, parallel, distributes=True)
+        self.applied.update(frameworks.torch_compile_cache())
         import numpy
         import torch
 
