@@ -320,3 +320,35 @@ def test_a_workload_may_set_its_own_values_of_a_dimension(smoke_config):
     cnn["devices"] = [0, 3]
     with pytest.raises(matrix.ConfigError, match=r"workloads\[1\]\.devices\[1\]: 3 devices"):
         matrix.check(config)
+
+
+def test_exclude_leaves_out_the_cells_it_names_and_says_so(smoke_config):
+    left_out = {"backend": "keras-torch", "compile": "compiled"}
+    config = dict(smoke_config, compile=["eager", "compiled"], exclude=[left_out])
+    matrix.check(config)
+    modes = {(run.backend, run.compile) for run in matrix.runs(config) if run.model == "mlp"}
+    assert ("keras-torch", "compiled") not in modes
+    assert {("keras-torch", "eager"), ("native-torch", "compiled")} <= modes
+    reasons = {
+        cell["reason"]
+        for cell in matrix.not_applicable_cells(config)
+        if cell["backend"] == "keras-torch" and cell["compile"] == "compiled"
+    }
+    assert reasons == {
+        "n/a (left out by the config: exclude backend=keras-torch, compile=compiled)"
+    }
+
+
+@pytest.mark.parametrize(
+    "item, compile_modes",
+    [
+        ({"backend": "keras-torch", "compile": "compiled"}, "auto"),  # not a mode of the config
+        ({"backend": "native-chainer", "compile": "compiled"}, ["eager", "compiled"]),  # n/a
+        ({"model": "mlp", "dataset": "cifar10_tiny"}, "auto"),  # not a workload of the config
+    ],
+)
+def test_an_exclusion_that_leaves_out_no_cell_is_refused(smoke_config, item, compile_modes):
+    excluded = [{"backend": "keras-jax", "model": "mlp"}, item]
+    config = dict(smoke_config, compile=compile_modes, exclude=excluded)
+    with pytest.raises(matrix.ConfigError, match=r"exclude\[1\]: .* matches no cell"):
+        matrix.check(config)

@@ -344,6 +344,7 @@ def check(config):
             )
     _check_existing_environments(config)
     _check_equivalence_settings(config)
+    _check_exclusions(config)
     for entry_index, entry in enumerate(config["workloads"]):
         key = "workloads[{}].devices".format(entry_index) if "devices" in entry else "devices"
         for index, devices in enumerate(dimension_values(config, "devices", entry)):
@@ -361,6 +362,29 @@ def check(config):
                         option(config, "batch_scaling"),
                     )
                 )
+
+
+def _check_exclusions(config):
+    """An ``exclude`` item that leaves out no cell the matrix would run is a
+    mistake (a misspelt value, a backend the workload does not run)."""
+    excluded = config.get("exclude") or []
+    if not excluded:
+        return
+    unexcluded = dict(config, exclude=[])
+    used = set()
+    for entry in config["workloads"]:
+        for backend, setting in itertools.product(
+            workload_backends(config, entry), settings(config, entry)
+        ):
+            item = _exclusion(config, entry, backend, setting)
+            if item is not None and not cell_not_applicable(unexcluded, entry, backend, setting):
+                used.add(excluded.index(item))
+    for index, item in enumerate(excluded):
+        if index not in used:
+            raise ConfigError(
+                "exclude[{}]: {} matches no cell of the config's workloads, backends and "
+                "dimensions".format(index, _describe(item))
+            )
 
 
 def check_machine(config, cpus, gpus=None):
@@ -572,13 +596,32 @@ def plots(config, entry):
 def cell_not_applicable(config, entry, backend, setting):
     """Why ``backend`` has no cell for the workload ``entry`` at ``setting``
     (a value of every dimension), or None when it has one: the workload's
-    reason (task, model), else the first dimension's that has one."""
+    reason (task, model), else the first dimension's that has one, else the
+    config's ``exclude``."""
     task = entry.get("task", "train")
     reason = catalog.not_applicable(backend, task, model=entry["model"])
     for dimension in DIMENSIONS:
         if reason is None and dimension.not_applicable is not None:
             reason = dimension.not_applicable(config, backend, task, setting)
+    if reason is None:
+        item = _exclusion(config, entry, backend, setting)
+        if item is not None:
+            reason = "n/a (left out by the config: exclude {})".format(_describe(item))
     return reason
+
+
+def _exclusion(config, entry, backend, setting):
+    """The first item of the config's ``exclude`` whose every value the cell
+    has (a backend, dataset, model or dimension value each), or None."""
+    cell = dict(setting, backend=backend, dataset=entry["dataset"], model=entry["model"])
+    for item in config.get("exclude") or []:
+        if all(str(cell[key]) == str(value) for key, value in item.items()):
+            return item
+    return None
+
+
+def _describe(item):
+    return ", ".join("{}={}".format(key, value) for key, value in item.items())
 
 
 def runnable_backends(config, entry, setting=None):
