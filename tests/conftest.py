@@ -32,11 +32,6 @@ from testkit import (
 # keras-torch's env asks PyTorch's CPU wheel index for every package; where
 # that index is out of reach, pip's five retries per package cost minutes.
 os.environ.setdefault("PIP_RETRIES", "1")
-# The session's venvs are not byte-compiled as pip installs them (pip's
-# --compile off): each compiles what its first run imports, 40 to 50 % of the
-# files for torch and TensorFlow, and about a minute of a 2-core Zen 4's CPU
-# is saved over the fifteen venvs. Their runs time nothing against each other.
-os.environ.setdefault("PIP_COMPILE", "false")
 
 
 @pytest.fixture(autouse=True)
