@@ -57,6 +57,12 @@ def jax_devices(jax, framework, devices, emulated, backend=None):
     return found[:devices]
 
 
+def cache_is_warm(folder):
+    """Whether a framework's compile cache already holds something (a run
+    that finds it so has a shorter first epoch than a fresh machine's)."""
+    return os.path.isdir(folder) and bool(os.listdir(folder))
+
+
 def torch_compile_cache():
     """torch.compile's cache (Inductor's generated kernels and graphs) kept in
     the run's environment, as PyTensor's and Theano's compiled ops are: by
@@ -70,7 +76,7 @@ def torch_compile_cache():
     )
     return {
         "torch_compile_cache": cache,
-        "compile_cache_warm": os.path.isdir(cache) and bool(os.listdir(cache)),
+        "compile_cache_warm": cache_is_warm(cache),
     }
 
 

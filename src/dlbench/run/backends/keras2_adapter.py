@@ -147,7 +147,7 @@ class Adapter(keras_adapter.Adapter):
         # record says whether this run found the cache warm, which makes its
         # first epoch shorter than a fresh machine's.
         cache = os.path.join(sys.prefix, "theano-cache")
-        self.applied["theano_cache_warm"] = os.path.isdir(cache) and bool(os.listdir(cache))
+        self.applied["theano_cache_warm"] = frameworks.cache_is_warm(cache)
         flags = {
             "floatX": "float32",
             "device": "cpu",

@@ -17,7 +17,7 @@ import time
 from dlbench.models import initial_weights, workloads
 from dlbench.models.layers import pytensor_layers
 from dlbench.run import runtime
-from dlbench.run.backends import native
+from dlbench.run.backends import frameworks, native
 
 
 class Adapter(native.NativeAdapter):
@@ -31,7 +31,7 @@ class Adapter(native.NativeAdapter):
         # Compiled ops are cached per environment (rebuilt with it); the record
         # says whether this run found the cache warm (a shorter first epoch).
         cache = os.path.join(sys.prefix, "pytensor-cache")
-        self.applied["compile_cache_warm"] = os.path.isdir(cache) and bool(os.listdir(cache))
+        self.applied["compile_cache_warm"] = frameworks.cache_is_warm(cache)
         flags = "floatX=float32,base_compiledir=" + cache
         blas = _openblas_flags(cache)
         os.environ["PYTENSOR_FLAGS"] = flags + (",blas__ldflags=" + blas if blas else "")
