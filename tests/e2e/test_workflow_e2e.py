@@ -556,11 +556,14 @@ def test_emulated_devices_train_data_parallel_like_one_device(workdir):
     device show n/a with the reason."""
     parallel = sorted({run.backend for run in runs("cnn")})
     assert set(KERAS3) | {"keras-mxnet", "native-torch"} <= set(parallel)
+    batch = entry("cnn")["batch_size"]
     for backend in parallel:
         one, two = (record(workdir, "cnn", backend, devices=n) for n in (1, 2))
         assert two["replica_max_abs_weight_diff"] <= 1e-6, backend
-        assert two["parallel"]["per_device_batch"] == 64
-        assert two["parallel"]["global_batch"] == one["parallel"]["global_batch"] == 128
+        assert two["parallel"]["per_device_batch"] == batch // 2
+        assert two["parallel"]["global_batch"] == one["parallel"]["global_batch"] == batch
+        # the config's train_samples: every process saw its share of those
+        assert one["train_samples"] == two["train_samples"] == entry("cnn")["train_samples"]
         launch = catalog.BACKENDS[backend]["data_parallel"]["launch"]
         processes = 2 if launch == "process_per_device" else 1
         assert two["settings"]["data_parallel"]["processes"] == processes

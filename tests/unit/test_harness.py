@@ -157,6 +157,22 @@ def test_same_seed_same_numbers(tmp_path, numpy_backend, digits_npz):
     assert accuracies[0] == accuracies[1]
 
 
+def test_train_samples_trains_on_the_first_samples_only(tmp_path, numpy_backend, digits_npz):
+    """A workload's ``train_samples``: the first samples of the training
+    split make every epoch (the test split is whole); more than the split
+    holds fails the run with both numbers."""
+    spec = spec_for(numpy_backend, epochs=2)
+    spec["hyper"]["train_samples"] = 320
+    record = harness.run(spec, str(digits_npz), str(tmp_path / "r.json"), str(tmp_path / "e"))
+    assert record["status"] == "ok", record["error"]
+    assert (record["train_samples"], record["test_samples"]) == (320, 359)
+    assert record["samples_per_second"] == pytest.approx(320 / record["steady_epoch_seconds"])
+    spec["hyper"]["train_samples"] = 5000
+    record = harness.run(spec, str(digits_npz), str(tmp_path / "r.json"), str(tmp_path / "e"))
+    assert record["status"] == "failed"
+    assert "train_samples 5000 is more than the 1438 samples" in record["error"]
+
+
 def test_a_framework_error_becomes_a_failed_record(tmp_path, numpy_backend):
     """The record says what failed, and the adapter is closed all the same
     (torchrun's process group must not outlive a failed run either)."""

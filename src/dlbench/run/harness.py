@@ -25,7 +25,13 @@ import traceback
 from dlbench import catalog
 from dlbench.models import initial_weights
 from dlbench.run import backends, compiles, energy, equivalence, launch, probe, runtime
-from dlbench.run.run_data import epoch_order, load_dataset, take, validation_split
+from dlbench.run.run_data import (
+    epoch_order,
+    first_samples,
+    load_dataset,
+    take,
+    validation_split,
+)
 
 EPOCH_COLUMNS = (
     "epoch",
@@ -148,6 +154,8 @@ def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None, meter=Non
     x_train, y_train = data["x_train"], data["y_train_onehot"]
     x_test, y_test = data["x_test"], data["y_test_onehot"]
     x_val, y_val = x_test, y_test
+    if hyper.get("train_samples"):
+        x_train, y_train = first_samples(x_train, y_train, hyper["train_samples"])
     held_out = bool(hyper.get("validation_split"))
     if held_out:
         (x_train, y_train), (x_val, y_val) = validation_split(

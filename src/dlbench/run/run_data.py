@@ -55,6 +55,17 @@ def take(x, rows):
     return x[rows]
 
 
+def first_samples(x, y, count):
+    """The first ``count`` samples (a workload's ``train_samples``)."""
+    if count > len(y):
+        raise ValueError(
+            "train_samples {} is more than the {} samples of the training split".format(
+                count, len(y)
+            )
+        )
+    return take(x, slice(0, count)), y[:count]
+
+
 def validation_split(x, y, fraction):
     """Keras' ``validation_split``: the last ``fraction`` of the training
     data, taken before any shuffling, held out for validation (split where
