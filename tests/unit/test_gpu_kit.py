@@ -239,3 +239,14 @@ def test_the_campaign_says_how_to_get_a_kit_when_none_was_carried(tmp_path):
     )
     assert done.returncode == 1
     assert "no GPU kit in {}: run `make gpu-kit`".format(tmp_path / "no-kit") in done.stderr
+
+
+def test_the_campaign_keeps_the_bytecode_it_compiles_whatever_the_caller_says():
+    """The kit is installed without bytecode, compiled as the campaign
+    imports it: a caller's PYTHONDONTWRITEBYTECODE would have every job
+    compile the same modules again."""
+    caller = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": "/elsewhere", "HOME": "/root"}
+    inside = gpu_campaign.inside_environment("/work/src", caller)
+    assert "PYTHONDONTWRITEBYTECODE" not in inside
+    assert inside["PYTHONPATH"] == os.pathsep.join(["/work/src", "/elsewhere"])
+    assert inside["HOME"] == "/root" and caller["PYTHONDONTWRITEBYTECODE"] == "1"
