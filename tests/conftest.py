@@ -128,6 +128,21 @@ if LoadScopeScheduling is not None:
         def _split_scope(self, nodeid):
             return self.run_of[nodeid]
 
+        def _reschedule(self, node):
+            """xdist's, but a worker gets its next run only when it holds
+            back nothing but the last test of its runs (xdist's gives it one
+            while two are left): the modules that read the built workflow
+            start as it ends, and one queued behind a module still running
+            on one worker left the other idle at the end of the session."""
+            if node.shutting_down:
+                return
+            if not self.workqueue:
+                node.shutdown()
+                return
+            if self._pending_of(self.assigned_work[node]) > 1:
+                return
+            self._assign_work_unit(node)
+
     def _module(nodeid):
         return nodeid.split("::")[0]
 
