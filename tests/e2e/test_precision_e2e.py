@@ -39,6 +39,7 @@ def spec_of(backend, precision, model, compile_mode="auto", epochs=1):
     run = matrix.Run("digits", model, backend, precision=precision, compile=compile_mode)
     spec = matrix.spec(CONFIG, run)
     spec["hyper"] = dict(spec["hyper"], epochs=epochs)
+    spec["hyper"].pop("train_samples", None)  # these runs train on small_digits, whole
     return spec
 
 
