@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -105,6 +106,8 @@ def test_every_run_writes_a_complete_record(workdir):
         assert record_schema.problems(found) == [], run
         check = found["environment_check"]
         assert (check["mode"], check["mismatches"]) == ("venv", []), run
+        # the tests' config: each venv compiled its backend's import once, when built
+        assert check["bytecode"] == "first_import", run
         # what the venv installed, as pip froze it: the numpy the run imported,
         # a variant's own pins
         assert check["installed"]["numpy"] == found["environment"]["numpy"], run
@@ -125,6 +128,8 @@ def test_every_run_writes_a_complete_record(workdir):
             assert found["environment"]["keras_backend"] == framework
         python = found["environment"]["python_executable"]
         assert python.startswith(str(workdir / ".venvs" / run.backend))
+        built = json.loads((Path(python).parents[1] / "ready.json").read_text())
+        assert built["warm_up"] == {"status": "ok", "reason": None}, run
         assert found["settings"]["threads"] == found["environment"]["threads"] == run.threads
         assert found["environment"]["cpu_isa"]["onednn_level"]
         if found["task"] == "train":

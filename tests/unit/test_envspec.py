@@ -2,15 +2,17 @@
 interpreters; interpreters are found or named."""
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from dlbench import catalog
 from dlbench.environments import envspec
 from dlbench.plan import import_graph
-from dlbench.run import harness, supervise
+from dlbench.run import harness, runtime, supervise
 from test_harness import spec_for
 from testkit import REPO
 
@@ -91,20 +93,52 @@ def test_spec_without_python_pin_is_refused(tmp_path):
         envspec.read_spec(path)
 
 
-def test_build_venv_installs_the_pins(tmp_path):
-    """A real venv from a small spec; pip resolves from the local index/cache."""
-    spec = tmp_path / "tiny.yaml"
+def tiny_spec(folder):
+    """An env file of this Python and six, not a backend's."""
+    spec = folder / "tiny.yaml"
     version = "{}.{}".format(*sys.version_info[:2])
     spec.write_text(
         "name: tiny\ndependencies:\n  - python={}\n  - pip\n  - pip:\n      - six==1.16.0\n".format(
             version
         )
     )
+    return spec
+
+
+def compiled_six(venv):
+    return list(Path(venv).glob("lib/python*/site-packages/__pycache__/six.*"))
+
+
+def test_build_venv_installs_the_pins(tmp_path):
+    """A real venv from a small spec; pip resolves from the local index/cache."""
+    spec = tiny_spec(tmp_path)
     with open(tmp_path / "log", "w") as log:
         python = envspec.build_venv(spec, tmp_path / "venv", tmp_path / "ready.json", log=log)
     out = subprocess.check_output([python, "-c", "import six; print(six.__version__)"])
     assert out.decode().strip() == "1.16.0"
-    assert "six==1.16.0" in (tmp_path / "ready.json").read_text()
+    built = json.loads((tmp_path / "ready.json").read_text())
+    assert "six==1.16.0" in built["pip_freeze"] and built["bytecode"] == "install"
+    assert compiled_six(tmp_path / "venv")
+
+
+def test_a_venv_without_bytecode_keeps_what_its_first_import_compiles(tmp_path):
+    """venv_bytecode first_import: pip compiles nothing; the venv asks its
+    processes to write what they compile, whatever the caller's
+    PYTHONDONTWRITEBYTECODE (set on the machines this suite runs on)."""
+    spec = tiny_spec(tmp_path)
+    with pytest.raises(ValueError, match="venv_bytecode: 'sometimes'"):
+        envspec.build_venv(spec, tmp_path / "venv", tmp_path / "ready.json", bytecode="sometimes")
+    with open(tmp_path / "log", "w") as log:
+        python = envspec.build_venv(
+            spec, tmp_path / "venv", tmp_path / "ready.json", log=log, bytecode="first_import"
+        )
+    built = json.loads((tmp_path / "ready.json").read_text())
+    assert (built["bytecode"], built["warm_up"]) == ("first_import", None)  # no backend's venv
+    assert not compiled_six(tmp_path / "venv")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    env.update(runtime.environment_additions(str(tmp_path / "venv"), env))
+    subprocess.run([python, "-c", "import six"], env=env, check=True)
+    assert compiled_six(tmp_path / "venv")
 
 
 IMPORT_EACH = """

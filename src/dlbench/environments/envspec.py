@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from dlbench import catalog
 from dlbench.environments import variants
 from dlbench.run import runtime
 
@@ -133,10 +134,27 @@ def _run(command, log):
     subprocess.run(command, check=True, stdout=log, stderr=subprocess.STDOUT)
 
 
-def build_venv(spec_path, destination, marker, configured=None, log=sys.stdout, variant=None):
+# How a venv gets its bytecode (config key venv_bytecode): "install", pip's
+# default, compiles every module it installs; "first_import" compiles what a
+# module's first import needs and keeps it (``first_import_bytecode``).
+BYTECODE_MODES = ("install", "first_import")
+
+
+def build_venv(
+    spec_path,
+    destination,
+    marker,
+    configured=None,
+    log=sys.stdout,
+    variant=None,
+    bytecode="install",
+    src=None,
+):
     """(Re)build the venv at ``destination`` and write ``marker`` (JSON: the
-    interpreter, ``pip freeze`` and when the build ran) only once everything
-    installed."""
+    interpreter, ``pip freeze``, how it got its bytecode and when the build
+    ran) only once everything installed."""
+    if bytecode not in BYTECODE_MODES:
+        raise ValueError("venv_bytecode: {!r} is none of {}".format(bytecode, BYTECODE_MODES))
     started = runtime.utc_now()
     spec = read_spec(spec_path, variant)
     python = find_python(spec["python"], configured)
@@ -145,19 +163,23 @@ def build_venv(spec_path, destination, marker, configured=None, log=sys.stdout, 
         shutil.rmtree(str(destination))
     _run([python, "-m", "venv", str(destination)], log)
     venv_python = str(destination / "bin" / "python")
+    install = [venv_python, "-m", "pip", "install", "--no-input"]
+    if bytecode == "first_import":
+        install.append("--no-compile")
     if spec["pip_version"]:  # e.g. an old Python's pip too old for today's wheels
-        _run(
-            [venv_python, "-m", "pip", "install", "--no-input", "pip==" + spec["pip_version"]], log
-        )
+        _run(install + ["pip==" + spec["pip_version"]], log)
     if spec["pip"]:
         # A requirements file, as conda hands the list to pip: option lines
         # (--extra-index-url for a CPU or CUDA build) mean the same in both.
         requirements = destination / "requirements.txt"
         requirements.write_text("\n".join(spec["pip"]) + "\n")
-        _run([venv_python, "-m", "pip", "install", "--no-input", "-r", str(requirements)], log)
+        _run(install + ["-r", str(requirements)], log)
     setup = SETUP_STEPS.get(spec["name"])
     if setup is not None:
         setup(destination, log)
+    warm_up = None
+    if bytecode == "first_import":
+        warm_up = first_import_bytecode(destination, spec["name"], src, log)
     freeze = subprocess.check_output([venv_python, "-m", "pip", "freeze"]).decode().split()
     runtime.write_json_atomic(
         str(marker),
@@ -169,6 +191,8 @@ def build_venv(spec_path, destination, marker, configured=None, log=sys.stdout, 
             "spec": str(spec_path),
             "variant": spec["variant"],
             "pip_freeze": freeze,
+            "bytecode": bytecode,
+            "warm_up": warm_up,
             "started": started,
             "finished": runtime.utc_now(),
         },
@@ -176,13 +200,54 @@ def build_venv(spec_path, destination, marker, configured=None, log=sys.stdout, 
     return venv_python
 
 
-def build_or_report(spec_path, destination, marker, configured=None, log_path=None, variant=None):
+def add_environment_variables(destination, variables):
+    """Variables the runs in the environment at ``destination`` get
+    (``runtime.ENVIRONMENT_ADDITIONS``, applied by the supervisor), beside
+    those it already asks for."""
+    path = Path(destination) / runtime.ENVIRONMENT_ADDITIONS
+    wanted = json.loads(path.read_text()) if path.exists() else {}
+    wanted.update(variables)
+    path.write_text(json.dumps(wanted, indent=2))
+
+
+def first_import_bytecode(destination, backend, src, log):
+    """A venv installed without bytecode (pip --no-compile: two thirds of
+    the CPU of installing torch, 16 of 22 s on a Zen 4) keeps what each
+    module's first import compiles: its processes may write bytecode, even
+    where PYTHONDONTWRITEBYTECODE is set (an empty value turns it off), and
+    the backend is set up once as a run sets it up (``envcheck``), so that
+    the framework's and Keras' import is compiled before any run. What a run
+    first imports later (torch.compile's modules, say) is compiled in that
+    run's first epoch. None, or why the set-up failed (the runs say it
+    again)."""
+    add_environment_variables(destination, {"PYTHONDONTWRITEBYTECODE": ""})
+    if catalog.BACKENDS.get(catalog.backend_of_environment(backend)) is None:
+        return None  # not a backend's environment: nothing to set up
+    python = str(Path(destination) / "bin" / "python")
+    held, reason = _interpreter_report(python, backend, [], src, log)
+    if reason is None and held.get("error"):
+        reason = held["error"]
+    return {"status": "failed" if reason else "ok", "reason": reason}
+
+
+def build_or_report(
+    spec_path,
+    destination,
+    marker,
+    configured=None,
+    log_path=None,
+    variant=None,
+    bytecode="install",
+    src=None,
+):
     """``build_venv``, and where it fails a marker that says the environment
     is unavailable and why: the backend's runs get a record with the reason
     and every other backend goes on."""
     with open(log_path, "w") if log_path else open(os.devnull, "w") as log:
         try:
-            return build_venv(spec_path, destination, marker, configured, log, variant)
+            return build_venv(
+                spec_path, destination, marker, configured, log, variant, bytecode, src
+            )
         except (EnvironmentBuildError, subprocess.CalledProcessError, OSError) as error:
             log.flush()
             reason = str(error)

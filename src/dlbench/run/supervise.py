@@ -63,6 +63,8 @@ def environment_check(mode, marker):
         found = json.load(handle)
     if mode == "existing":
         check["python"] = found.get("python")
+    if found.get("bytecode"):  # a venv's
+        check["bytecode"] = found["bytecode"]
     check["mismatches"] = found.get("mismatches", [])
     check["installed"] = installed_distributions(found) or None
     if found.get("status", "ok") == "ok":
