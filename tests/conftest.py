@@ -209,6 +209,21 @@ def pytest_runtest_logreport(report):
     NOT_EXERCISED_SEEN.update(getattr(report, "not_exercised", {}))
 
 
+BUILT_OUTCOMES = {}  # stage -> its outcome; the folder that held it: BUILT_OUTCOMES["root"]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    """The built workflow's stage outcomes, read before pytest removes the
+    session's folder (a session that passes: tmp_path_retention_policy)."""
+    root = session.config._tmp_path_factory.getbasetemp()  # the workers' root under xdist
+    BUILT_OUTCOMES["root"] = root
+    for stage in ("setup", "workflow"):
+        outcome_file = stage_outcome_file(root, stage)
+        if outcome_file.exists():
+            BUILT_OUTCOMES[stage] = json.loads(outcome_file.read_text())
+
+
 def pytest_terminal_summary(terminalreporter, config):
     write = terminalreporter.write_line
     write("machine: {}, {} cores".format(runtime.cpu_model(), len(os.sched_getaffinity(0))))
@@ -233,13 +248,9 @@ def pytest_terminal_summary(terminalreporter, config):
                 )
             )
         )
-    root = config._tmp_path_factory.getbasetemp()  # the workers' root under xdist
     for stage in ("setup", "workflow"):
-        outcome_file = stage_outcome_file(root, stage)
-        if not outcome_file.exists():
-            continue
-        outcome = json.loads(outcome_file.read_text())
-        if outcome["status"] == "not made":
+        outcome = BUILT_OUTCOMES.get(stage)
+        if outcome is None or outcome["status"] == "not made":
             continue
         ended = (outcome.get("ended", first) - first) / 60
         write(
@@ -250,7 +261,7 @@ def pytest_terminal_summary(terminalreporter, config):
                 ended - outcome["seconds"] / 60,
                 ended,
                 outcome["cpu"],
-                root / "built_workflow",
+                BUILT_OUTCOMES["root"] / "built_workflow",
             )
         )
     if FAULTS_SEEN["tried"]:

@@ -79,7 +79,7 @@ def test_torchrun_ranks_free_their_process_group_before_shutdown(built_workflow,
         **launch.environment(spec["parallel"]),
     )
     done = subprocess.run(
-        launch.command(python, spec["parallel"], arguments),
+        launch.command(python, spec["parallel"], arguments, log_dir=str(tmp_path / "torchrun")),
         cwd=workdir,
         env=environment,
         capture_output=True,

@@ -94,6 +94,11 @@ def test_launch_command_per_launcher():
     assert torchrun[:3] == ["py", "-m", "torch.distributed.run"]
     assert "--nproc-per-node=2" in torchrun
     assert torchrun[-3:] == ["-m", "dlbench.run.harness", "--x"]
+    logs = launch.command("py", per, ["--x"], log_dir="/run/logs")
+    assert logs[logs.index("--log-dir") + 1] == "/run/logs"
+    assert launch.command("py", one, ["--x"], log_dir="/run/logs") == launch.command(
+        "py", one, ["--x"]
+    )
     assert launch.threads_per_process(8, per) == 4 and launch.threads_per_process(8, one) == 8
     assert launch.threads_per_process(1, per) == 1
     assert launch.environment(launch.ON_THE_CPU) == {

@@ -40,21 +40,19 @@ def processes(parallel):
     return 1
 
 
-def command(python, parallel, harness_args):
-    """The command line that starts the harness for a run."""
+def command(python, parallel, harness_args, log_dir=None):
+    """The command line that starts the harness for a run; torchrun keeps its
+    per-process logs under ``log_dir`` (else in a folder of its own in /tmp
+    that it never removes)."""
     if parallel["launch"] not in LAUNCHERS:
         raise ValueError("unknown launcher {!r}".format(parallel["launch"]))
     if parallel["launch"] == "process_per_device":
-        return [
-            python,
-            "-m",
-            "torch.distributed.run",
-            "--standalone",  # a free port per run: concurrent runs never meet
-            "--nnodes=1",
-            "--nproc-per-node={}".format(processes(parallel)),
-            "-m",
-            "dlbench.run.harness",
-        ] + harness_args
+        # --standalone: a free port per run, so that concurrent runs never meet
+        torchrun = [python, "-m", "torch.distributed.run", "--standalone", "--nnodes=1"]
+        torchrun.append("--nproc-per-node={}".format(processes(parallel)))
+        if log_dir:
+            torchrun += ["--log-dir", log_dir]
+        return torchrun + ["-m", "dlbench.run.harness"] + harness_args
     return [python, "-m", "dlbench.run.harness"] + harness_args
 
 

@@ -12,9 +12,11 @@ import collections
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -195,16 +197,18 @@ def supervise(
     env["PYTHONUNBUFFERED"] = "1"
     harness_args = ["--spec", json.dumps(spec), "--data", data, "--record", record_path]
     harness_args += ["--epochs", epochs_path]
+    torchrun_logs = tempfile.mkdtemp(prefix="dlbench-torchrun-")
     try:
         return _run_child(
             spec,
-            launch.command(python, parallel, harness_args),
+            launch.command(python, parallel, harness_args, log_dir=torchrun_logs),
             env,
             record_path,
             timeout_s,
             memory_limit_mb,
         )
     finally:
+        shutil.rmtree(torchrun_logs, ignore_errors=True)
         if allocation is not None:
             allocation.release()
         if not os.path.exists(epochs_path):  # the child died before it began one
