@@ -210,7 +210,7 @@ def add_environment_variables(destination, variables):
     path.write_text(json.dumps(wanted, indent=2))
 
 
-def first_import_bytecode(destination, backend, src, log):
+def first_import_bytecode(destination, environment, src, log):
     """A venv installed without bytecode (pip --no-compile: two thirds of
     the CPU of installing torch, 16 of 22 s on a Zen 4) keeps what each
     module's first import compiles: its processes may write bytecode, even
@@ -221,7 +221,8 @@ def first_import_bytecode(destination, backend, src, log):
     run's first epoch. None, or why the set-up failed (the runs say it
     again)."""
     add_environment_variables(destination, {"PYTHONDONTWRITEBYTECODE": ""})
-    if catalog.BACKENDS.get(catalog.backend_of_environment(backend)) is None:
+    backend = catalog.backend_of_environment(environment)
+    if backend not in catalog.BACKENDS:
         return None  # not a backend's environment: nothing to set up
     python = str(Path(destination) / "bin" / "python")
     held, reason = _interpreter_report(python, backend, [], src, log)
@@ -342,8 +343,7 @@ def openmpi_for_cntk(destination, log):
             link.unlink()
         link.symlink_to(library_dir / new)
     # OpenMPI's own dependencies were unpacked beside it (or are the system's)
-    with open(str(destination / "dlbench-env.json"), "w") as handle:
-        json.dump({"LD_LIBRARY_PATH": [str(compat), str(library_dir)]}, handle, indent=2)
+    add_environment_variables(destination, {"LD_LIBRARY_PATH": [str(compat), str(library_dir)]})
     print("OpenMPI for CNTK: {} -> {}".format(sorted(OPENMPI_COMPAT_LINKS), library_dir), file=log)
 
 

@@ -197,7 +197,9 @@ def supervise(
     env["PYTHONUNBUFFERED"] = "1"
     harness_args = ["--spec", json.dumps(spec), "--data", data, "--record", record_path]
     harness_args += ["--epochs", epochs_path]
-    torchrun_logs = tempfile.mkdtemp(prefix="dlbench-torchrun-")
+    torchrun_logs = None
+    if parallel["launch"] == "process_per_device":
+        torchrun_logs = tempfile.mkdtemp(prefix="dlbench-torchrun-")
     try:
         return _run_child(
             spec,
@@ -208,7 +210,8 @@ def supervise(
             memory_limit_mb,
         )
     finally:
-        shutil.rmtree(torchrun_logs, ignore_errors=True)
+        if torchrun_logs is not None:
+            shutil.rmtree(torchrun_logs, ignore_errors=True)
         if allocation is not None:
             allocation.release()
         if not os.path.exists(epochs_path):  # the child died before it began one
