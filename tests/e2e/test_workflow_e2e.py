@@ -298,7 +298,9 @@ def test_summary_tables_and_plots(workdir):
     assert len(not_applicable) == len(matrix.not_applicable_cells(CONFIG))
     assert not_applicable["error"].str.startswith("n/a").all()
     openvino = not_applicable[not_applicable["backend"] == "keras-openvino"]
-    assert set(openvino["error"]) == {"n/a (inference only)"}
+    # and, on a CPU without AVX-512, its bfloat16 LeNet with this CPU's reason
+    on_this_cpu = catalog.precision_cpu_not_applicable("keras-openvino", "mixed_bfloat16")
+    assert set(openvino["error"]) == {"n/a (inference only)"} | ({on_this_cpu} - {None})
     trained = ran[ran["task"] == "train"]
     assert set(trained["accuracy_parity"].dropna()) <= {"ok", "outside"}
     metrics = pd.read_csv(workdir / "results/metrics.csv")
@@ -650,7 +652,8 @@ def test_overview_tables_and_plots(workdir):
             expected = flops.per_sample_of(workdir / "results/data/{}.npz".format(dataset), model)
         assert (cells["forward_gflops_per_sample"] == expected["forward"] / 1e9).all()
     assert (used["achieved_gflops"] > 0).all()
-    # against the machine's probe of the precision that ran: no cell outruns it by much
+    # against the machine's probe of the precision that ran (float32's where that is
+    # faster: a CPU without bfloat16 instructions): no cell outruns it by much
     assert used["mfu"].between(0, 1.2).all(), used.loc[used["mfu"] > 1.2, ["backend", "mfu"]]
     # time to first step: every run that finished, every stage, on every backend
     cold = pd.read_csv(workdir / "results/tables/cold_start.csv")

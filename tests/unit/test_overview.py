@@ -318,7 +318,9 @@ def test_utilisation_takes_the_peak_of_the_precision_that_ran():
     table = utilisation.table(summary, metrics, per_sample, peaks, probes)
     f32, bf16, f16, gpu = table.to_dict("records")
     assert f32["peak_gflops"] == 150.0 and "float32 matmul probe" in f32["peak_source"]
-    assert bf16["peak_gflops"] == 1.2 and "at 1024 x 1024" in bf16["peak_source"]
+    # bfloat16 emulated by this CPU's torch, slower than float32: float32's peak bounds it
+    assert bf16["peak_gflops"] == 150.0 and "float32 matmul probe" in bf16["peak_source"]
+    assert "faster than its bfloat16 probe: 1.2 GFLOP/s" in bf16["peak_source"]
     # no probe in float16 here: no peak rather than float32's
     assert pd.isna(f16["peak_gflops"]) and pd.isna(f16["mfu"])
     assert f16["peak_source"] == "no mixed_float16 probe on this machine: MFU not computed"
@@ -333,6 +335,11 @@ def test_utilisation_takes_the_peak_of_the_precision_that_ran():
     assert gpu["peak_source"].startswith("1 x NVIDIA A100-SXM4-80GB bfloat16 matmul probe")
     assert "datasheet: 1 x" in gpu["peak_source"]
     assert table.to_dict("records")[0]["peak_gflops"] == 150.0  # a GPU's probe is no CPU's
+    # a CPU with bfloat16 instructions: its own probe, the faster
+    probes[1] = dict(probes[1], gflops=300.0)
+    bf16 = utilisation.table(summary, metrics, per_sample, peaks, probes).to_dict("records")[1]
+    assert bf16["peak_gflops"] == 300.0 and "bfloat16 matmul probe" in bf16["peak_source"]
+    assert "at 1024 x 1024" in bf16["peak_source"] and "faster" not in bf16["peak_source"]
 
 
 def test_the_probe_measures_every_size_it_has_time_for_and_keeps_the_best():

@@ -93,38 +93,60 @@ def _gpu_peak(cell, runs, peaks, probes):
     )
 
 
-def _machine_probe(cell, probes):
+def _machine_probe(cell, probes, precision=None):
     """The machine's probe (rule cpu_probe) for the cell's machine, threads
-    and precision, or None."""
+    and precision (or ``precision``), or None."""
+    precision = precision or cell.get("precision", catalog.FLOAT32)
     for found in probes:
         if "gflops" not in found or found.get("device") == "gpu":  # could not run; a GPU's
             continue
         same = (found["machine"], str(found["threads_setting"]), found["precision"])
-        if same == (cell["machine"], str(cell["threads"]), cell.get("precision", "float32")):
+        if same == (cell["machine"], str(cell["threads"]), precision):
             return found
     return None
+
+
+def _probe_source(probe):
+    return "CPU {} matmul probe on {}, {} thread(s), at {} x {}{} ({})".format(
+        probe["dtype"],
+        probe["hostname"],
+        probe["threads"],
+        probe["size"],
+        probe["size"],
+        "" if probe["reached_plateau"] else ", below its plateau (size limit)",
+        probe["library"],
+    )
+
+
+def _cpu_probe_peak(cell, probes):
+    """(peak, source) from the machine's probe in the cell's precision, or
+    None. A reduced precision's peak is the faster of its own probe and
+    float32's: where the CPU has no instructions for it (bfloat16 without
+    AVX512_BF16 or AMX), torch's matrix product emulates it slowly while a
+    framework may convert and compute in float32 (XLA does), so its own
+    probe bounds nothing."""
+    probe = _machine_probe(cell, probes)
+    if probe is None:
+        return None
+    precision = cell.get("precision", catalog.FLOAT32)
+    single = _machine_probe(cell, probes, catalog.FLOAT32)
+    if precision != catalog.FLOAT32 and single and single["gflops"] > probe["gflops"]:
+        return single["gflops"], "{} (faster than its {} probe: {:.3g} GFLOP/s)".format(
+            _probe_source(single), probe["dtype"], probe["gflops"]
+        )
+    return probe["gflops"], _probe_source(probe)
 
 
 def _peak(cell, runs, every_run, peaks, probes=()):
     """A CPU cell's peak GFLOP/s and where it comes from (a GPU cell's: ``_gpu_peak``). It is the
     machine's probe in the cell's precision at the size where its rate stops rising (rule
-    cpu_probe); without one, for float32, the fastest quick probe of any run on the same
-    host and CPU with the same threads, whichever environment ran it (the probe goes through
-    each environment's numpy, and an old numpy's BLAS is slower than the machine; the
-    environment table shows each one's)."""
-    probe = _machine_probe(cell, probes)
-    if probe is not None:
-        return probe["gflops"], (
-            "CPU {} matmul probe on {}, {} thread(s), at {} x {}{} ({})".format(
-                probe["dtype"],
-                probe["hostname"],
-                probe["threads"],
-                probe["size"],
-                probe["size"],
-                "" if probe["reached_plateau"] else ", below its plateau (size limit)",
-                probe["library"],
-            )
-        )
+    cpu_probe; for a reduced precision, float32's where that is faster); without one, for
+    float32, the fastest quick probe of any run on the same host and CPU with the same threads,
+    whichever environment ran it (the probe goes through each environment's numpy, and an old
+    numpy's BLAS is slower than the machine; the environment table shows each one's)."""
+    probed = _cpu_probe_peak(cell, probes)
+    if probed is not None:
+        return probed
     precision = cell.get("precision", catalog.FLOAT32)
     if precision != catalog.FLOAT32:
         return None, "no {} probe on this machine: MFU not computed".format(precision)
@@ -194,8 +216,10 @@ CAPTION = (
     "datasheet's rate (FP32 or, for mixed precision, half precision; TF32 would allow more in "
     "float32) beside it as datasheet_gflops, and in its place where no probe ran; for CPU cells"
     " the machine's matrix-product probe in the cell's precision on the same threads, at the "
-    "size where its rate stops rising (without one, for float32, the fastest quick 1024 x 1024 "
-    "probe of any run). Above 100 % means the cell did not compute in the precision it names. "
+    "size where its rate stops rising, or for a reduced precision the float32 probe where that "
+    "is faster (a CPU without bfloat16 instructions emulates bfloat16 products slowly, while a "
+    "framework may compute in float32: XLA does); without a probe, for float32, the fastest "
+    "quick 1024 x 1024 probe of any run. "
     "Element-wise work, data loading and framework overhead count as time but not as FLOPs, so "
     "small models score low."
 )
