@@ -116,8 +116,12 @@ def check_report(html_path, screenshot_dir, wait_seconds=20, every_result=False)
     started = time.monotonic()
     screenshot_dir = Path(screenshot_dir)
     screenshot_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="report-downloads-") as downloads:
-        driver = start_browser(downloads)
+    # Chromium's own temporary folders too, so that none is left in /tmp
+    with (
+        tempfile.TemporaryDirectory(prefix="report-downloads-") as downloads,
+        tempfile.TemporaryDirectory(prefix="report-browser-") as scratch,
+    ):
+        driver = start_browser(downloads, scratch)
         try:
             checker = ReportChecker(driver, Path(downloads), screenshot_dir, wait_seconds)
             checker.every_result = every_result
@@ -128,7 +132,7 @@ def check_report(html_path, screenshot_dir, wait_seconds=20, every_result=False)
     return summary
 
 
-def start_browser(download_dir):
+def start_browser(download_dir, temporary_dir=None):
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in (
@@ -143,7 +147,8 @@ def start_browser(download_dir):
         {"download.default_directory": str(download_dir), "download.prompt_for_download": False},
     )
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    env = dict(os.environ, TMPDIR=str(temporary_dir)) if temporary_dir else None
+    return webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER, env=env), options=options)
 
 
 def count_body_rows(text, delimiter):
