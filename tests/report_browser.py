@@ -132,7 +132,7 @@ def check_report(html_path, screenshot_dir, wait_seconds=20, every_result=False)
     return summary
 
 
-def start_browser(download_dir, temporary_dir=None):
+def start_browser(download_dir, temporary_dir):
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in (
@@ -147,8 +147,8 @@ def start_browser(download_dir, temporary_dir=None):
         {"download.default_directory": str(download_dir), "download.prompt_for_download": False},
     )
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    env = dict(os.environ, TMPDIR=str(temporary_dir)) if temporary_dir else None
-    return webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER, env=env), options=options)
+    service = Service(executable_path=CHROMEDRIVER, env=dict(os.environ, TMPDIR=str(temporary_dir)))
+    return webdriver.Chrome(service=service, options=options)
 
 
 def count_body_rows(text, delimiter):
