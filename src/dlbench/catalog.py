@@ -213,6 +213,9 @@ URL_SCHEMES = ("http", "https", "ftp", "sftp")
 # envs/<backend>.cuda.yaml exists for NVIDIA GPUs; ``gpu_only``: why the backend
 # has no cell on the CPU (nor an envs/<backend>.yaml). ``cannot_run``: workloads the
 # backend's framework computes wrongly or not at all, with what was measured.
+# ``compile_cache``: the framework compiles its ops to C into a cache of its
+# environment that one process at a time fills (the others wait on its lock),
+# named for the Snakemake resource that lets one of its jobs run at a time.
 ONE_DEVICE_KERAS2 = "Keras 2's {} backend trains on one device: multi_gpu_model is TensorFlow-only"
 #
 # Precision and compilation are dimensions of the matrix (dlbench.plan.matrix):
@@ -307,6 +310,7 @@ BACKENDS = {
         "framework": "theano",
         "tasks": TASKS,
         "data_parallel": {"unsupported": ONE_DEVICE_KERAS2.format("Theano")},
+        "compile_cache": "theano",
         "gpu_build": False,
     },
     "keras2-cntk": {
@@ -432,6 +436,7 @@ BACKENDS = {
         "keras": "keras2-theano",
         "tasks": TASKS,
         "data_parallel": {"unsupported": "PyTensor compiles for one device"},
+        "compile_cache": "pytensor",
         "gpu_build": False,
     },
     # CNTK's own API; its Keras counterpart is Keras 2 on CNTK. CNTK 2.7 is

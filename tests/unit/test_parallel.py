@@ -252,3 +252,5 @@ def test_gpu_runs_declare_gpus_and_take_the_cuda_environment(tmp_path):
     # overlapping runs take a unit each: the machine's probe still measures alone
     overlapping = plan(workdir, "devices=[0]", "concurrent_cpu_runs=True")
     assert all("cpu_exclusive=1" in job["resources"] for job in overlapping.values())
+    theano = overlapping[run_json("digits", "mlp", "keras2-theano").rsplit("/", 1)[0]]
+    assert "theano_compile_cache=1, pytensor_compile_cache=0" in theano["resources"]

@@ -11,6 +11,7 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
+from dlbench import catalog
 from dlbench.plan import import_graph, matrix, targets
 from testkit import REPO
 
@@ -118,6 +119,27 @@ def test_cpu_timed_runs_take_the_whole_cpu_unless_the_config_lets_them_overlap()
     assert alone.cpu_exclusive(run) == targets.WHOLE_CPU
     assert overlapping.cpu_exclusive(run) == targets.SETUP_SHARE
     assert alone.gpus_of_run(run) == 0
+
+
+def test_one_job_at_a_time_fills_a_compile_cache():
+    """Theano and PyTensor compile ops into a cache of their environment
+    that one process at a time fills; each such cache is a resource of one
+    unit in both profiles, and the runs of its backend take it (a dry run:
+    tests/unit/test_parallel.py)."""
+    caches = {
+        backend: entry["compile_cache"]
+        for backend, entry in catalog.BACKENDS.items()
+        if "compile_cache" in entry
+    }
+    assert caches == {"keras2-theano": "theano", "native-pytensor": "pytensor"}
+    for profile in ("default", "slurm"):
+        provided = yaml.safe_load((REPO / "profiles" / profile / "config.yaml").read_text())
+        for cache in caches.values():
+            assert provided["resources"][cache + "_compile_cache"] == 1, profile
+    theano = targets.Plan.compile_cache_share("theano")
+    assert theano(Wildcards(backend="keras2-theano")) == 1
+    assert theano(Wildcards(backend="native-pytensor")) == 0
+    assert theano(Wildcards(backend="keras-jax")) == 0
 
 
 def test_the_gpu_probes_only_where_the_config_runs_on_gpus():

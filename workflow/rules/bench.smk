@@ -26,6 +26,8 @@ rule bench:
         cpu_exclusive=plan.cpu_exclusive,
         gpu=plan.gpus_of_run,
         runtime=plan.run_runtime,
+        theano_compile_cache=plan.compile_cache_share("theano"),
+        pytensor_compile_cache=plan.compile_cache_share("pytensor"),
     params:
         spec=plan.run_spec,
         supervisor=plan.supervisor_python,

@@ -12,6 +12,8 @@ rule equivalence_check:
     resources:
         cpu_exclusive=1,
         runtime=plan.run_runtime,
+        theano_compile_cache=plan.compile_cache_share("theano"),
+        pytensor_compile_cache=plan.compile_cache_share("pytensor"),
     params:
         spec=plan.check_spec,
         supervisor=plan.supervisor_python,

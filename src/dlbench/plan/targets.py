@@ -487,6 +487,19 @@ class Plan(object):
             return 0
         return SETUP_SHARE if self.config["concurrent_cpu_runs"] else WHOLE_CPU
 
+    @staticmethod
+    def compile_cache_share(cache):
+        """The job's unit of the resource ``<cache>_compile_cache``, of which
+        the profiles provide one: its backend compiles ops into that cache
+        (catalog ``compile_cache``). A second such job would wait on the
+        cache's lock while the first compiles; Snakemake runs another job in
+        its place instead."""
+
+        def share(wildcards):
+            return int(catalog.BACKENDS[wildcards.backend].get("compile_cache") == cache)
+
+        return share
+
     def gpus_of_run(self, wildcards):
         """The run's GPUs as a resource: `--resources gpu=N` locally, the job's
         GPU request on a cluster. The ids come from the supervisor (gpus.py)."""
