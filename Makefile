@@ -6,13 +6,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 JOBS ?= 2
-# Test processes (pytest-xdist). The unit tests are CPU-bound: one per core.
-# The end-to-end tests run beside the tests' workflow, at a lower priority;
-# two of their modules mostly wait (SLURM's scheduler, the GPU rehearsal's
-# downloads) for their first 15 to 20 minutes, so a third process keeps the
-# CPU-bound modules using what the workflow leaves of a 2-core machine.
-CHECK_WORKERS ?= 2
-TEST_WORKERS ?= 3
+# Test processes (pytest-xdist): the end-to-end tests wait on Snakemake and
+# SLURM and run on one core each, so two keep a 2-core machine busy (three
+# were tried on Zen 3: both CPUs were busy all along with two as well, and
+# the third process added 5 % of CPU: docs/measured-times.md).
+TEST_WORKERS ?= 2
 # pip retries an unreachable index five times with back-off for every
 # package; keras-torch's CPU wheel index (envs/keras-torch.yaml) is looked up
 # for each of its packages. One retry keeps flaky networks working and an
@@ -53,14 +51,14 @@ system: setup
 	$(BIN)/python tests/system_requirements.py --install
 
 # pytest's exit status 5 means it collected no test: a failure, not a pass.
-PYTEST = status=0; $(BIN)/pytest -ra -n $(1) $(2) || status=$$?; \
+PYTEST = status=0; $(BIN)/pytest -ra -n $(TEST_WORKERS) $(1) || status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 
 check: setup
-	$(call PYTEST,$(CHECK_WORKERS),tests/unit)
+	$(call PYTEST,tests/unit)
 
 test: setup system
-	$(call PYTEST,$(TEST_WORKERS),)
+	$(call PYTEST,)
 
 lint: setup
 	$(BIN)/ruff check src tests workflow/scripts benchmarks
