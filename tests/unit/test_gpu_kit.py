@@ -14,6 +14,8 @@ import tarfile
 import time
 from pathlib import Path
 
+import yaml
+
 from dlbench.campaign import gpu_campaign
 from dlbench.environments import gpu_kit
 from testkit import REPO
@@ -116,6 +118,33 @@ def test_the_campaign_runs_the_gpu_cells_first_the_cheapest_first():
     assert stages["cpu runs, float32"] == [
         p.replace("/devices=1/", "/devices=0/") for p in first if "native-cudnn" not in p
     ]
+
+
+def test_the_follow_up_config_plans_what_the_first_leases_left_unrun():
+    """config/gpu-followup.yaml: config/gpu.yaml less what the 2026-11-26
+    leases recorded (docs/gpus.md), the same settings for what is left."""
+    follow_up = [str(REPO / "config" / "gpu-followup.yaml")]
+    cells = [run for run, _ in gpu_campaign.planned_runs(follow_up)]
+    wanted = {
+        (run.backend, run.model)
+        for run in cells
+        if run.precision == "float32" and run.compile == "compiled"
+    }
+    models = {"mlp", "cnn", "lenet", "deep_mnist", "cifar_cnn", "imdb_gru", "resnet50"}
+    assert wanted == {(backend, m) for backend in ("keras-torch", "native-torch") for m in models}
+    reduced = {(run.backend, run.model) for run in cells if run.precision != "float32"}
+    assert reduced == {
+        ("native-torch", "mlp"),
+        ("native-torch", "cnn"),
+        ("native-torch", "lenet"),
+        ("native-jax", "resnet50"),
+    }
+    assert len(cells) == 18 and all(int(run.devices) == 1 for run in cells)
+    every = {run for run, _ in gpu_campaign.planned_runs([CONFIG])}
+    assert set(cells) <= every  # the same cells: the same workloads and settings
+    with open(CONFIG) as base, open(follow_up[0]) as handle:
+        original, followed = yaml.safe_load(base), yaml.safe_load(handle)
+    assert dict(followed, exclude=[]) == dict(original, exclude=[])
 
 
 def test_a_campaign_on_a_fresh_machine_leaves_out_what_earlier_packs_recorded(tmp_path):
