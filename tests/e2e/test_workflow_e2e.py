@@ -449,6 +449,8 @@ def test_every_compile_mode_and_precision_runs_and_the_record_says_what_ran(work
         if "jit_compile" in catalog.compile_settings(backend, mode):
             key = "torch_compile" if backend == "native-torch" else "jit_compile"
             assert settings[key] is (mode == "compiled"), (backend, mode, settings)
+        if "torch" in backend and (settings.get("torch_compile") or settings.get("jit_compile")):
+            assert settings["torch_compile_shapes"].endswith("(torch's default)"), settings
         if "hybridize" in catalog.compile_settings(backend, mode):
             assert bool(settings["hybridize"]) is (mode == "compiled"), (backend, settings)
         if backend in KERAS3:

@@ -80,6 +80,20 @@ def torch_compile_cache():
     }
 
 
+def torch_compile_shapes():
+    """How this process's torch.compile treats a second input shape (the
+    throughput batch after the batch-1 latency, an epoch's last, smaller
+    batch): by default it compiles again with the sizes that changed made
+    dynamic, and that graph then serves every shape it admits;
+    TORCH_DYNAMO_AUTOMATIC_DYNAMIC_SHAPES=0 gives each shape its own
+    static graph instead."""
+    from torch._dynamo import config
+
+    if config.automatic_dynamic_shapes:
+        return "a new shape compiles again with dynamic sizes (torch's default)"
+    return "each shape its own static graph (automatic_dynamic_shapes off)"
+
+
 def pin_torch(torch, threads):
     torch.set_num_threads(threads)
     torch.set_num_interop_threads(1)

@@ -310,6 +310,8 @@ class Adapter(base.Adapter):
             model.compile(**settings)
         # What Keras resolved "auto" (or a request it could not honour) to.
         self.jit_compile = bool(model.jit_compile)
+        if self.jit_compile and self.framework == "torch":
+            self.applied["torch_compile_shapes"] = frameworks.torch_compile_shapes()
         if self.framework != "openvino" and hasattr(model, "dtype_policy"):  # Keras 3
             self.applied["precision"] = precision_that_ran(model, self.precision)
         if self.process_group:

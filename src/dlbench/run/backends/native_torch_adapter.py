@@ -151,6 +151,8 @@ class Adapter(native.NativeAdapter):
         # CPU its first epoch pays a long C++ build, so it follows jit_compile.
         compiled = self.requested.get("jit_compile") is True
         self.applied["torch_compile"] = compiled
+        if compiled:
+            self.applied["torch_compile_shapes"] = frameworks.torch_compile_shapes()
         model = {
             "net": net,
             "forward": torch.compile(forward) if compiled else forward,
