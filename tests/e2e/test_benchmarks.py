@@ -116,3 +116,24 @@ def test_run_stability(keras_jax_on_digits):
         keras_jax_on_digits, "run_stability.py", "--run", "digits/mlp/keras-jax/0", "--times", "1"
     )
     assert "digits/mlp/keras-jax/0: 1 of 1 runs ok, 0 failed" in out
+
+
+def test_torch_compile_shapes(built_workflow, tmp_path):
+    """On the CPU with LeNet and a batch of 8: each compiled variant compiles
+    one graph per shape (the default's second one dynamic)."""
+    venv = built_workflow.venv("native-torch")
+    out = benchmark(
+        built_workflow.path,
+        "torch_compile_shapes.py",
+        *("--model", "lenet", "--batch", "8", "--calls", "3", "--rounds", "1"),
+        python=str(venv / "bin" / "python"),
+        env=dict(
+            os.environ,
+            PYTHONPATH=str(built_workflow.path / "src"),
+            TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"),
+        ),
+    )
+    assert out.startswith("lenet on CPU (torch ")
+    rows = [line.split() for line in out.splitlines() if line.startswith("1 ")]
+    assert [row[-1] for row in rows] == ["0", "2", "2"], out
+    assert "compiled, static shapes: eager / compiled" in out
