@@ -123,7 +123,7 @@ def test_the_campaign_runs_the_gpu_cells_first_the_cheapest_first():
 def test_the_follow_up_config_plans_what_the_first_leases_left_unrun():
     """config/gpu-followup.yaml: config/gpu.yaml less what the 2026-11-26
     leases recorded (docs/gpus.md), the same settings for what is left."""
-    follow_up = [str(REPO / "config" / "gpu-followup.yaml")]
+    follow_up = [CONFIG, str(REPO / "config" / "gpu-followup.yaml")]
     cells = [run for run, _ in gpu_campaign.planned_runs(follow_up)]
     wanted = {
         (run.backend, run.model)
@@ -142,9 +142,8 @@ def test_the_follow_up_config_plans_what_the_first_leases_left_unrun():
     assert len(cells) == 18 and all(int(run.devices) == 1 for run in cells)
     every = {run for run, _ in gpu_campaign.planned_runs([CONFIG])}
     assert set(cells) <= every  # the same cells: the same workloads and settings
-    with open(CONFIG) as base, open(follow_up[0]) as handle:
-        original, followed = yaml.safe_load(base), yaml.safe_load(handle)
-    assert dict(followed, exclude=[]) == dict(original, exclude=[])
+    with open(follow_up[1]) as handle:
+        assert set(yaml.safe_load(handle)) == {"exclude"}  # an overlay: nothing else changes
 
 
 def test_a_campaign_on_a_fresh_machine_leaves_out_what_earlier_packs_recorded(tmp_path):

@@ -158,21 +158,23 @@ def unmet_requirements(names):
 
 
 def campaign_config(args, env_python):
-    """The overlay on the campaign's config: every backend in the prepared
+    """The overlay on the campaign's configs: every backend in the prepared
     interpreter, the device counts asked for."""
     import yaml
 
-    with open(args.config) as handle:
-        base = yaml.safe_load(handle)
+    backends = {}
+    for config in args.config:  # later files override earlier ones, as in Snakemake
+        with open(config) as handle:
+            backends = yaml.safe_load(handle).get("backends", backends)
     overlay = {
         "env_mode": "existing",
-        "existing_environments": {backend: env_python for backend in base["backends"]},
+        "existing_environments": {backend: env_python for backend in backends},
     }
     if args.devices is not None:
         overlay["devices"] = args.devices
     path = Path(args.env) / "campaign.yaml"
     path.write_text(yaml.safe_dump(overlay))
-    return [args.config, str(path)]
+    return [*args.config, str(path)]
 
 
 def planned_runs(configfiles):
@@ -427,7 +429,12 @@ def main(argv=None):
     parser.add_argument("--kit", default=KIT_DIR, help="the wheels of make gpu-kit")
     parser.add_argument("--python", default="python3", help="the machine's interpreter")
     parser.add_argument("--env", default=ENV_DIR, help="where the campaign's interpreter goes")
-    parser.add_argument("--config", default=CONFIG)
+    parser.add_argument(
+        "--config",
+        nargs="+",
+        default=[CONFIG],
+        help="config files, later ones overriding earlier ones (Snakemake's --configfile)",
+    )
     parser.add_argument(
         "--devices", type=int, nargs="+", help="device counts (default: the config's)"
     )
