@@ -154,6 +154,9 @@ class Adapter(keras_adapter.Adapter):
             "blas.ldflags": "",
             "openmp": False,
             "base_compiledir": cache,
+            # Theano builds every op with -g; -g0 after it leaves out the
+            # debug information (the same machine code; g++ took 10 % less CPU)
+            "gcc.cxxflags": "-g0",
         }
         os.environ["THEANO_FLAGS"] = ",".join(
             "{}={}".format(key, value) for key, value in sorted(flags.items())
