@@ -68,6 +68,9 @@ def workdir(tmp_path_factory, built_workflow):
     config = dict(
         smoke,
         threads=THREADS,
+        # the built workflow draws shared weights for the example model: here
+        # each draw would be one more process importing Keras and torch
+        initial_weights="own",
         backends={backend: smoke["backends"].get(backend) for backend in BACKENDS},
         custom_models=dict(
             smoke["custom_models"],
