@@ -30,6 +30,17 @@ def test_ratio_of_medians_and_an_interval_that_covers_it():
     assert constant == pytest.approx((2.0, 2.0, 2.0))
 
 
+def test_repeats_of_different_lengths_draw_only_their_own_values():
+    """Each chosen repeat gives as many values as it holds, never the empty
+    places that pad it to the longest: with two repeats of twelve 1s and one
+    of three 100s, a median of 100 needs all three draws of the short one
+    (1 in 27); any other choice has a majority of 1s."""
+    groups = [np.full(12, 1.0), np.full(12, 1.0), np.full(3, 100.0)]
+    medians = abstraction.hierarchical_medians(groups, 4000, np.random.default_rng(0))
+    assert len(medians) == 4000 and set(np.unique(medians)) == {1.0, 100.0}
+    assert (medians == 100.0).mean() == pytest.approx(1 / 27, abs=0.015)
+
+
 def test_more_spread_between_repeats_widens_the_interval():
     tight = [np.full(10, 1.0) + 0.01 * np.arange(10) for _ in range(4)]
     spread = [np.full(10, level) + 0.01 * np.arange(10) for level in (0.6, 0.9, 1.2, 1.5)]

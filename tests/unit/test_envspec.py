@@ -109,9 +109,21 @@ def compiled_six(venv):
     return list(Path(venv).glob("lib/python*/site-packages/__pycache__/six.*"))
 
 
-def test_build_venv_installs_the_pins(tmp_path):
-    """A real venv from a small spec; pip resolves from the local index/cache."""
+def pip_of(venv):
+    return list(Path(venv).glob("lib/python*/site-packages/pip"))
+
+
+@pytest.mark.parametrize("from_outside", [True, False], ids=["workflows_pip", "venvs_own_pip"])
+def test_build_venv_installs_the_pins(tmp_path, monkeypatch, from_outside):
+    """A real venv from a small spec; pip resolves from the local index/cache.
+    The workflow's pip installs into it from outside where it can (this
+    interpreter's pip does), and the venv has none of its own; otherwise
+    (an old Python, a pip pinned in the env file) the venv's own pip does."""
     spec = tiny_spec(tmp_path)
+    version = "{}.{}".format(*sys.version_info[:2])
+    assert envspec.outside_pip(version) == [sys.executable, "-m", "pip"]
+    if not from_outside:
+        monkeypatch.setattr(envspec, "outside_pip", lambda python_version: None)
     with open(tmp_path / "log", "w") as log:
         python = envspec.build_venv(spec, tmp_path / "venv", tmp_path / "ready.json", log=log)
     out = subprocess.check_output([python, "-c", "import six; print(six.__version__)"])
@@ -119,6 +131,14 @@ def test_build_venv_installs_the_pins(tmp_path):
     built = json.loads((tmp_path / "ready.json").read_text())
     assert "six==1.16.0" in built["pip_freeze"] and built["bytecode"] == "install"
     assert compiled_six(tmp_path / "venv")
+    assert bool(pip_of(tmp_path / "venv")) is not from_outside
+    assert built["installer"].startswith("pip ")
+    assert (str(tmp_path / "venv") in built["installer"]) is not from_outside
+
+
+def test_the_workflows_pip_installs_only_for_pythons_it_supports():
+    assert envspec.outside_pip("3.6") is None  # pip 22.3 and later need 3.7, today's 3.9 on
+    assert envspec.outside_pip("{}.{}".format(*sys.version_info[:2]))
 
 
 def test_a_venv_without_bytecode_keeps_what_its_first_import_compiles(tmp_path):

@@ -66,15 +66,31 @@ def _groups(frame, backend, cell):
     return [group["value"].to_numpy(float) for _, group in chosen.groupby("repeat", sort=True)]
 
 
+# Values drawn at once in one block of the bootstrap (memory: 8 bytes each).
+BLOCK_VALUES = 2_000_000
+
+
 def hierarchical_medians(groups, draws, rng):
     """``draws`` bootstrap medians: resample the repeats, then the values
-    within each chosen repeat, and take the median of what was drawn."""
-    medians = np.empty(draws)
-    for i in range(draws):
-        chosen = rng.integers(len(groups), size=len(groups))
-        drawn = [groups[j][rng.integers(len(groups[j]), size=len(groups[j]))] for j in chosen]
-        medians[i] = np.median(np.concatenate(drawn))
-    return medians
+    within each chosen repeat, and take the median of what was drawn. All
+    draws of a block at once: a repeat shorter than the longest leaves the
+    places after its own values empty (NaN), which the median skips."""
+    sizes = np.array([len(values) for values in groups])
+    longest = int(sizes.max())
+    table = np.full((len(groups), longest), np.nan)
+    for row, values in enumerate(groups):
+        table[row, : len(values)] = values
+    per_block = max(1, BLOCK_VALUES // (len(groups) * longest))
+    medians = []
+    for start in range(0, draws, per_block):
+        count = min(per_block, draws - start)
+        chosen = rng.integers(len(groups), size=(count, len(groups)))
+        chosen_sizes = sizes[chosen][..., None]
+        within = rng.integers(0, chosen_sizes, size=(count, len(groups), longest))
+        drawn = table[chosen[..., None], within]
+        drawn[np.arange(longest) >= chosen_sizes] = np.nan
+        medians.append(np.nanmedian(drawn.reshape(count, -1), axis=1))
+    return np.concatenate(medians)
 
 
 def ratio_ci(numerator, denominator, level=0.95, draws=2000, seed=0):

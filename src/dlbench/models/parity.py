@@ -48,6 +48,7 @@ def first_samples(x, count):
 def check_model(adapter, model, data, weights_file=None):
     """The model's parameters and output shape as built; with a weights
     file, its outputs from those weights, or why they did not load."""
+    adapter.weights_follow = bool(weights_file)
     built = adapter.build(model, data["meta"], {"batch_size": SAMPLES})
     found = {}
     if weights_file:

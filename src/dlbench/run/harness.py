@@ -531,6 +531,7 @@ def run(spec, data_path, record_path, epochs_path):
             parallel=dict(parallel, rank=rank, local_rank=local_rank, processes=processes),
         )
         record["environment"].update(adapter.versions())
+        adapter.weights_follow = bool(spec.get("initial_weights"))
         if spec.get("custom_model"):
             catalog.add_custom_models({spec["model"]: spec["custom_model"]})
         cold["framework_setup_seconds"] = time.perf_counter() - set_up

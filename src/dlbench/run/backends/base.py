@@ -19,6 +19,9 @@ class Adapter(object):
         self.first_step_seconds = None
         # Where the framework reports its compiles: a dlbench.run.compiles.Counter.
         self.compile_counter = None
+        # Set by the caller before ``build`` when shared weights will be
+        # loaded into the model: the adapter may skip its own random draw.
+        self.weights_follow = False
 
     def setup(self, threads, seed, devices, parallel=None):
         """Pin the framework's threads and seed it; on devices >= 1 set up

@@ -20,6 +20,17 @@ from dlbench.run import compiles
 from dlbench.run.backends import frameworks, native
 
 
+def _shapes_of(jax, tree):
+    """``tree`` with a jax.ShapeDtypeStruct for each array, its dicts in the
+    builder's order: the shared weights are matched to layers in that order,
+    and JAX's own tree functions (eval_shape's result too) sort dict keys."""
+    if isinstance(tree, dict):
+        return {name: _shapes_of(jax, value) for name, value in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_shapes_of(jax, value) for value in tree)
+    return jax.ShapeDtypeStruct(tree.shape, tree.dtype)
+
+
 class Adapter(native.NativeAdapter):
     backend = "native-jax"
 
@@ -85,13 +96,32 @@ class Adapter(native.NativeAdapter):
     def build(self, model_name, data_spec, hyper):
         jax = self.jax
         init_key, dropout_key = jax.random.split(self.key)
-        params, forward = workloads.builder(model_name, "jax")(jax, data_spec, init_key)
+        builder = workloads.builder(model_name, "jax")
+        model = {"dropout_key": dropout_key, "step": 0}
+        model["draw"] = lambda: builder(jax, data_spec, init_key)[0]
+        if self.weights_follow:
+            # Shared weights replace the draw, so only its shapes are made
+            # (jax.eval_shape, as Orbax restores a checkpoint): each shape's
+            # random draw is an XLA compilation of its own (ResNet-50's 13 s
+            # of a Zen 3 core).
+            made = {}
+
+            def shapes(key):
+                params, made["forward"] = builder(jax, data_spec, key)
+                made["params"] = _shapes_of(jax, params)
+                return params
+
+            jax.eval_shape(shapes, init_key)
+            params, forward = made["params"], made["forward"]
+            self.applied["initial_parameters"] = "shapes only (jax.eval_shape), then loaded"
+        else:
+            params, forward = builder(jax, data_spec, init_key)
+            if self.replicated is not None:
+                params = jax.device_put(params, self.replicated)
         precision = self.requested.get("precision", catalog.FLOAT32)
         if precision != catalog.FLOAT32:
             forward = self._in_precision(forward, precision)
-        if self.replicated is not None:
-            params = jax.device_put(params, self.replicated)
-        model = {"params": params, "forward": forward, "dropout_key": dropout_key, "step": 0}
+        model.update(params=params, forward=forward)
         output = (lambda y: y) if catalog.ends_in_features(model_name) else jax.nn.softmax
         model["predict"] = jax.jit(lambda params, x: output(forward(params, x)))
         model["evaluate"] = jax.jit(self._sums(forward))
@@ -103,7 +133,8 @@ class Adapter(native.NativeAdapter):
                 optimizer = jax_layers.loss_scaled(jax, optimizer)
                 self.applied["precision"]["loss_scaling"] = LOSS_SCALING
             model["optimizer"] = optimizer
-            model["optimizer_state"] = optimizer.init(params)
+            # made with the parameters (load_initial_weights makes it from the loaded ones)
+            model["optimizer_state"] = None if self.weights_follow else optimizer.init(params)
             model["train_step"] = self._train_step(forward, optimizer)
             name = hyper["optimizer"]["name"]
             self.applied["optimizer"] = jax_layers.OPTIMIZER_NOTES[name]
@@ -178,7 +209,15 @@ class Adapter(native.NativeAdapter):
         return jax.jit(step, donate_argnums=(0, 1), **placement)
 
     def load_initial_weights(self, model, manifest, weights):
-        params = jax_layers.load_keras_weights(self.jax, model["params"], manifest, weights)
+        try:
+            params = jax_layers.load_keras_weights(self.jax, model["params"], manifest, weights)
+        except Exception:  # the caller goes on from the model's own draw
+            if self.weights_follow:
+                self._set_params(model, model["draw"]())
+            raise
+        self._set_params(model, params)
+
+    def _set_params(self, model, params):
         if self.replicated is not None:
             params = self.jax.device_put(params, self.replicated)
         model["params"] = params
