@@ -142,6 +142,20 @@ def test_one_job_at_a_time_fills_a_compile_cache():
     assert theano(Wildcards(backend="keras-jax")) == 0
 
 
+def test_the_machine_is_probed_at_the_threads_and_precisions_its_runs_take():
+    """CIFAR's CNN in the tests' config: threads 1 and 2 in float32,
+    bfloat16 on one thread only (two threads are left out): three probes,
+    not every pair; with nothing left out, all four."""
+    probed = "results/probes/box/threads={}/precision={}.json"
+    taken = [("1", "float32"), ("1", "mixed_bfloat16"), ("2", "float32")]
+    assert sorted(plan_of("test.yaml").machine_probes()) == [probed.format(*p) for p in taken]
+    config = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
+    everything = plan_of("test.yaml", exclude=config["exclude"][:1]).machine_probes()
+    assert sorted(everything) == sorted(
+        [probed.format(*p) for p in taken] + [probed.format("2", "mixed_bfloat16")]
+    )
+
+
 def test_the_gpu_probes_only_where_the_config_runs_on_gpus():
     assert plan_of("smoke.yaml").gpu_probes() == []
     on_gpus = plan_of("gpu.yaml").gpu_probes()

@@ -325,14 +325,24 @@ class Plan(object):
         }
 
     def machine_probes(self):
-        """This machine's matrix-product probe for every thread count and
-        precision of the config (rule cpu_probe), where keras-torch is at hand."""
+        """This machine's matrix-product probe (rule cpu_probe) at each thread
+        count and precision a run on the CPU takes, and in float32 at its
+        thread count (utilisation sets a reduced precision's probe beside
+        float32's), where keras-torch is at hand. A thread count and
+        precision that no run takes together is not measured: a probe is up
+        to a minute of the whole CPU."""
         if not self.keras_on_torch_available():
             return []
+        on_gpus = self.config["accelerator"] == "gpu"
+        taken = [
+            (run.threads, precision)
+            for run in self.runs
+            if not (on_gpus and int(run.devices) > 0)
+            for precision in (catalog.FLOAT32, run.precision)
+        ]
         return [
             f"results/probes/{self.machine}/threads={threads}/precision={precision}.json"
-            for threads in matrix.every_dimension_value(self.config, "threads")
-            for precision in matrix.every_dimension_value(self.config, "precision")
+            for threads, precision in dict.fromkeys(taken)
         ]
 
     def probe_inputs(self, environment):
