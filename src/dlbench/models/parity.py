@@ -48,14 +48,19 @@ def first_samples(x, count):
 def check_model(adapter, model, data, weights_file=None):
     """The model's parameters and output shape as built; with a weights
     file, its outputs from those weights, or why they did not load."""
-    adapter.weights_follow = bool(weights_file)
-    built = adapter.build(model, data["meta"], {"batch_size": SAMPLES})
-    found = {}
+    found, shared = {}, None
     if weights_file:
         try:
-            manifest, weights = initial_weights.read(weights_file)
-            adapter.load_initial_weights(built, manifest, weights)
+            shared = initial_weights.read(weights_file)
         except Exception as error:  # the build is still reported
+            found["weights_error"] = "{}: {}".format(type(error).__name__, error)
+    # only weights that were read follow the build (an adapter may skip its draw)
+    adapter.weights_follow = shared is not None
+    built = adapter.build(model, data["meta"], {"batch_size": SAMPLES})
+    if shared is not None:
+        try:
+            adapter.load_initial_weights(built, *shared)
+        except Exception as error:  # the adapter drew its own: the build is still reported
             found["weights_error"] = "{}: {}".format(type(error).__name__, error)
     outputs = adapter.predict(built, first_samples(data["x_test"], SAMPLES))
     if weights_file and "weights_error" not in found:

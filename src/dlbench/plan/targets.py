@@ -333,11 +333,10 @@ class Plan(object):
         to a minute of the whole CPU."""
         if not self.keras_on_torch_available():
             return []
-        on_gpus = self.config["accelerator"] == "gpu"
         taken = [
             (run.threads, precision)
             for run in self.runs
-            if not (on_gpus and int(run.devices) > 0)
+            if not self.timed_on_gpus(run)
             for precision in (catalog.FLOAT32, run.precision)
         ]
         return [

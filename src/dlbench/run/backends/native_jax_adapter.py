@@ -98,7 +98,6 @@ class Adapter(native.NativeAdapter):
         init_key, dropout_key = jax.random.split(self.key)
         builder = workloads.builder(model_name, "jax")
         model = {"dropout_key": dropout_key, "step": 0}
-        model["draw"] = lambda: builder(jax, data_spec, init_key)[0]
         if self.weights_follow:
             # Shared weights replace the draw, so only its shapes are made
             # (jax.eval_shape, as Orbax restores a checkpoint): each shape's
@@ -113,6 +112,7 @@ class Adapter(native.NativeAdapter):
 
             jax.eval_shape(shapes, init_key)
             params, forward = made["params"], made["forward"]
+            model["draw"] = lambda: builder(jax, data_spec, init_key)[0]  # if the load fails
             self.applied["initial_parameters"] = "shapes only (jax.eval_shape), then loaded"
         else:
             params, forward = builder(jax, data_spec, init_key)
