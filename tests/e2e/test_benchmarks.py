@@ -71,6 +71,11 @@ def test_dryrun_time():
     assert out.startswith("snakemake -n: ") and "median ratio" in out
 
 
+def test_scheduler_spin():
+    out = benchmark(REPO, "scheduler_spin.py", "--jobs", "4", "--seconds", "0.1", "--times", "1")
+    assert out.count("max-jobs-per-timespan ") == 2 and "median CPU" in out
+
+
 def test_harness_overhead(keras_jax_on_digits):
     out = benchmark(
         keras_jax_on_digits,

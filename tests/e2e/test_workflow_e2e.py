@@ -648,6 +648,12 @@ def test_overview_tables_and_plots(workdir):
     assert (environment["CPU matmul GFLOP/s"] > 0).all()
     assert environment["threads"].notna().all()
     assert record(workdir, "lenet", "keras-jax")["environment"]["matmul_probe"]["size"] == 1024
+    probes = sorted((workdir / "results/probes").glob("*/threads=*/*.json"))
+    assert probes
+    for path in probes:  # the CPU's probes, up to the config's largest product
+        probed = json.loads(path.read_text())
+        assert probed["largest_size"] == CONFIG["probe_largest_size"], path
+        assert max(size["size"] for size in probed["sizes"]) <= probed["largest_size"], path
 
     comparison = pd.read_csv(workdir / "results/tables/published_comparison.csv")
     published = pd.read_csv(REPO / "workflow/resources/published_results.csv")

@@ -104,9 +104,11 @@ rule cpu_probe:
     params:
         python=plan.keras_on_torch_python(),
         src=plan.src,
+        largest=config["probe_largest_size"],
     shell:
         "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.run.probe"
         " --precision {wildcards.precision} --threads {wildcards.threads}"
+        " --largest {params.largest}"
         " --machine {wildcards.machine:q} --output {output:q} > {log:q} 2>&1"
 
 

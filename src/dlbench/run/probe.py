@@ -143,18 +143,21 @@ def gpu_probe(precision, lock_dir=None, wait_s=3600):
     return found
 
 
-def machine_probe(precision, threads):
+def machine_probe(precision, threads, largest=PLATEAU_SIZES[-1]):
     """The machine's attainable rate in ``precision`` on ``threads`` pinned
-    threads, with what it ran on."""
+    threads, with what it ran on; products up to ``largest`` (config
+    probe_largest_size)."""
     from dlbench.run import runtime
 
     cpus = runtime.pin_to_cpus(threads)
     import torch
 
     torch.set_num_threads(threads)
-    found = plateau(torch_products(TORCH_DTYPES[precision]))
+    sizes = [size for size in PLATEAU_SIZES if size <= largest]
+    found = plateau(torch_products(TORCH_DTYPES[precision]), sizes)
     found.update(
         precision=precision,
+        largest_size=largest,
         dtype=TORCH_DTYPES[precision],
         threads=threads,
         cpus_pinned=cpus,
@@ -182,6 +185,13 @@ def main(argv=None):
     parser.add_argument("--output", required=True)
     parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     parser.add_argument("--gpu-lock-dir", default=None, help="the runs' GPU lock files")
+    parser.add_argument(
+        "--largest",
+        type=int,
+        choices=PLATEAU_SIZES,
+        default=PLATEAU_SIZES[-1],
+        help="the largest product on CPU (config probe_largest_size)",
+    )
     args = parser.parse_args(argv)
     threads = runtime.resolve_threads(args.threads)
     os.environ.update(runtime.thread_environment(threads))  # before torch sizes its pools
@@ -189,7 +199,7 @@ def main(argv=None):
         if args.device == "gpu":
             found = gpu_probe(args.precision, args.gpu_lock_dir or None)
         else:
-            found = machine_probe(args.precision, threads)
+            found = machine_probe(args.precision, threads, args.largest)
     except (ImportError, RuntimeError) as error:  # no torch, no GPU: MFU falls back, said why
         found = {"precision": args.precision, "reason": "no probe: {}".format(error)}
     found.update(machine=args.machine, threads_setting=args.threads)
