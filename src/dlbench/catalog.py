@@ -498,6 +498,17 @@ def adapter_of(backend):
     return entry.get("adapter", entry["family"])
 
 
+def keras_native_pairs(backends):
+    """(Keras backend, native backend) for every native backend whose Keras
+    counterpart is also among ``backends``: the cost of abstraction's pairs."""
+    found = []
+    for backend in backends:
+        counterpart = BACKENDS[backend].get("keras")
+        if backend.startswith("native-") and counterpart in backends:
+            found.append((counterpart, backend))
+    return sorted(found)
+
+
 def models_of(backend):
     """The workloads a backend's family implements, sorted."""
     family = BACKENDS[backend]["family"]

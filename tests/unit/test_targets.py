@@ -6,6 +6,8 @@ it; the end-to-end tier runs them through Snakemake."""
 import copy
 import os
 import shlex
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -173,3 +175,17 @@ def test_a_model_of_your_own_is_checked_before_anything_builds_it():
     built_in = Wildcards(dataset="digits", model="mlp", seed="42")
     assert plan.model_check_input(built_in) == {} and plan.custom_model_option(built_in) == ""
     assert plan.keras_model_inputs(built_in)["facts"].endswith("models/workloads/mlp/__init__.py")
+
+
+def test_the_plan_imports_no_pandas():
+    """Every Snakemake invocation parses the workflow, the plan with it: a
+    dry run should not pay for pandas (a second of CPU), which only the
+    rules' scripts need."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys, dlbench.plan.targets; print('pandas' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO / "src")),
+    )
+    assert done.stdout.strip() == "False"

@@ -40,15 +40,7 @@ COLUMNS = PAIR + [
 ]
 
 
-def pairs(backends):
-    """(Keras backend, native backend) for every native backend whose Keras
-    counterpart is also among ``backends``."""
-    found = []
-    for backend in backends:
-        counterpart = catalog.BACKENDS[backend].get("keras")
-        if backend.startswith("native-") and counterpart in backends:
-            found.append((counterpart, backend))
-    return sorted(found)
+pairs = catalog.keras_native_pairs
 
 
 def steady_epochs(epochs_frame):

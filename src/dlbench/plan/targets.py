@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 from dlbench import catalog
-from dlbench.analysis import abstraction
 from dlbench.environments import envspec, variants
 from dlbench.models import lines, workloads
 from dlbench.plan import import_graph, matrix
@@ -236,7 +235,7 @@ class Plan(object):
             outputs += ["results/tables/versions.md", "results/plots/versions.png"]
         if matrix.modes_compared(self.config):
             outputs += ["results/tables/speedups.md", "results/plots/speedups.png"]
-        if abstraction.pairs(set(self.config["backends"])):
+        if catalog.keras_native_pairs(set(self.config["backends"])):
             outputs += [
                 "results/tables/abstraction_cost.md",
                 "results/plots/abstraction_cost.png",
