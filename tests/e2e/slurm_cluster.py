@@ -8,8 +8,10 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 DAEMONS = ("munged", "slurmctld", "slurmd", "sinfo", "sbatch", "squeue")
@@ -58,6 +60,25 @@ def missing():
     if DEFAULT_CONF.exists():
         return "{} exists (a real SLURM here?): not replacing it".format(DEFAULT_CONF)
     return None
+
+
+def install_executor_plugin(folder, repo):
+    """The project's ``slurm`` extra (Snakemake's SLURM executor and job
+    step plugins, as a cluster user installs them) in ``folder``, for
+    PYTHONPATH: the main environment holds neither, since Snakemake imports
+    every executor plugin it finds at each start. Their own dependencies are
+    the main environment's."""
+    pyproject = tomllib.loads((Path(repo) / "pyproject.toml").read_text())
+    pins = pyproject["project"]["optional-dependencies"]["slurm"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(folder)]
+        + pins,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise RuntimeError("pip could not install {}:\n{}".format(pins, done.stderr[-3000:]))
+    return str(folder)
 
 
 def _free_port():

@@ -4,6 +4,7 @@ merge with a local run's in one report, and a failing job is reported as
 failed."""
 
 import json
+import os
 import socket
 
 import pandas as pd
@@ -23,7 +24,13 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
+    """The cluster, and Snakemake's SLURM plugins on the path of every
+    Snakemake it starts (SLURM passes the environment on to its jobs)."""
+    plugins = slurm_cluster.install_executor_plugin(tmp_path_factory.mktemp("plugins"), REPO)
     started = slurm_cluster.Cluster(tmp_path_factory.mktemp("slurm")).start()
+    started.env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [plugins, started.env.get("PYTHONPATH")])
+    )
     yield started
     started.stop()
 

@@ -37,7 +37,7 @@ def test_main_env_file_matches_the_project_pins():
     main = envspec.read_spec(REPO / "envs" / "main.yaml")
     assert set(main["pip"]) <= project
     # what only the Snakemake process itself needs, not the rules' scripts
-    driver_only = {"snakemake==9.27.1", "snakemake-executor-plugin-slurm==2.8.0"}
+    driver_only = {"snakemake==9.27.1"}
     assert project - set(main["pip"]) == driver_only
 
 

@@ -44,8 +44,6 @@ PLATFORMS = ["manylinux_2_{}_x86_64".format(n) for n in range(39, 4, -1)] + [
 ]
 # What one command carries to the device machine: the tracked tree and the kit.
 CARRY_LIMIT_BYTES = 64 * 2**20
-# Main-environment packages the campaign does not use on a single machine.
-NOT_FOR_THE_CAMPAIGN = {"snakemake-executor-plugin-slurm"}
 
 
 class KitError(RuntimeError):
@@ -83,9 +81,7 @@ def requirements(repo=REPO, config_path=None):
         found += envspec.pins(spec)
     chosen = {}
     for requirement in found:
-        name = canonicalize_name(requirement.name)
-        if name not in NOT_FOR_THE_CAMPAIGN:
-            chosen.setdefault(name, requirement)
+        chosen.setdefault(canonicalize_name(requirement.name), requirement)
     return [str(requirement) for requirement in chosen.values()]
 
 
