@@ -71,6 +71,8 @@ def workdir(tmp_path_factory, built_workflow):
         # the built workflow draws shared weights for the example model: here
         # each draw would be one more process importing Keras and torch
         initial_weights="own",
+        # the machine's probe as in config/test.yaml: the tables need a rate
+        probe_largest_size=512,
         backends={backend: smoke["backends"].get(backend) for backend in BACKENDS},
         custom_models=dict(
             smoke["custom_models"],

@@ -101,6 +101,8 @@ def fault_config(mirror):
         # built workflow and test_equivalence_mistakes.py exercise those)
         initial_weights="own",
         equivalence_check={"steps": 0},
+        # the machine's probe as in config/test.yaml: the tables need a rate
+        probe_largest_size=512,
     )
 
 

@@ -42,6 +42,8 @@ def machine_config(workdir, machine, threads, **changes):
         # process that imports Keras and torch: six of them, 41 s of CPU on a Zen 3)
         equivalence_check={"steps": 0},
         initial_weights="own",
+        # the machine's probe as in config/test.yaml: the tables need a rate
+        probe_largest_size=512,
         **changes,
     )
     return str(write_config(workdir / "config" / "machine.yaml", config))
