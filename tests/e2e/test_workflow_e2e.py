@@ -18,7 +18,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from dlbench import catalog
-from dlbench.analysis import abstraction, equivalence_verdicts
+from dlbench.analysis import equivalence_verdicts
 from dlbench.environments import variants
 from dlbench.models import flops, workloads
 from dlbench.plan import matrix
@@ -381,7 +381,7 @@ def test_abstraction_cost_and_lines_of_code_tables(workdir):
     """Keras / native ratios with intervals for every pair on the workloads
     both run; lines of code for every implementation the config runs."""
     cost = pd.read_csv(workdir / "results/tables/abstraction_cost.csv")
-    pairs = abstraction.pairs(set(CONFIG["backends"]))
+    pairs = catalog.keras_native_pairs(set(CONFIG["backends"]))
     assert len(pairs) >= 6
     for keras, native in pairs:
         rows = cost[(cost["keras_backend"] == keras) & (cost["native_backend"] == native)]

@@ -13,10 +13,10 @@ from dlbench.models import lines
 
 def test_pairs_match_each_native_backend_with_its_keras_counterpart():
     backends = {"keras-torch", "native-torch", "native-jax", "keras-tensorflow", "native-chainer"}
-    assert abstraction.pairs(backends) == [("keras-torch", "native-torch")]
+    assert catalog.keras_native_pairs(backends) == [("keras-torch", "native-torch")]
     every = set(catalog.BACKENDS)
-    assert ("keras2-theano", "native-pytensor") in abstraction.pairs(every)
-    assert all(native != "native-chainer" for _, native in abstraction.pairs(every))
+    assert ("keras2-theano", "native-pytensor") in catalog.keras_native_pairs(every)
+    assert all(native != "native-chainer" for _, native in catalog.keras_native_pairs(every))
 
 
 def test_ratio_of_medians_and_an_interval_that_covers_it():

@@ -40,9 +40,6 @@ COLUMNS = PAIR + [
 ]
 
 
-pairs = catalog.keras_native_pairs
-
-
 def steady_epochs(epochs_frame):
     """Epoch seconds after the first, by run."""
     return epochs_frame[epochs_frame["epoch"] > 1].rename(columns={"seconds": "value"})
@@ -104,7 +101,7 @@ def abstraction_cost(metrics_frame, epochs_frame, latencies_frame, level=0.95, d
     values = {"epochs": steady_epochs(epochs_frame), "latencies": latency_calls(latencies_frame)}
     ok = metrics_frame[metrics_frame["status"] == "ok"]
     rows = []
-    for keras, native in pairs(set(ok["backend"])):
+    for keras, native in catalog.keras_native_pairs(set(ok["backend"])):
         both = ok[ok["backend"].isin([keras, native])]
         for cell, runs in both.groupby(PAIR, sort=True):
             if set(runs["backend"]) != {keras, native}:
