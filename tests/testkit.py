@@ -1,6 +1,7 @@
 """What the tests of both tiers share: the repository, real run records kept
 as fixtures, configs written for a test, run record paths."""
 
+import compileall
 import copy
 import json
 import os
@@ -136,6 +137,11 @@ def copy_workflow(destination, venvs_from=None, environments=(), source=REPO):
         else:
             (destination / part).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source_part, destination / part)
+    # Compiled once here: the copy's Snakemake, scripts and supervisors run in
+    # .venv, where PYTHONDONTWRITEBYTECODE (set on CI's machines) would have
+    # each of them compile the library's modules it imports again.
+    if (destination / "src").is_dir():
+        compileall.compile_dir(str(destination / "src"), quiet=1)
     for environment in environments:
         built = Path(venvs_from) / ".venvs" / environment
         assert (built / "ready.json").exists(), "no venv built at {}".format(built)

@@ -1,15 +1,16 @@
 """The GPU campaign rehearsed on the CPU: the kit of ``make gpu-kit`` (real
 wheels for Python 3.12 from PyPI), installed with ``--no-index`` beside a
 Python 3.12 interpreter that holds what the GPU machine's holds, proves the
-kit complete; then the campaign's own command, devices 0 only, cut off by its
-budget and resumed, packs records, tables and the report.
+kit complete; then the campaign's own command, devices 0 and float32 only,
+cut off by its budget and resumed, packs records, tables and the report.
 
-One departure from the GPU machine: PyPI has no CPU build of torch for
+Two departures from the GPU machine. PyPI has no CPU build of torch for
 Python 3.12 (its build there is CUDA's, gigabytes; this machine's CPU wheel is
 for 3.11), so the rehearsal's interpreter holds JAX but not torch. The torch
 backends stay in the config and show the missing framework as their reason;
 the shared initial weights and LeNet's trained weights, drawn on keras-torch,
-are each backend's own here."""
+are each backend's own here. And the GPU's own libraries (cuDNN, cuBLAS and
+CuPy, 1.3 GB unpacked) are left out: nothing on a CPU loads them."""
 
 import json
 import os
@@ -28,7 +29,13 @@ from testkit import REPO, RUN_TIMEOUT_S, copy_workflow, write_config
 
 pytestmark = pytest.mark.early  # mostly pip's downloads: beside the CPU-bound modules
 INSTALL_TIMEOUT_S = 1800
-NO_CPU_BUILD_FOR_312 = {"torch"}
+
+
+def left_out_here(name):
+    """The GPU machine's distributions the rehearsal's interpreter leaves
+    out (the module's docstring says why); NVML's bindings stay."""
+    gpu_library = name.startswith(("nvidia-", "cupy-cuda")) and name != "nvidia-ml-py"
+    return name == "torch" or gpu_library
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +63,7 @@ def machine_requirements(manifest):
     for line in manifest["image_requirements"]:
         requirement = Requirement(line)
         name = canonicalize_name(requirement.name)
-        if name not in NO_CPU_BUILD_FOR_312:
+        if not left_out_here(name):
             wanted.setdefault(name, "{}{}".format(name, requirement.specifier))
     return sorted(wanted.values())
 
@@ -84,8 +91,12 @@ def machine_python(kit, tmp_path_factory):
 def rehearsal_config(workdir):
     config = yaml.safe_load((REPO / "config" / "gpu.yaml").read_text())
     (mlp,) = [entry for entry in config["workloads"] if entry["model"] == "mlp"]
+    # float32 only: bfloat16 on JAX's CPU is trained and inferred in the
+    # tests' workflow and the precision module; here three runs of it (53 s of
+    # CPU on a Zen 3) rehearsed nothing the campaign's stages do not do in float32
     config.update(
         threads=1,
+        precision=["float32"],
         initial_weights="own",
         workloads=[dict(mlp, epochs=2)],
         backends={
@@ -163,13 +174,14 @@ def test_the_same_command_resumes_and_packs_records_tables_and_report(rehearsal)
     names = packed(workdir / "second")
     machine_pack = workdir / "second" / "{}.tar.gz".format(summary_machine(workdir))
     with tarfile.open(str(machine_pack)) as tar:
-        assert sum(name.endswith("run.json") for name in tar.getnames()) == 8
+        # keras-jax and native-jax compiled (JAX has no eager mode), keras-torch's two modes
+        assert sum(name.endswith("run.json") for name in tar.getnames()) == 4
     assert {"results/summary.csv", "results/report.html", "logs/gpu_campaign.log"} <= names
     assert not any(name.endswith(".npz") for name in names)
     summary = pd.read_csv(workdir / "results" / "summary.csv")
     ran = summary[summary["status"] == "ok"]
     assert set(ran["backend"]) == {"keras-jax", "native-jax"}
-    assert set(ran["precision"]) == {"float32", "mixed_bfloat16"}
+    assert set(ran["precision"]) == {"float32"}
     assert (ran["test_accuracy"] > 0.5).all()
     torch = summary[summary["backend"] == "keras-torch"]
     assert set(torch["status"]) == {"unavailable"}

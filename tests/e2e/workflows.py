@@ -61,7 +61,9 @@ class BuiltWorkflow(object):
 
     Under pytest-xdist the workers share it: the first to come builds it (the
     builder), the others wait for the outcome of each stage, which the
-    builder writes beside it (``outcome_file``)."""
+    builder writes beside it (``outcome_file``). Without tests that read the
+    workflow stage nothing is built in the background: each worker builds
+    what its tests ask for, one worker at a time."""
 
     STAGES = ("setup", "workflow")
 
@@ -91,8 +93,9 @@ class BuiltWorkflow(object):
     @property
     def building(self):
         """Whether the stages are made in the background (by this process or
-        by another worker)."""
-        return self.background is not None or not self.builder
+        by another worker: the builder does where the session has tests that
+        read the workflow stage, which every worker collects alike)."""
+        return self.background is not None or (not self.builder and self.workflow_wanted)
 
     def setup_targets(self):
         """Every venv, prepared dataset and file of shared initial weights of
@@ -205,7 +208,12 @@ class BuiltWorkflow(object):
         if missing and self.building:
             raise AssertionError("not among the set-up's targets: {}".format(missing))
         if missing:
-            run_snakemake(self.path, *missing, "--configfile", TEST_CONFIG, "-j2")
+            # one worker at a time: Snakemake locks the folder against a second
+            with open(self.path.parent / "built_workflow.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                missing = [target for target in missing if not (self.path / target).exists()]
+                if missing:
+                    run_snakemake(self.path, *missing, "--configfile", TEST_CONFIG, "-j2")
         return [self.path / target for target in targets]
 
     def venv(self, environment):

@@ -395,5 +395,15 @@ def test_installing_into_an_existing_interpreter_changes_its_fingerprint(tmp_pat
     before = envspec.interpreter_fingerprint.__wrapped__(python)
     assert envspec.interpreter_fingerprint.__wrapped__(python) == before
     (site_packages,) = (tmp_path / "env" / "lib").glob("python*/site-packages")
+    # a first import's bytecode is not an installation
+    (site_packages / "six.py").write_text("")
+    subprocess.run([python, "-c", "import six"], env={"PATH": os.environ["PATH"]}, check=True)
+    assert (site_packages / "__pycache__").is_dir()
+    assert envspec.interpreter_fingerprint.__wrapped__(python) == before
     (site_packages / "newly_installed-1.0.dist-info").mkdir()
-    assert envspec.interpreter_fingerprint.__wrapped__(python) != before
+    installed = envspec.interpreter_fingerprint.__wrapped__(python)
+    assert installed != before
+    (site_packages / "newly_installed-1.0.dist-info").rename(
+        site_packages / "newly_installed-1.1.dist-info"
+    )
+    assert envspec.interpreter_fingerprint.__wrapped__(python) not in (before, installed)

@@ -449,11 +449,19 @@ def _interpreter_report(python, backend, distributions, src, log):
     return None, "interpreter {} exited with status {}: {}".format(python, done.returncode, tail)
 
 
+# What an installer leaves beside a distribution (and a path configuration
+# file, which may add folders).
+INSTALLED = (".dist-info", ".egg-info", ".egg-link", ".pth")
+
+
 @functools.lru_cache(maxsize=None)
 def interpreter_fingerprint(python):
-    """The interpreter and the times of the folders on its path: installing or
-    removing a package changes its folder's time. Cheap (nothing is imported),
-    so the workflow can ask at every start."""
+    """The interpreter and the distributions' metadata in the folders on its
+    path: installing, upgrading or removing a package changes their names.
+    Not the folders' times: the interpreter's first import of a module at a
+    folder's top (``six``, ``typing_extensions``) makes its ``__pycache__``
+    there, which would have every interpreter checked again after its first
+    run. Cheap (nothing is imported), so the workflow can ask at every start."""
     found = [os.path.realpath(python)]
     try:
         listed = subprocess.run(
@@ -467,7 +475,8 @@ def interpreter_fingerprint(python):
         folders = []
     for folder in folders:
         if os.path.isdir(folder):
-            found.append("{}:{}".format(folder, os.stat(folder).st_mtime_ns))
+            metadata = sorted(name for name in os.listdir(folder) if name.endswith(INSTALLED))
+            found.append("{}:{}".format(folder, ",".join(metadata)))
     return hashlib.sha256("\n".join(found).encode()).hexdigest()
 
 
