@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from testkit import REPO, copy_workflow, run_json, run_snakemake, write_config
+from workflows import load_test_config
 
 BACKENDS = ["keras-torch", "keras2-theano", "native-torch"]
 MODEL = textwrap.dedent(
@@ -71,8 +72,8 @@ def workdir(tmp_path_factory, built_workflow):
         # the built workflow draws shared weights for the example model: here
         # each draw would be one more process importing Keras and torch
         initial_weights="own",
-        # the machine's probe as in config/test.yaml: the tables need a rate
-        probe_largest_size=512,
+        # the machine's probe sized as in the tests' config: the tables need a rate
+        probe_largest_size=load_test_config()["probe_largest_size"],
         backends={backend: smoke["backends"].get(backend) for backend in BACKENDS},
         custom_models=dict(
             smoke["custom_models"],

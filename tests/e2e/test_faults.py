@@ -36,6 +36,7 @@ from testkit import (
     run_snakemake,
     write_config,
 )
+from workflows import load_test_config
 
 CONFIG = "config/faults.yaml"
 BROKEN = "keras-tensorflow"  # its env file pins a tensorflow-cpu that does not exist
@@ -103,8 +104,8 @@ def fault_config(mirror):
         # built workflow and test_equivalence_mistakes.py exercise those)
         initial_weights="own",
         equivalence_check={"steps": 0},
-        # the machine's probe as in config/test.yaml: the tables need a rate
-        probe_largest_size=512,
+        # the machine's probe sized as in the tests' config: the tables need a rate
+        probe_largest_size=load_test_config()["probe_largest_size"],
     )
 
 

@@ -14,6 +14,7 @@ import yaml
 
 from report_browser import check_report
 from testkit import REPO, copy_workflow, needs_browser, run_json, run_snakemake, write_config
+from workflows import load_test_config
 
 BACKENDS = ["keras-torch", "native-torch"]
 GPU_RECORDS = REPO / "tests" / "fixtures" / "gpu" / "runs"
@@ -42,8 +43,8 @@ def machine_config(workdir, machine, threads, **changes):
         # process that imports Keras and torch: six of them, 41 s of CPU on a Zen 3)
         equivalence_check={"steps": 0},
         initial_weights="own",
-        # the machine's probe as in config/test.yaml: the tables need a rate
-        probe_largest_size=512,
+        # the machine's probe sized as in the tests' config: the tables need a rate
+        probe_largest_size=load_test_config()["probe_largest_size"],
         **changes,
     )
     return str(write_config(workdir / "config" / "machine.yaml", config))
