@@ -138,7 +138,7 @@ def test_check_runs_are_the_training_workloads_on_every_backend_on_the_cpu(smoke
         assert backends == matrix.runnable_backends(smoke_config, entry, {"devices": 0})
         assert "keras-torch" in backends and "native-cntk" in backends
     spec = matrix.check_spec(smoke_config, runs[0])
-    assert spec["task"] == "check" and spec["check_steps"] == 6
+    assert spec["task"] == "check" and spec["check_steps"] == 4
     assert spec["initial_weights"].startswith("results/weights/")
     assert matrix.check_dir(runs[0]).startswith("results/checks/")
 

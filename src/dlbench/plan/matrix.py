@@ -711,7 +711,7 @@ def runs(config):
 # and backend, beside the timed runs, never among them.
 CHECK_DIR = RUN_DIR.replace("results/runs/", "results/checks/", 1)
 CHECK_DEFAULTS = {
-    "steps": 6,
+    "steps": 4,
     "reference": "median",
     "tolerance": 2e-4,
     "prediction_tolerance": 1e-4,  # equivalence.PREDICTION_TOLERANCE
