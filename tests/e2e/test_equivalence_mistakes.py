@@ -5,7 +5,8 @@ in its own environment with the shared weights of the digits workloads,
 beside the checks the tests' workflow made on backends that compute as
 Keras 3 does, and the mistaken one must be the one that departs. The same
 for inference: LeNet's trained weights loaded with the dense layer's rows
-left in Keras' flattening order, beside the workflow's LeNet runs."""
+left in Keras' flattening order, beside the workflow's LeNet runs. And two
+framework rules the check found, measured where they arise."""
 
 import copy
 import json
@@ -16,10 +17,11 @@ import pytest
 
 from dlbench.analysis import equivalence_verdicts
 from dlbench.environments.variants import PINNED
+from dlbench.models.layers import MAX_POOL_TIES
 from dlbench.plan import matrix
 from dlbench.record import record_schema
 from dlbench.run import runtime
-from dlbench.run.backends import keras_adapter
+from dlbench.run.backends import keras2_adapter, keras_adapter
 from testkit import RUN_TIMEOUT_S
 from workflows import load_test_config
 
@@ -218,3 +220,52 @@ def test_keras_on_tensorflow_squares_an_embeddings_gradient_per_occurrence(built
     assert tensorflow["velocity"] == pytest.approx([v / 2 for v in torch["velocity"]], rel=1e-5)
     assert tensorflow["own_rules"] == [keras_adapter.SPARSE_SQUARES]
     assert torch["own_rules"] == []
+
+
+THEANO_GRADIENTS = """
+import json
+import numpy as np
+from dlbench.run import launch
+from dlbench.run.backends import keras2_adapter
+
+adapter = keras2_adapter.Adapter("theano", {})
+parallel = dict(launch.ON_THE_CPU, rank=0, local_rank=0, processes=1)
+adapter.setup(threads=1, seed=0, devices=0, parallel=parallel)  # Theano's flags, as a run's
+import keras
+from keras import backend as K
+
+inputs = keras.layers.Input((2, 2, 1))
+# a 1x1 convolution of weight 1 (the identity), then ReLU as the workloads apply it
+relu = keras.layers.Conv2D(1, 1, activation="relu", use_bias=False, kernel_initializer="ones")
+model = keras.models.Model(inputs, keras.layers.MaxPooling2D(2)(relu(inputs)))
+gradient = K.function([inputs], K.gradients(K.sum(model.output), [inputs]))
+found = {
+    name: gradient([np.full((1, 2, 2, 1), value, "float32")])[0].ravel().tolist()
+    for name, value in (("at_zero", 0.0), ("tied", 1.0))
+}
+found["own_rules"] = adapter._own_rules(model, "adadelta")
+print(json.dumps(found))
+"""
+
+
+def test_theano_sends_a_tied_maximums_gradient_everywhere_and_relus_half_at_zero(built_workflow):
+    """What the check found on the digits CNN in Keras 2 on Theano, measured
+    on one 2x2 window: the gradient of max(relu(window)) reaches all four
+    tied inputs (Keras 3's backends: one), and at 0 each gets 0.5, ReLU's
+    gradient there (Keras 3's: 0); the adapter records both rules. (The
+    tests' workflow leaves Theano's CNN check out: 98 s of CPU on an Intel
+    Xeon, most of it g++ compiling its training graph; native PyTensor's CNN
+    check still sees the tied maxima.)"""
+    venv = built_workflow.venv("keras2-theano")
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", THEANO_GRADIENTS],
+        cwd=built_workflow.path / "src",
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["tied"] == [1.0] * 4
+    assert found["at_zero"] == [0.5] * 4
+    assert found["own_rules"] == [MAX_POOL_TIES, keras2_adapter.THEANO_RELU]

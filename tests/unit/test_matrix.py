@@ -352,3 +352,21 @@ def test_an_exclusion_that_leaves_out_no_cell_is_refused(smoke_config, item, com
     config = dict(smoke_config, compile=compile_modes, exclude=excluded)
     with pytest.raises(matrix.ConfigError, match=r"exclude\[1\]: .* matches no cell"):
         matrix.check(config)
+
+
+def test_an_exclusion_may_leave_out_a_check_alone(smoke_config):
+    """Keras 2 on Theano trains the CNN on one device only, which the smoke
+    does not sweep: its one CNN job is the equivalence check, and an item
+    naming it leaves that out (the tests' config does)."""
+    cnn = matrix.workload(smoke_config, "digits", "cnn")
+    config = dict(
+        smoke_config,
+        workloads=[dict(cnn, devices=[2])],
+        exclude=[{"backend": "keras2-theano", "model": "cnn"}],
+    )
+    unexcluded = dict(config, exclude=[])
+    assert not [run for run in matrix.runs(unexcluded) if run.backend == "keras2-theano"]
+    checked = {run.backend for run in matrix.check_runs(unexcluded)}
+    assert "keras2-theano" in checked
+    matrix.check(config)
+    assert {run.backend for run in matrix.check_runs(config)} == checked - {"keras2-theano"}

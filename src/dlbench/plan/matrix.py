@@ -365,8 +365,9 @@ def check(config):
 
 
 def _check_exclusions(config):
-    """An ``exclude`` item that leaves out no cell the matrix would run is a
-    mistake (a misspelt value, a backend the workload does not run)."""
+    """An ``exclude`` item that leaves out no cell the matrix would run, nor
+    an equivalence check's run, is a mistake (a misspelt value, a backend the
+    workload does not run)."""
     excluded = config.get("exclude") or []
     if not excluded:
         return
@@ -379,6 +380,11 @@ def _check_exclusions(config):
             item = _exclusion(config, entry, backend, setting)
             if item is not None and not cell_not_applicable(unexcluded, entry, backend, setting):
                 used.add(excluded.index(item))
+    for run in check_runs(unexcluded):
+        entry = workload(config, run.dataset, run.model)
+        item = _exclusion(config, entry, run.backend, run._asdict())
+        if item is not None:
+            used.add(excluded.index(item))
     for index, item in enumerate(excluded):
         if index not in used:
             raise ConfigError(

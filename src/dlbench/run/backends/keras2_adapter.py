@@ -254,7 +254,7 @@ class Adapter(keras_adapter.Adapter):
         own = optimizer_name in OWN_RULES and self.framework != "mxnet"
         rules = [OWN_RULES[optimizer_name]] if own else []
         if self.framework == "theano":
-            layers = _all_layers(model)
+            layers = list(_all_layers(model))
             if any(type(layer).__name__ == "MaxPooling2D" for layer in layers):
                 rules.append(MAX_POOL_TIES)
             activations = {
