@@ -229,8 +229,8 @@ from dlbench.run import launch
 from dlbench.run.backends import keras2_adapter
 
 adapter = keras2_adapter.Adapter("theano", {})
-parallel = dict(launch.ON_THE_CPU, rank=0, local_rank=0, processes=1)
-adapter.setup(threads=1, seed=0, devices=0, parallel=parallel)  # Theano's flags, as a run's
+# Theano's flags, as a run's
+adapter.setup(threads=1, seed=0, devices=0, parallel=launch.one_process_on_the_cpu())
 import keras
 from keras import backend as K
 

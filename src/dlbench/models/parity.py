@@ -80,7 +80,7 @@ def check(backend, models, data_folder, weights_folder=None):
         threads=1,
         seed=0,
         devices=0,
-        parallel=dict(launch.ON_THE_CPU, rank=0, local_rank=0, processes=1),
+        parallel=launch.one_process_on_the_cpu(),
     )
     found = {}
     loaded = {}

@@ -63,8 +63,7 @@ def inspect(backend, distributions):
     }
     try:
         adapter = backends.adapter_for(backend, {})
-        parallel = dict(launch.ON_THE_CPU, rank=0, local_rank=0, processes=1)
-        adapter.setup(threads=1, seed=0, devices=0, parallel=parallel)
+        adapter.setup(threads=1, seed=0, devices=0, parallel=launch.one_process_on_the_cpu())
         found["versions"] = adapter.versions()
         adapter.close()
     except Exception as error:  # whatever the framework raises: the reason to report

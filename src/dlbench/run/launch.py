@@ -27,6 +27,12 @@ ON_THE_CPU = {
 }
 
 
+def one_process_on_the_cpu():
+    """The ``parallel`` block of a process that sets a backend up outside a
+    run (a check of its environment, a draw, a preparation): the only one."""
+    return dict(ON_THE_CPU, rank=0, local_rank=0, processes=1)
+
+
 def parallel_of(spec):
     """The run's ``parallel`` block (matrix.data_parallel); a spec without
     one runs on the CPU."""

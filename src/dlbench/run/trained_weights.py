@@ -36,7 +36,7 @@ def train(model_name, data_path, drawn_path, training, seed):
         threads=1,  # a preparation, not a benchmark: one thread, reproducible sums
         seed=seed,
         devices=0,
-        parallel=dict(launch.ON_THE_CPU, rank=0, local_rank=0, processes=1),
+        parallel=launch.one_process_on_the_cpu(),
     )
     data = harness.load_dataset(data_path)
     spec = {
