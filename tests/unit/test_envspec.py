@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -93,10 +94,10 @@ def test_spec_without_python_pin_is_refused(tmp_path):
         envspec.read_spec(path)
 
 
-def tiny_spec(folder):
-    """An env file of this Python and six, not a backend's."""
+def tiny_spec(folder, version=None):
+    """An env file of this Python (or ``version``) and six, not a backend's."""
     spec = folder / "tiny.yaml"
-    version = "{}.{}".format(*sys.version_info[:2])
+    version = version or "{}.{}".format(*sys.version_info[:2])
     spec.write_text(
         "name: tiny\ndependencies:\n  - python={}\n  - pip\n  - pip:\n      - six==1.16.0\n".format(
             version
@@ -134,6 +135,24 @@ def test_build_venv_installs_the_pins(tmp_path, monkeypatch, from_outside):
     assert bool(pip_of(tmp_path / "venv")) is not from_outside
     assert built["installer"].startswith("pip ")
     assert (str(tmp_path / "venv") in built["installer"]) is not from_outside
+
+
+def test_a_venv_with_its_own_pip_leaves_nothing_in_the_temporary_folder(tmp_path, monkeypatch):
+    """ensurepip of Python 3.9 runs its bundled pip from the wheel, whose
+    certifi unpacks its CA bundle into a temporary file that nothing removes
+    (a /tmp/tmpXXXXXXXXcacert.pem after every test session): the venv's
+    build gives it a folder of its own."""
+    assert envspec.outside_pip("3.9") is None  # so the venv gets a pip of its own
+    watched = tmp_path / "tmp"
+    watched.mkdir()
+    monkeypatch.setenv("TMPDIR", str(watched))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    with open(tmp_path / "log", "w") as log:
+        python = envspec.build_venv(
+            tiny_spec(tmp_path, "3.9"), tmp_path / "venv", tmp_path / "ready.json", log=log
+        )
+    assert pip_of(tmp_path / "venv") and python.endswith("python")
+    assert sorted(path.name for path in watched.iterdir()) == []
 
 
 def test_the_workflows_pip_installs_only_for_pythons_it_supports():

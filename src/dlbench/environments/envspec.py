@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -129,9 +130,9 @@ def find_python(version, configured=None):
     )
 
 
-def _run(command, log):
+def _run(command, log, env=None):
     print("$ " + " ".join(command), file=log, flush=True)
-    subprocess.run(command, check=True, stdout=log, stderr=subprocess.STDOUT)
+    subprocess.run(command, check=True, stdout=log, stderr=subprocess.STDOUT, env=env)
 
 
 # How a venv gets its bytecode (config key venv_bytecode): "install", pip's
@@ -189,7 +190,12 @@ def build_venv(
     # an old Python's pinned pip is the venv's own
     pip = None if spec["pip_version"] else outside_pip(spec["python"])
     if pip is None:
-        _run([python, "-m", "venv", str(destination)], log)
+        # ensurepip runs the pip it bundles from its wheel, whose certifi
+        # (Pythons 3.7 to 3.9) unpacks its CA bundle into a temporary file
+        # that it never removes: a folder of ours takes it
+        with tempfile.TemporaryDirectory() as scratch:
+            in_scratch = dict(os.environ, TMPDIR=scratch)
+            _run([python, "-m", "venv", str(destination)], log, env=in_scratch)
         pip = [venv_python, "-m", "pip"]
     else:
         _run([python, "-m", "venv", "--without-pip", str(destination)], log)
