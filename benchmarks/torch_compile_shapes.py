@@ -4,10 +4,11 @@ torch.compile with static shapes, in the harness's order: single samples
 compiles the second shape again with a dynamic batch dimension, and that
 graph then serves the batches; ``dynamic=False`` gives each shape its own
 graph. Prints, per variant and round, the first call (the compile; a later
-variant may find Inductor's cache warm from an earlier one), the
-median latency at batch 1, the seconds per 1,000 samples at the batch, and
-the graphs compiled. On an H200, ResNet-50 ran slower compiled than eager
-(docs/gpus.md); this tells whether the dynamic graph is why:
+variant may find Inductor's cache, the environment's as for the runs, warm
+from an earlier one), the median latency at batch 1, the seconds per 1,000
+samples at the batch, and the graphs compiled. On an H200, ResNet-50 ran
+slower compiled than eager (docs/gpus.md); this tells whether the dynamic
+graph is why:
 
     PYTHONPATH=src python3 benchmarks/torch_compile_shapes.py --model resnet50 --calls 100
 """
@@ -19,6 +20,7 @@ import time
 import numpy as np
 
 from dlbench.models import workloads
+from dlbench.run.backends import frameworks
 
 SPECS = {
     "lenet": ({"input_shape": (28, 28, 1), "classes": 10}, 64),
@@ -70,8 +72,10 @@ def main():
     parser.add_argument("--device", help="default: cuda where torch sees one, else cpu")
     args = parser.parse_args()
 
+    cache = frameworks.torch_compile_cache()  # the runs' own: in the environment
     import torch
 
+    frameworks.torch_precompiled_headers()
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     torch.backends.cudnn.benchmark = True
     spec, batch = SPECS[args.model]
@@ -93,6 +97,11 @@ def main():
             torch.__version__,
             batch,
             args.calls,
+        )
+    )
+    print(
+        "Inductor's cache: {} ({})".format(
+            cache["torch_compile_cache"], "warm" if cache["compile_cache_warm"] else "cold"
         )
     )
     print("round  variant                    first call, s  p50 batch 1, ms  s/1,000  graphs")

@@ -454,6 +454,10 @@ def test_every_compile_mode_and_precision_runs_and_the_record_says_what_ran(work
             assert settings[key] is (mode == "compiled"), (backend, mode, settings)
         if "torch" in backend and (settings.get("torch_compile") or settings.get("jit_compile")):
             assert settings["torch_compile_shapes"].endswith("(torch's default)"), settings
+            # Inductor's precompiled headers in the environment's cache, not /tmp's
+            headers = Path(settings["torch_precompiled_headers"])
+            assert headers.parent == Path(settings["torch_compile_cache"]), settings
+            assert any(headers.rglob("*.gch")), headers
         if "hybridize" in catalog.compile_settings(backend, mode):
             assert bool(settings["hybridize"]) is (mode == "compiled"), (backend, settings)
         if backend in KERAS3:

@@ -312,6 +312,7 @@ class Adapter(base.Adapter):
         self.jit_compile = bool(model.jit_compile)
         if self.jit_compile and self.framework == "torch":
             self.applied["torch_compile_shapes"] = frameworks.torch_compile_shapes()
+            self.applied.update(frameworks.torch_precompiled_headers())
         if self.framework != "openvino" and hasattr(model, "dtype_policy"):  # Keras 3
             self.applied["precision"] = precision_that_ran(model, self.precision)
         if self.process_group:

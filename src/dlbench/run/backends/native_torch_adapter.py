@@ -153,6 +153,7 @@ class Adapter(native.NativeAdapter):
         self.applied["torch_compile"] = compiled
         if compiled:
             self.applied["torch_compile_shapes"] = frameworks.torch_compile_shapes()
+            self.applied.update(frameworks.torch_precompiled_headers())
         model = {
             "net": net,
             "forward": torch.compile(forward) if compiled else forward,
