@@ -123,22 +123,20 @@ def test_run_stability(keras_jax_on_digits):
     assert "digits/mlp/keras-jax/0: 1 of 1 runs ok, 0 failed" in out
 
 
-def test_torch_compile_shapes(built_workflow, tmp_path):
+def test_torch_compile_shapes(built_workflow):
     """On the CPU with LeNet and a batch of 8: each compiled variant compiles
-    one graph per shape (the default's second one dynamic)."""
+    one graph per shape (the default's second one dynamic), with the
+    environment's Inductor cache, as the runs have it."""
     venv = built_workflow.venv("native-torch")
     out = benchmark(
         built_workflow.path,
         "torch_compile_shapes.py",
         *("--model", "lenet", "--batch", "8", "--calls", "3", "--rounds", "1"),
         python=str(venv / "bin" / "python"),
-        env=dict(
-            os.environ,
-            PYTHONPATH=str(built_workflow.path / "src"),
-            TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"),
-        ),
+        env=dict(os.environ, PYTHONPATH=str(built_workflow.path / "src")),
     )
     assert out.startswith("lenet on CPU (torch ")
+    assert "Inductor's cache: {} (".format(venv / "torchinductor-cache") in out
     rows = [line.split() for line in out.splitlines() if line.startswith("1 ")]
     assert [row[-1] for row in rows] == ["0", "2", "2"], out
     assert "compiled, static shapes: eager / compiled" in out
