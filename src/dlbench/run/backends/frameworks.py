@@ -5,9 +5,12 @@ module, imported by its caller after the harness pinned the process.
 Importable on Python 3.6.
 """
 
+import atexit
+import glob
 import os
 import re
 import sys
+import tempfile
 
 
 def pin_tensorflow(tf, threads, emulated_devices=0):
@@ -21,6 +24,31 @@ def pin_tensorflow(tf, threads, emulated_devices=0):
             cpu, [tf.config.LogicalDeviceConfiguration()] * emulated_devices
         )
     return {"intra_op_threads": threads, "inter_op_threads": 1}
+
+
+def sweep_autograph_bytecode_at_exit():
+    """TensorFlow's autograph writes each function it converts as a module in
+    the temporary folder and removes it at exit, but not the bytecode Python
+    compiled from it (``__pycache__/__autograph_generated_file*.pyc``, a few
+    hundred files after a test session). Registered before TensorFlow's own
+    clean-up, so it runs after it: then every such file whose module is gone
+    is removed, this process' and any earlier one's."""
+    atexit.register(remove_orphaned_autograph_bytecode, tempfile.gettempdir())
+
+
+def remove_orphaned_autograph_bytecode(folder):
+    cache = os.path.join(folder, "__pycache__")
+    for path in glob.glob(os.path.join(cache, "__autograph_generated_file*.pyc")):
+        module = os.path.basename(path).split(".")[0] + ".py"
+        if not os.path.exists(os.path.join(folder, module)):
+            try:
+                os.remove(path)
+            except OSError:  # another process' sweep was first
+                pass
+    try:
+        os.rmdir(cache)  # only when empty
+    except OSError:
+        pass
 
 
 def tensorflow_devices(tf, framework, devices, emulated, backend=None):

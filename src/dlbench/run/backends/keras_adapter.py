@@ -99,6 +99,7 @@ class Adapter(base.Adapter):
         self.keras.utils.set_random_seed(seed)
 
     def _setup_tensorflow(self, threads, seed):
+        frameworks.sweep_autograph_bytecode_at_exit()
         import tensorflow as tf
 
         emulated = self.parallel["devices"] if self.emulated else 0

@@ -26,6 +26,7 @@ class Adapter(native.NativeAdapter):
     def setup(self, threads, seed, devices, parallel=None):
         emulated = self._start(threads, devices, parallel, distributes=True)
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        frameworks.sweep_autograph_bytecode_at_exit()
         import tensorflow as tf
 
         self.tf = tf
