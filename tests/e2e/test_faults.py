@@ -44,11 +44,10 @@ BABI_FILE = next(iter(catalog.DATASETS["babi"]["files"]))
 # One fault per run; keras-torch's CNN and bAbI are the healthy neighbours
 # (bAbI's segfault on native torch, whose run is made again healthy in the
 # corrupted-data test: keras-jax's compiled the recurrent loop there, 20 s of
-# CPU on an Intel Xeon). The hang is the only
-# run of its workload, whose 15 s time-out is its own (it ends the same with
-# a hang or a slow start): every other run has the config's 20 minutes, far
-# above what the slowest machine of this kind needs for these runs (a minute
-# at most).
+# CPU on an Intel Xeon). The hang is the only run of its workload, whose 15 s
+# time-out is its own (it ends the same with a hang or a slow start): every
+# other run has the config's 20 minutes, far above what the slowest machine
+# of this kind needs for these runs (a minute at most).
 FAULTS = {
     ("digits", "mlp", "keras-jax"): ("raise", "failed", "injected framework error"),
     ("babi", "babi_rnn", "native-torch"): ("segfault", "failed", "killed by SIGSEGV"),

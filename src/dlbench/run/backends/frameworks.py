@@ -30,9 +30,9 @@ def sweep_autograph_bytecode_at_exit():
     """TensorFlow's autograph writes each function it converts as a module in
     the temporary folder and removes it at exit, but not the bytecode Python
     compiled from it (``__pycache__/__autograph_generated_file*.pyc``: 11
-    after one native TensorFlow MLP, 120 after a test session). Registered before TensorFlow's own
-    clean-up, so it runs after it: then every such file whose module is gone
-    is removed, this process' and any earlier one's."""
+    after one native TensorFlow MLP, 120 after a test session). Registered
+    before TensorFlow's own clean-up, so it runs after it: then every such
+    file whose module is gone is removed, this process' and any earlier one's."""
     atexit.register(remove_orphaned_autograph_bytecode, tempfile.gettempdir())
 
 
