@@ -285,7 +285,10 @@ def test_corrupted_download_and_prepared_data_are_made_again(workdir):
     tally(tried=2, survived=2, lost=lost_results(workdir))
 
 
-def test_killed_snakemake_resumes_with_only_the_missing_runs(workdir):
+def test_killed_snakemake_resumes_with_only_the_missing_runs_and_holds_its_lock(workdir):
+    """Killed mid-run, Snakemake leaves every record whole and plans only
+    the run it lost; while the resumed invocation runs, a second one on the
+    same folder is refused by its lock, and the first goes on to the end."""
     killed = run_json("digits", "cnn", "keras-torch")
     (workdir / killed).unlink()
     before = set(all_records(workdir))
@@ -308,33 +311,26 @@ def test_killed_snakemake_resumes_with_only_the_missing_runs(workdir):
         if "output: results/runs/" in line
     ]
     assert [line.split("output:")[1].split(",")[0].strip() for line in bench] == [killed]
-    snakemake(workdir, "-j2", targets=[killed])
-    assert lost_results(workdir) == 0
-    tally(tried=1, survived=1, lost=lost_results(workdir))
 
-
-def test_a_second_invocation_is_refused_by_the_lock(workdir):
-    again = run_json("digits", "cnn", "keras-torch")
-    (workdir / again).unlink()
-    first = start_snakemake(workdir, again, stderr=subprocess.PIPE, text=True)
+    resumed = start_snakemake(workdir, killed, stderr=subprocess.PIPE, text=True)
     locks = workdir / ".snakemake" / "locks"
     deadline = time.monotonic() + 300  # Snakemake locks within seconds of its start
     while not (locks.exists() and any(locks.iterdir())):
-        assert time.monotonic() < deadline and first.poll() is None
+        assert time.monotonic() < deadline and resumed.poll() is None
         time.sleep(0.2)
     # Frozen, the first keeps its lock however long the second takes to start
     # (its run goes on); otherwise the first may end first on a slow machine.
-    os.kill(first.pid, signal.SIGSTOP)
+    os.kill(resumed.pid, signal.SIGSTOP)
     try:
         second = snakemake(workdir, "-j1", check=False)
     finally:
-        os.kill(first.pid, signal.SIGCONT)
+        os.kill(resumed.pid, signal.SIGCONT)
     assert second.returncode != 0
     assert "cannot be locked" in second.stderr or "LockException" in second.stderr
-    assert first.wait(timeout=INVOCATION_TIMEOUT_S) == 0, first.stderr.read()[-3000:]
-    all_records(workdir)
+    assert resumed.wait(timeout=INVOCATION_TIMEOUT_S) == 0, resumed.stderr.read()[-3000:]
+    assert set(all_records(workdir)) == before | {Path(killed)}
     assert lost_results(workdir) == 0
-    tally(tried=1, survived=1, lost=lost_results(workdir))
+    tally(tried=2, survived=2, lost=lost_results(workdir))  # the kill and the second invocation
 
 
 # One of each kind of refusal (the schema's, a name, the matrix's checks);
