@@ -36,7 +36,9 @@ def with_mode(precision, model="mlp", compile_mode="auto"):
 
 
 def spec_of(backend, precision, model, compile_mode="auto", epochs=1):
-    run = matrix.Run("digits", model, backend, precision=precision, compile=compile_mode)
+    # one thread, as every run of the tests' config: two, beside the session's
+    # other work, wait on each other
+    run = matrix.Run("digits", model, backend, precision=precision, compile=compile_mode, threads=1)
     spec = matrix.spec(CONFIG, run)
     spec["hyper"] = dict(spec["hyper"], epochs=epochs)
     spec["hyper"].pop("train_samples", None)  # these runs train on small_digits, whole
@@ -120,6 +122,7 @@ def test_on_a_cpu_without_avx512_mxnet_bfloat16_is_not_applicable_never_a_failur
     with the reason, and a machine that runs a cell planned elsewhere
     records it unavailable before starting it."""
     spec = spec_of("native-mxnet", "mixed_bfloat16", "mlp")
+    built_workflow.build(spec["initial_weights"])
     # the harness itself, past the supervisor's refusal: oneDNN refuses
     python = str(built_workflow.venv("native-mxnet") / "bin/python")
     record = tmp_path / "harness" / "run.json"

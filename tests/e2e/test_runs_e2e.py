@@ -32,7 +32,8 @@ atexit.register(_write_threads)
 
 
 def mlp_spec(config, backend, devices):
-    run = matrix.Run("digits", "mlp", backend, devices=devices, repeat=1)
+    # one thread, as every run of the tests' config
+    run = matrix.Run("digits", "mlp", backend, devices=devices, threads=1, repeat=1)
     spec = matrix.spec(config, run)
     spec["hyper"]["epochs"] = 2
     return spec
@@ -65,6 +66,7 @@ def test_torchrun_ranks_free_their_process_group_before_shutdown(built_workflow,
     exception", SIGABRT or SIGSEGV) and failed the whole run."""
     workdir = built_workflow.path
     spec = mlp_spec(load_test_config(), "keras-torch", 2)
+    built_workflow.build("results/data/digits.npz", spec["initial_weights"])
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     (hooks / "sitecustomize.py").write_text(THREADS_AT_EXIT)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import yaml
 
@@ -253,6 +254,9 @@ def supervised_run(built, spec, folder, data="results/data/digits.npz", env=None
     folder.mkdir(parents=True, exist_ok=True)
     record = folder / "run.json"
     venv = built.venv(spec["environment"])
+    # the bench rule's inputs, made as Snakemake makes them (a module may run alone)
+    inputs = [spec["initial_weights"]] if spec.get("initial_weights") else []
+    built.build(*inputs, *([] if Path(data).is_absolute() else [str(data)]))
     done = subprocess.run(
         [sys.executable, "-m", "dlbench.run.supervise", "--python", str(venv / "bin/python")]
         + ["--spec", json.dumps(spec), "--data", str(data)]
