@@ -318,8 +318,8 @@ def test_killed_snakemake_resumes_with_only_the_missing_runs_and_holds_its_lock(
     while not (locks.exists() and any(locks.iterdir())):
         assert time.monotonic() < deadline and resumed.poll() is None
         time.sleep(0.2)
-    # Frozen, the first keeps its lock however long the second takes to start
-    # (its run goes on); otherwise the first may end first on a slow machine.
+    # Frozen, the resumed invocation keeps its lock however long the second takes
+    # to start (its run goes on); otherwise it may end first on a slow machine.
     os.kill(resumed.pid, signal.SIGSTOP)
     try:
         second = snakemake(workdir, "-j1", check=False)
