@@ -104,7 +104,6 @@ def test_a_tensorflow_run_leaves_no_autograph_bytecode_behind(built_workflow, tm
     temporary = tmp_path / "tmp"
     temporary.mkdir()
     spec = mlp_spec(load_test_config(), "native-tensorflow", 0)
-    built_workflow.build("results/data/digits.npz", spec["initial_weights"])
     result = supervised_run(built_workflow, spec, tmp_path, env={"TMPDIR": str(temporary)})
     assert result["status"] == "ok"
     assert not list(temporary.rglob("__autograph_generated_file*"))
