@@ -1,9 +1,8 @@
 """Re-running only what changed, on a private copy of the session's workflow
 after its run (its results, Snakemake's records of them, its venvs linked):
 an edit of an environment file plans exactly that backend's runs, and an
-edit of a model of your own re-runs exactly its cells."""
+edit of a model of your own plans exactly its cells."""
 
-import hashlib
 import json
 import shutil
 
@@ -21,17 +20,27 @@ def snakemake(workdir, *args):
     return run_snakemake(workdir, "--configfile", TEST_CONFIG, *args)
 
 
-def pending_runs(workdir):
-    """(model, backend) of every run record Snakemake plans to (re)make."""
+def pending(workdir):
+    """Every output Snakemake plans to (re)make."""
     summary = snakemake(workdir, "--summary").stdout
-    lines = [line.split("\t") for line in summary.splitlines() if line.startswith("results/runs/")]
+    rows = [line.split("\t") for line in summary.splitlines()[1:]]
+    return sorted(path for path, *rest in rows if rest and rest[-1] != "no update")
+
+
+def runs_in(paths):
+    """(model, backend) of every run record in ``paths``."""
     return sorted(
         {
             (path.split("/")[4], path.split("/")[5])
-            for path, *rest in lines
-            if path.endswith("run.json") and rest[-1] != "no update"
+            for path in paths
+            if path.startswith("results/runs/") and path.endswith("run.json")
         }
     )
+
+
+def pending_runs(workdir):
+    """(model, backend) of every run record Snakemake plans to (re)make."""
+    return runs_in(pending(workdir))
 
 
 @pytest.fixture(scope="module")
@@ -54,13 +63,6 @@ def workdir(ran_workflow, tmp_path_factory):
         shutil.copytree(ran_workflow / kept, copy / kept, symlinks=True)
     assert pending_runs(copy) == []
     return copy
-
-
-def started(workdir):
-    return {
-        run: json.loads((workdir / matrix.run_dir(run) / "run.json").read_text())["started"]
-        for run in matrix.runs(CONFIG)
-    }
 
 
 def test_an_env_file_edit_plans_exactly_that_backends_runs(workdir):
@@ -86,27 +88,25 @@ def test_an_env_file_edit_plans_exactly_that_backends_runs(workdir):
         env_file.write_text(original)
 
 
-def test_editing_your_model_reruns_exactly_its_cells(workdir):
-    """An edit of the model's file re-runs its cells and re-counts its FLOPs,
-    nothing else; the records name the new file's digest."""
+def test_editing_your_model_plans_exactly_its_cells(workdir):
+    """An edit of the model's file plans its cells and a new count of its
+    FLOPs, nothing else. (That a run's record names the file's digest is
+    test_workflow_e2e's, and that an edit changes the spec's digest
+    tests/unit/test_custom_models.py's: Snakemake makes what it plans.)"""
     example = workdir / EXAMPLE
-    example.write_text(example.read_text().replace("DROPOUT = 0.1", "DROPOUT = 0.2"))
-    own = sorted(
-        {(run.model, run.backend) for run in matrix.runs(CONFIG) if run.model == "imdb_transformer"}
-    )
-    assert own and pending_runs(workdir) == own
-    flops_file = workdir / "results/flops/imdb_tiny/imdb_transformer.json"
-    counted_before = flops_file.stat().st_mtime_ns
-    before = started(workdir)
-    records = [matrix.run_dir(run) + "/run.json" for run in matrix.runs(CONFIG)]
-    snakemake(workdir, "-j2", *records, str(flops_file.relative_to(workdir)))  # not the tables
-    after = started(workdir)
-    changed = sorted({(run.model, run.backend) for run in before if before[run] != after[run]})
-    assert changed == own
-    assert flops_file.stat().st_mtime_ns != counted_before
-    digest = hashlib.sha256(example.read_bytes()).hexdigest()
-    for run in matrix.runs(CONFIG):
-        if run.model == "imdb_transformer":
-            found = json.loads((workdir / matrix.run_dir(run) / "run.json").read_text())
-            assert found["custom_model"]["sha256"] == digest and found["status"] == "ok"
+    original = example.read_text()
+    try:
+        example.write_text(original.replace("DROPOUT = 0.1", "DROPOUT = 0.2"))
+        own = sorted(
+            {
+                (run.model, run.backend)
+                for run in matrix.runs(CONFIG)
+                if run.model == "imdb_transformer"
+            }
+        )
+        planned = pending(workdir)
+        assert own and runs_in(planned) == own
+        assert "results/flops/imdb_tiny/imdb_transformer.json" in planned
+    finally:
+        example.write_text(original)
     assert pending_runs(workdir) == []
