@@ -37,9 +37,9 @@ IMPLEMENTATIONS = [
 
 
 # Checked on Theano elsewhere, or built from the same Keras 2 definition
-# with no layer that another model here does not give Theano: Theano
-# compiles each forward pass with g++ (all nine took 44 s of an Intel Xeon's
-# CPU, 39 s without the first three below, 35 s without the last two).
+# out of layers that the workloads left in give Theano too. Theano compiles
+# each forward pass with g++: the nine took 69 to 80 s of an Intel Xeon's
+# CPU with an empty compile cache, the four left 65 to 70 s.
 BUILT_ELSEWHERE = {
     # the tests' workflow trains it on Theano from the shared weights (its equivalence check)
     ("keras2-theano", "mlp"),
