@@ -153,4 +153,6 @@ def test_a_model_that_fails_its_check_makes_its_cells_invalid_and_never_runs(wor
     assert log.startswith("run not started") and "Traceback" not in log
     summary = pd.read_csv(workdir / "results/summary.csv").set_index(["model", "backend"])
     assert summary.loc[("own_broken", "keras-torch"), "status"] == "invalid"
+    counted = record(workdir, "results/flops/digits/own_broken.json")  # not built to count
+    assert counted["forward"] is None and counted["error"] == ran["reason"]
     assert record(workdir, "results/models/digits/own_dense.json")["ok"] is True

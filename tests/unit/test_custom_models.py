@@ -281,3 +281,18 @@ def test_a_failed_model_check_is_the_reason_its_cells_are_invalid(tmp_path):
     )
     invalid = fixture_record("train_ok", status="invalid", reason="the model of your own ...")
     assert record_schema.problems(invalid) == []
+
+
+def test_a_model_that_failed_its_check_is_not_built_to_count_its_flops(tmp_path):
+    """As its runs, the model is never built: no keras-torch is needed (this
+    interpreter has no torch), and the count says why it is missing."""
+    from dlbench.models import flops_count
+
+    failed = tmp_path / "check.json"
+    failed.write_text(json.dumps({"ok": False, "reason": "3 outputs for 10 classes"}))
+    output = tmp_path / "flops.json"
+    command = ["--model", "own_broken", "--model-check", str(failed)]
+    assert flops_count.main(command + ["--data", "d.npz", "--output", str(output)]) == 0
+    counted = json.loads(output.read_text())
+    assert counted["forward"] is None and counted["training"] is None
+    assert counted["error"] == "the model of your own failed its check: 3 outputs for 10 classes"

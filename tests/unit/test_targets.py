@@ -171,6 +171,8 @@ def test_a_model_of_your_own_is_checked_before_anything_builds_it():
         "model_check": "results/models/imdb_tiny/imdb_transformer.json"
     }
     assert plan.initial_weights_inputs(own)["model"] == "examples/imdb_transformer.py"
+    checked = plan.model_check_input(own)["model_check"]
+    assert plan.flops_count_inputs(own)["model_check"] == checked
     assert plan.custom_model_option(own).startswith("--custom ")
     built_in = Wildcards(dataset="digits", model="mlp", seed="42")
     assert plan.model_check_input(built_in) == {} and plan.custom_model_option(built_in) == ""

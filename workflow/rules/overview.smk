@@ -82,10 +82,11 @@ rule count_flops:
     params:
         python=plan.keras_on_torch_python(),
         custom=plan.custom_model_option,
+        check=plan.model_check_option,
         src=plan.src,
     shell:
         "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.models.flops_count"
-        " --model {wildcards.model:q} {params.custom} --data {input.data:q}"
+        " --model {wildcards.model:q} {params.custom} {params.check} --data {input.data:q}"
         " --output {output:q} > {log:q} 2>&1"
 
 

@@ -4,7 +4,7 @@ the user's own (``custom_models``), whose FLOPs nobody wrote down.
 Runs in the keras-torch environment (Keras 3 on torch, CPU)::
 
     python -m dlbench.models.flops_count --model NAME [--custom JSON] \\
-        --data DATA.npz --output OUT.json
+        [--model-check CHECK.json] --data DATA.npz --output OUT.json
 
 It builds the model as a run does, takes ``BATCH`` samples of the prepared
 training data and counts with torch.utils.flop_counter.FlopCounterMode:
@@ -115,12 +115,27 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True)
     parser.add_argument("--custom", help="the model's custom_models entry, as JSON")
+    parser.add_argument("--model-check", help="a model of your own: its check (JSON)")
     parser.add_argument("--data", required=True, help="a prepared dataset (.npz)")
     parser.add_argument("--output", required=True, help="where to write the counts (JSON)")
     args = parser.parse_args(argv)
     from dlbench import catalog
-    from dlbench.run import runtime
+    from dlbench.run import model_check, runtime
 
+    failed = model_check.verdict(args.model_check) if args.model_check else None
+    if failed:  # as its runs, never built: nothing counted, the reason kept instead
+        print(failed)
+        runtime.write_json_atomic(
+            args.output,
+            {
+                "forward": None,
+                "training": None,
+                "error": failed,
+                "model": args.model,
+                "data": args.data,
+            },
+        )
+        return 0
     if args.custom:
         catalog.add_custom_models({args.model: json.loads(args.custom)})
     import torch

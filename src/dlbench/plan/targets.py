@@ -366,7 +366,9 @@ class Plan(object):
 
     def flops_count_inputs(self, wildcards):
         code = self.code("models/flops_count")
-        return dict(self.keras_model_inputs(wildcards), code=code)
+        return dict(
+            self.keras_model_inputs(wildcards), code=code, **self.model_check_input(wildcards)
+        )
 
     def initial_weights_inputs(self, wildcards):
         code = self.code("models/initial_weights")
