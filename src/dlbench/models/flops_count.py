@@ -124,31 +124,22 @@ def main(argv=None):
 
     failed = model_check.verdict(args.model_check) if args.model_check else None
     if failed:  # as its runs, never built: nothing counted, the reason kept instead
-        print(failed)
-        runtime.write_json_atomic(
-            args.output,
-            {
-                "forward": None,
-                "training": None,
-                "error": failed,
-                "model": args.model,
-                "data": args.data,
-            },
-        )
-        return 0
-    if args.custom:
-        catalog.add_custom_models({args.model: json.loads(args.custom)})
-    import torch
+        counted = {"forward": None, "training": None, "error": failed}
+    else:
+        if args.custom:
+            catalog.add_custom_models({args.model: json.loads(args.custom)})
+        import torch
 
-    torch.set_num_threads(1)  # a count, not a benchmark: leave the other cores alone
-    try:
-        counted = count(args.model, args.data)
-    except Exception:  # the runs and tables go on; the model's cells get no MFU
-        traceback.print_exc()
-        counted = {"forward": None, "training": None, "error": traceback.format_exc(limit=3)}
+        torch.set_num_threads(1)  # a count, not a benchmark: leave the other cores alone
+        try:
+            counted = count(args.model, args.data)
+        except Exception:  # the runs and tables go on; the model's cells get no MFU
+            traceback.print_exc()
+            counted = {"forward": None, "training": None, "error": traceback.format_exc(limit=3)}
     counted.update(model=args.model, data=args.data)
     print(json.dumps(counted, indent=2))
     runtime.write_json_atomic(args.output, counted)
+    return 0
 
 
 if __name__ == "__main__":
