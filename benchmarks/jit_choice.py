@@ -37,6 +37,9 @@ def main():
     parser.add_argument("--workload", required=True, help="dataset/model")
     parser.add_argument("--backend", default="keras-tensorflow")
     parser.add_argument("--epochs", type=int, help="override the workload's epochs")
+    parser.add_argument(
+        "--train-samples", type=int, help="train on the first N samples (the workload's default)"
+    )
     parser.add_argument("--data", help="a prepared .npz other than the workload's own")
     parser.add_argument("--pairs", type=int, default=2)
     args = parser.parse_args()
@@ -50,6 +53,8 @@ def main():
     spec = runs.with_inputs(matrix.spec(config, run), args.config)
     if args.epochs:
         spec["hyper"]["epochs"] = args.epochs
+    if args.train_samples:
+        spec["hyper"]["train_samples"] = args.train_samples
     python = runs.venv_python(args.backend)
     data = args.data or str(ROOT / "results" / "data" / "{}.npz".format(dataset))
 

@@ -16,6 +16,9 @@ SCRIPTS = sorted(path.name for path in (REPO / "benchmarks").glob("*.py"))
 HELPERS = {"runs.py"}  # imported by the others, not run
 # Run by another module's test, on what it needs.
 ELSEWHERE = {"report_time.py": "test_workflow_e2e.py::test_report"}
+# The runs' spec from the tests' config, as the built workflow's own runs:
+# one thread (the scripts' default, config/smoke.yaml, gives them every core).
+TESTS_CONFIG = ("--config", "config/test.yaml")
 
 
 def benchmark(workdir, script, *args, python=sys.executable, env=None):
@@ -96,12 +99,15 @@ def test_jit_choice(keras_jax_on_digits):
     out = benchmark(
         keras_jax_on_digits,
         "jit_choice.py",
+        *TESTS_CONFIG,
         "--workload",
         "digits/mlp",
         "--backend",
         "keras-jax",
         "--epochs",
         "2",
+        # four steps an epoch: without jit_compile JAX runs op by op
+        *("--train-samples", "512"),
         "--pairs",
         "1",
     )
@@ -111,14 +117,20 @@ def test_jit_choice(keras_jax_on_digits):
 
 def test_devices_overhead(keras_jax_on_digits):
     out = benchmark(
-        keras_jax_on_digits, "devices_overhead.py", "--backends", "keras-jax", "--pairs", "1"
+        keras_jax_on_digits,
+        "devices_overhead.py",
+        *TESTS_CONFIG,
+        *("--backends", "keras-jax", "--pairs", "1"),
     )
     assert "| keras-jax | " in out
 
 
 def test_run_stability(keras_jax_on_digits):
     out = benchmark(
-        keras_jax_on_digits, "run_stability.py", "--run", "digits/mlp/keras-jax/0", "--times", "1"
+        keras_jax_on_digits,
+        "run_stability.py",
+        *TESTS_CONFIG,
+        *("--run", "digits/mlp/keras-jax/0", "--times", "1"),
     )
     assert "digits/mlp/keras-jax/0: 1 of 1 runs ok, 0 failed" in out
 
