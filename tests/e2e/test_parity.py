@@ -47,6 +47,9 @@ BUILT_ELSEWHERE = {
     ("keras2-theano", "lenet"),
     # its LSTM is hrnn's, its embedding imdb_gru's; Keras 2 on MXNet and CNTK build its two inputs
     ("keras2-theano", "babi_rnn"),
+    # its loop over time (theano.scan, not unrolled) and the ops of its cell are hrnn's LSTM's;
+    # Keras 2's GRU cell is the same Python on every backend (unrolled on MXNet and CNTK)
+    ("keras2-theano", "imdb_gru"),
     # their convolutions ("same" and "valid", flipped kernels) and pooling are cifar_cnn's
     ("keras2-theano", "deep_mnist"),
     ("keras2-theano", "vgg_cifar"),
