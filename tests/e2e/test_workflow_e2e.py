@@ -100,6 +100,7 @@ def workdir(ran_workflow):
 
 
 def test_every_run_writes_a_complete_record(workdir):
+    warm = set()
     for run in runs():
         found = load(workdir, run)
         assert found["status"] == "ok", (run, found.get("error"))
@@ -128,6 +129,11 @@ def test_every_run_writes_a_complete_record(workdir):
             assert found["environment"]["keras_backend"] == framework
         python = found["environment"]["python_executable"]
         assert python.startswith(str(workdir / ".venvs" / run.backend))
+        if framework == "jax":  # the tests' config keeps JAX's compiled programs
+            cache = str(Path(python).parents[1] / "jax-compilation-cache")
+            assert found["settings"]["jax_compilation_cache"] == cache, run
+            if found["settings"]["compile_cache_warm"]:
+                warm.add(run.backend)
         built = json.loads((Path(python).parents[1] / "ready.json").read_text())
         assert built["warm_up"] == {"status": "ok", "reason": None}, run
         assert found["settings"]["threads"] == found["environment"]["threads"] == run.threads
@@ -135,6 +141,8 @@ def test_every_run_writes_a_complete_record(workdir):
         if found["task"] == "train":
             assert len(found["epochs"]) == found["hyper"]["epochs"]
             assert found["first_epoch_seconds"] > 0 and found["steady_epoch_seconds"] > 0
+    # each has more runs than run at once: a later one found what an earlier one compiled
+    assert warm == {"keras-jax", "native-jax"}
 
 
 # Where a framework's loader does not convert a layer yet: the run starts from its own draw.

@@ -18,3 +18,31 @@ def test_autograph_bytecode_is_swept_once_its_module_is_gone(tmp_path):
     other.unlink()
     frameworks.remove_orphaned_autograph_bytecode(str(tmp_path))
     assert not cache.exists()  # the folder goes once it is empty
+
+
+def test_jax_compilation_cache_is_the_environments_where_asked_and_reported(tmp_path, monkeypatch):
+    # the process' environment as a dict of its own: what the function sets stays in the test
+    environment = {k: v for k, v in frameworks.os.environ.items() if not k.startswith("JAX_")}
+    monkeypatch.setattr(frameworks.os, "environ", environment)
+    monkeypatch.setattr(frameworks.sys, "prefix", str(tmp_path))
+    assert frameworks.jax_compilation_cache(False) == {
+        "jax_compilation_cache": None,
+        "compile_cache_warm": False,
+    }
+    assert "JAX_COMPILATION_CACHE_DIR" not in environment
+    cache = tmp_path / "jax-compilation-cache"
+    assert frameworks.jax_compilation_cache(True) == {
+        "jax_compilation_cache": str(cache),
+        "compile_cache_warm": False,
+    }
+    assert environment["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] == "0"
+    cache.mkdir()
+    (cache / "jit_train_step-abc").write_bytes(b"x")
+    assert frameworks.jax_compilation_cache(True)["compile_cache_warm"] is True
+    # the user's own folder is kept, and reported even where the setting is off
+    environment.clear()
+    environment["JAX_COMPILATION_CACHE_DIR"] = str(tmp_path / "mine")
+    assert frameworks.jax_compilation_cache(False) == {
+        "jax_compilation_cache": str(tmp_path / "mine"),
+        "compile_cache_warm": False,
+    }

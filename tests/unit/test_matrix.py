@@ -126,6 +126,24 @@ def test_shared_weights_in_existing_mode_need_keras_on_torch(smoke_config):
     matrix.check(smoke_config)
 
 
+def test_the_compilation_cache_is_a_setting_of_jax_backends_only(smoke_config):
+    smoke_config["backends"]["keras-jax"] = {"jit_compile": True, "compilation_cache": True}
+    smoke_config["workloads"][0]["backend_settings"] = {"native-jax": {"compilation_cache": True}}
+    matrix.check(smoke_config)
+    (run,) = [
+        run
+        for run in matrix.runs(smoke_config)
+        if run.backend == "keras-jax" and run.repeat == 1 and run.model == "mlp"
+    ]
+    assert matrix.spec(smoke_config, run)["backend_settings"]["compilation_cache"] is True
+    smoke_config["workloads"][0]["backend_settings"] = {"native-torch": {"compilation_cache": True}}
+    with pytest.raises(
+        matrix.ConfigError,
+        match=r"workloads\[0\].backend_settings.native-torch.compilation_cache: .* on torch",
+    ):
+        matrix.check(smoke_config)
+
+
 def test_training_runs_share_initial_weights_per_workload_and_seed(smoke_config):
     def spec(model, backend, repeat=1):
         run = matrix.Run("digits", model, backend, devices=0, repeat=repeat)

@@ -249,6 +249,24 @@ def machine_name(config, host=None, processor=None):
     return sanitised("{}-{}".format(host, "-".join(processor.split()))).lower()
 
 
+def _check_compilation_cache(config):
+    """``compilation_cache`` is JAX's: refused on any other framework's backend."""
+    places = [("backends.{}".format(b), b, settings) for b, settings in config["backends"].items()]
+    for index, workload in enumerate(config["workloads"]):
+        for backend, settings in (workload.get("backend_settings") or {}).items():
+            places.append(
+                ("workloads[{}].backend_settings.{}".format(index, backend), backend, settings)
+            )
+    for where, backend, settings in places:
+        framework = catalog.BACKENDS.get(backend, {}).get("framework")
+        if "compilation_cache" in (settings or {}) and framework != "jax":
+            raise ConfigError(
+                "{}.compilation_cache: JAX's persistent compilation cache; {} runs on {}".format(
+                    where, backend, framework
+                )
+            )
+
+
 def check(config):
     """Refuse, before any job starts, what the JSON schema cannot express
     (and make whole-number floats integers: ``normalise``)."""
@@ -343,6 +361,7 @@ def check(config):
                 )
             )
     _check_existing_environments(config)
+    _check_compilation_cache(config)
     _check_equivalence_settings(config)
     _check_exclusions(config)
     for entry_index, entry in enumerate(config["workloads"]):

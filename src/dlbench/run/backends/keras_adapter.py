@@ -108,6 +108,9 @@ class Adapter(base.Adapter):
     def _setup_jax(self, threads, seed):
         emulated = self.parallel["devices"] if self.emulated else 0
         self.applied.update(frameworks.pin_jax(threads, emulated))
+        self.applied.update(
+            frameworks.jax_compilation_cache(self.requested.get("compilation_cache", False))
+        )
         self.compile_counter = compiles.jax_counter()
 
     def _setup_torch(self, threads, seed):

@@ -48,6 +48,9 @@ class Adapter(native.NativeAdapter):
         self.applied.update(
             frameworks.pin_jax(threads, self.parallel["devices"] if self.emulated else 0)
         )
+        self.applied.update(
+            frameworks.jax_compilation_cache(self.requested.get("compilation_cache", False))
+        )
         import jax
 
         self.jax = jax
