@@ -97,7 +97,7 @@ def jax_compilation_cache(enabled):
     each run compiles as a fresh process does), kept in the run's environment
     as the other frameworks' compiled code is. Every compile is kept: JAX's
     defaults keep only those over a second, and a weight's random draw is a
-    compile of its own for each shape (0.2 s each; ResNet-50 has 59). Set
+    compile of its own for each shape (0.2 s each; 59 for ResNet-50's). Set
     before jax is imported; a JAX_COMPILATION_CACHE_DIR of the user's own is
     kept, and reported, whatever the setting. What the record says: where the
     cache is (None: off), and whether this run found it warm (a shorter first
