@@ -696,6 +696,21 @@ def test_overview_tables_and_plots(workdir):
     assert (trained["first_epoch_rest_seconds"] >= 0).all()
     assert (cold.loc[cold["task"] == "infer", "first_call_seconds"] > 0).all()
     assert (cold["launch_seconds"] > 0).all() and (cold["to_first_step_seconds"] > 0).all()
+
+    # whether runs found compiled code of earlier ones: Theano's ops always, JAX's programs in
+    # the tests' config, native torch's kernels only where it compiled; TensorFlow keeps none
+    def cache(backend, compile=None):
+        rows = (cold["backend"] == backend) & (compile is None or cold["compile"] == compile)
+        assert rows.any(), (backend, compile)
+        return cold.loc[rows, "compile_cache"]
+
+    assert cache("keras2-theano").notna().all() and cache("keras-jax").notna().all()
+    assert cache("native-torch", "compiled").notna().all()
+    assert cache("native-torch", "eager").isna().all()
+    assert cache("native-tensorflow").isna().all()
+    assert set(cold["compile_cache"].dropna()) <= {"warm", "cold"} | {
+        "warm in {} of {}".format(k, n) for n in range(2, 4) for k in range(1, n)
+    }
     for name in ("relative_speed", "published_comparison", "utilisation", "speedups", "cold_start"):
         png = workdir / "results/plots/{}.png".format(name)
         assert png.read_bytes()[:4] == b"\x89PNG"

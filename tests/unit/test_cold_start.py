@@ -53,6 +53,37 @@ def test_the_table_gives_each_cells_medians_and_the_time_to_first_step():
     assert "first step / call" in shown and "to first step" in shown
 
 
+def test_the_table_says_where_runs_found_compiled_code_of_earlier_runs():
+    """A warm compile cache shortens the first step: Theano's ops (always
+    kept), Inductor's kernels only where the run compiled with it."""
+    found = records()
+    for record, warm in zip(found[:3], (False, True, True)):  # the train cell's repeats
+        record["settings"] = dict(record.get("settings") or {}, theano_cache_warm=warm)
+    found[3]["settings"] = {  # eager torch: Inductor's cache was not used
+        "torch_compile_cache": "/x/torchinductor-cache",
+        "compile_cache_warm": True,
+        "torch_compile": False,
+    }
+    metrics = collect.metrics(found)
+    older = metrics["backend"] == "native-torch"
+    assert metrics.loc[older, "compile_cache_warm"].isna().all()
+    repeats = metrics[(metrics["task"] == "train") & (metrics["status"] == "ok") & ~older]
+    assert sorted(repeats["compile_cache_warm"]) == [False, True, True]
+    table = cold_start.table(metrics)
+    (train,) = table[table["task"] == "train"].to_dict("records")
+    (infer,) = table[table["task"] == "infer"].to_dict("records")
+    assert train["compile_cache"] == "warm in 2 of 3"
+    assert pd.isna(infer["compile_cache"])
+    assert sorted(cold_start.shown(table)["compile cache"]) == ["", "warm in 2 of 3"]
+    assert (
+        collect.compile_cache_warm({"jax_compilation_cache": None, "compile_cache_warm": False})
+        is None
+    )
+    assert collect.compile_cache_warm({"jax_compilation_cache": "/j", "compile_cache_warm": True})
+    compiled = {"torch_compile_cache": "/t", "compile_cache_warm": False, "jit_compile": True}
+    assert collect.compile_cache_warm(compiled) is False
+
+
 def test_the_plot_stacks_every_stage(tmp_path):
     table = cold_start.table(collect.metrics(records()))
     cold_start.plot(table, tmp_path / "cold_start.png")

@@ -40,8 +40,23 @@ CAPTION = (
     "whatever the framework traces, compiles or autotunes there (inference: the first call); "
     "then the rest of the first epoch (the rest of the warm-up). to first step: their sum up "
     "to the first step or call. The first epoch is reported apart from the steady state "
-    "everywhere else; this splits it."
+    "everywhere else; this splits it. compile cache: whether the runs found what earlier runs "
+    "in their environment compiled (Theano's and PyTensor's ops, Inductor's kernels, JAX's "
+    "programs where the config keeps them), which shortens the first step: warm, cold, or warm "
+    "in k of n runs; blank where the run keeps no compiled code."
 )
+
+
+def cache_state(found):
+    """The cell's runs' ``compile_cache_warm``: warm, cold, warm in k of n,
+    or None where none of them kept compiled code."""
+    known = [bool(value) for value in found if value is not None and not pd.isna(value)]
+    if not known:
+        return None
+    warm = sum(known)
+    if warm in (0, len(known)):
+        return "warm" if warm else "cold"
+    return "warm in {} of {}".format(warm, len(known))
 
 
 def table(metrics):
@@ -53,8 +68,11 @@ def table(metrics):
     scale = ["first_epoch_seconds", "steady_epoch_seconds", "latency_p50_ms"]
     scale = [column for column in scale if column in ran]
     if ran.empty or not present:
-        return pd.DataFrame(columns=keys + COLUMNS + scale)
-    found = ran.groupby(keys, dropna=False)[present + scale].median().reset_index()
+        return pd.DataFrame(columns=keys + ["compile_cache"] + COLUMNS + scale)
+    cells = ran.groupby(keys, dropna=False)
+    found = cells[present + scale].median().reset_index()
+    caches = ran.get("compile_cache_warm", pd.Series(None, index=ran.index, dtype=object))
+    found.insert(len(keys), "compile_cache", list(caches.groupby(cells.ngroup()).agg(cache_state)))
     for column in COLUMNS:
         if column not in found:
             found[column] = float("nan")
@@ -71,6 +89,7 @@ def shown(found):
         shown_row = {
             "workload": "{}/{}".format(row["dataset"], row["model"]),
             "backend": row["backend"] + (" ({})".format(setting) if setting else ""),
+            "compile cache": row["compile_cache"] if isinstance(row["compile_cache"], str) else "",
         }
         for stage in STAGES[row["task"]]:
             value = row[stage + "_seconds"]

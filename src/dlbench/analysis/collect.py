@@ -161,6 +161,7 @@ def metrics(records):
                 "seed": record.get("seed"),
                 "threads_used": environment.get("threads"),
                 "jit_compile": settings.get("jit_compile"),
+                "compile_cache_warm": compile_cache_warm(settings),
                 "precision_ran": _precision_ran(settings),
                 "framework": environment.get("framework"),
                 "framework_version": environment.get("framework_version"),
@@ -230,6 +231,21 @@ def _first(runs, column):
     """The first value ``runs`` hold in ``column``, or None."""
     found = runs[column].dropna() if column in runs else ()
     return found.iloc[0] if len(found) else None
+
+
+def compile_cache_warm(settings):
+    """Whether the run found the compiled code of earlier runs in its
+    environment (a shorter first epoch than a fresh machine's): Theano's and
+    PyTensor's ops, Inductor's kernels where the run compiled with it, JAX's
+    programs where the cache is on. None where the run used no such cache."""
+    if "theano_cache_warm" in settings:
+        return settings["theano_cache_warm"]
+    if "jax_compilation_cache" in settings:
+        return settings["compile_cache_warm"] if settings["jax_compilation_cache"] else None
+    if "torch_compile_cache" in settings:  # native torch says torch_compile, Keras jit_compile
+        compiled = settings.get("torch_compile", settings.get("jit_compile")) is True
+        return settings["compile_cache_warm"] if compiled else None
+    return settings.get("compile_cache_warm")
 
 
 def _precision_ran(settings):
