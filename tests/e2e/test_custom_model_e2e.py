@@ -74,7 +74,8 @@ def workdir(tmp_path_factory, built_workflow):
         initial_weights="own",
         # the machine's probe sized as in the tests' config: the tables need a rate
         probe_largest_size=load_test_config()["probe_largest_size"],
-        backends={backend: smoke["backends"].get(backend) for backend in BACKENDS},
+        # the tests' config's settings: Theano finds the ops the built workflow compiled
+        backends={backend: load_test_config()["backends"][backend] for backend in BACKENDS},
         custom_models=dict(
             smoke["custom_models"],
             own_dense={"file": str(outside), "builder": "make"},

@@ -224,11 +224,12 @@ def test_keras_on_tensorflow_squares_an_embeddings_gradient_per_occurrence(built
 
 THEANO_GRADIENTS = """
 import json
+import sys
 import numpy as np
 from dlbench.run import launch
 from dlbench.run.backends import keras2_adapter
 
-adapter = keras2_adapter.Adapter("theano", {})
+adapter = keras2_adapter.Adapter("theano", json.loads(sys.argv[1]))
 # Theano's flags, as a run's
 adapter.setup(threads=1, seed=0, devices=0, parallel=launch.one_process_on_the_cpu())
 import keras
@@ -258,7 +259,13 @@ def test_theano_sends_a_tied_maximums_gradient_everywhere_and_relus_half_at_zero
     check still sees the tied maxima.)"""
     venv = built_workflow.venv("keras2-theano")
     done = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", THEANO_GRADIENTS],
+        # the tests' config's settings: ops of the workflow's in its compile cache
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            THEANO_GRADIENTS,
+            json.dumps(load_test_config()["backends"]["keras2-theano"] or {}),
+        ],
         cwd=built_workflow.path / "src",
         capture_output=True,
         text=True,

@@ -20,6 +20,7 @@ from dlbench import catalog
 from dlbench.models import parity, workloads
 from dlbench.run import runtime
 from testkit import REPO, RUN_TIMEOUT_S
+from workflows import load_test_config
 
 IMPLEMENTATIONS = [
     "keras-torch",
@@ -139,9 +140,15 @@ def run_parity(built_workflow, backend, models, weights):
     # what the environment asks for before it starts (CNTK's OpenMPI), as the supervisor gives it
     env = dict(os.environ, **runtime.environment_additions(str(venv), os.environ))
     (data,) = {path.parent for path in built_workflow.build(*parity_data())}
+    # Theano's and PyTensor's ops compiled with the workflow's g++ flags are in its cache
+    settings = {
+        key: value
+        for key, value in (load_test_config()["backends"][backend] or {}).items()
+        if key == "cxxflags"
+    }
     done = subprocess.run(
         [str(python), "-m", "dlbench.models.parity", "--backend", backend, "--data", str(data)]
-        + ["--models", *models, "--weights", str(weights)],
+        + ["--models", *models, "--weights", str(weights), "--settings", json.dumps(settings)],
         cwd=built_workflow.path / "src",
         env=env,
         capture_output=True,

@@ -134,6 +134,9 @@ def test_every_run_writes_a_complete_record(workdir):
             assert found["settings"]["jax_compilation_cache"] == cache, run
             if found["settings"]["compile_cache_warm"]:
                 warm.add(run.backend)
+        flags = found["settings"].get("theano_flags") or found["settings"].get("pytensor_flags")
+        if framework in ("theano", "pytensor"):  # the config's cxxflags after -g0
+            assert "cxxflags=-g0 {}".format(CONFIG["backends"][run.backend]["cxxflags"]) in flags
         built = json.loads((Path(python).parents[1] / "ready.json").read_text())
         assert built["warm_up"] == {"status": "ok", "reason": None}, run
         assert found["settings"]["threads"] == found["environment"]["threads"] == run.threads

@@ -57,6 +57,8 @@ def test_schema_names_match_the_catalog():
         (lambda c: c.update(threads="many"), "threads", "many"),
         (lambda c: c.update(colour="blue"), "colour", "colour"),
         (lambda c: c["workloads"][0]["optimizer"].update(name="lion"), "name", "lion"),
+        # THEANO_FLAGS and PYTENSOR_FLAGS are comma-separated
+        (lambda c: c["backends"].update({"keras2-theano": {"cxxflags": "-O1,-g"}}), "theano", ","),
     ],
 )
 def test_bad_values_are_refused_naming_the_key(smoke_config, mutate, key, words):

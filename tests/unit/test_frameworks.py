@@ -46,3 +46,20 @@ def test_jax_compilation_cache_is_the_environments_where_asked_and_reported(tmp_
         "jax_compilation_cache": str(tmp_path / "mine"),
         "compile_cache_warm": False,
     }
+
+
+def test_theanos_g_plus_plus_flags_end_with_the_backends_own(tmp_path, monkeypatch):
+    from dlbench.run.backends import keras2_adapter
+
+    environment = {k: v for k, v in keras2_adapter.os.environ.items() if k != "THEANO_FLAGS"}
+    monkeypatch.setattr(keras2_adapter.os, "environ", environment)
+    monkeypatch.setattr(keras2_adapter.sys, "prefix", str(tmp_path))
+    flags = {}
+    for settings in ({}, {"cxxflags": "-O1  -march=x86-64-v3"}):
+        adapter = keras2_adapter.Adapter("theano", settings)
+        adapter._setup_theano(threads=1, seed=0)
+        flags[len(settings)] = dict(f.split("=", 1) for f in environment["THEANO_FLAGS"].split(","))
+        assert adapter.applied["theano_flags"] == environment["THEANO_FLAGS"]
+    assert flags[0]["gcc.cxxflags"] == "-g0"
+    assert flags[1]["gcc.cxxflags"] == "-g0 -O1 -march=x86-64-v3"
+    assert flags[1]["base_compiledir"] == str(tmp_path / "theano-cache")

@@ -144,6 +144,15 @@ def test_the_compilation_cache_is_a_setting_of_jax_backends_only(smoke_config):
         matrix.check(smoke_config)
 
 
+def test_theano_and_pytensor_alone_take_g_plus_plus_flags(smoke_config):
+    smoke_config["backends"]["keras2-theano"] = {"cxxflags": "-O1"}
+    smoke_config["backends"]["native-pytensor"] = {"cxxflags": "-O1 -march=x86-64-v3"}
+    matrix.check(smoke_config)
+    smoke_config["backends"]["keras-mxnet"] = {"cxxflags": "-O1"}
+    with pytest.raises(matrix.ConfigError, match=r"backends.keras-mxnet.cxxflags: .* on mxnet"):
+        matrix.check(smoke_config)
+
+
 def test_training_runs_share_initial_weights_per_workload_and_seed(smoke_config):
     def spec(model, backend, repeat=1):
         run = matrix.Run("digits", model, backend, devices=0, repeat=repeat)

@@ -7,7 +7,8 @@ across frameworks. Runs inside a backend environment (Python 3.6 and
 later); prints JSON.
 
     python -m dlbench.models.parity --backend native-torch --data results/data \\
-        --models mlp cnn hrnn [--weights results/parity_weights]
+        --models mlp cnn hrnn [--weights results/parity_weights] \\
+        [--settings '{"cxxflags": "-O1"}']
 """
 
 import argparse
@@ -74,8 +75,8 @@ def check_model(adapter, model, data, weights_file=None):
     )
 
 
-def check(backend, models, data_folder, weights_folder=None):
-    adapter = backends.adapter_for(backend, {})
+def check(backend, models, data_folder, weights_folder=None, settings=None):
+    adapter = backends.adapter_for(backend, settings or {})
     adapter.setup(
         threads=1,
         seed=0,
@@ -107,8 +108,11 @@ def main(argv=None):
     parser.add_argument("--data", required=True, help="the folder of prepared datasets")
     parser.add_argument("--models", nargs="+", required=True)
     parser.add_argument("--weights", help="the folder of shared initial weights, <model>.npz")
+    parser.add_argument(
+        "--settings", type=json.loads, default={}, help="the backend's settings, as JSON"
+    )
     args = parser.parse_args(argv)
-    print(json.dumps(check(args.backend, args.models, args.data, args.weights)))
+    print(json.dumps(check(args.backend, args.models, args.data, args.weights, args.settings)))
 
 
 if __name__ == "__main__":

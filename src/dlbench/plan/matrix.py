@@ -249,8 +249,16 @@ def machine_name(config, host=None, processor=None):
     return sanitised("{}-{}".format(host, "-".join(processor.split()))).lower()
 
 
-def _check_compilation_cache(config):
-    """``compilation_cache`` is JAX's: refused on any other framework's backend."""
+# Backend settings only some frameworks have, and those frameworks.
+FRAMEWORK_SETTINGS = {
+    "compilation_cache": ("jax", "JAX's persistent compilation cache"),
+    "cxxflags": ("theano pytensor", "the g++ flags Theano and PyTensor compile their ops with"),
+}
+
+
+def _check_framework_settings(config):
+    """A setting of one framework's (``FRAMEWORK_SETTINGS``) is refused on
+    any other framework's backend."""
     places = [("backends.{}".format(b), b, settings) for b, settings in config["backends"].items()]
     for index, workload in enumerate(config["workloads"]):
         for backend, settings in (workload.get("backend_settings") or {}).items():
@@ -259,12 +267,12 @@ def _check_compilation_cache(config):
             )
     for where, backend, settings in places:
         framework = catalog.BACKENDS.get(backend, {}).get("framework")
-        if "compilation_cache" in (settings or {}) and framework != "jax":
-            raise ConfigError(
-                "{}.compilation_cache: JAX's persistent compilation cache; {} runs on {}".format(
-                    where, backend, framework
+        for key in sorted(settings or {}):
+            frameworks, what = FRAMEWORK_SETTINGS.get(key, (None, None))
+            if frameworks is not None and framework not in frameworks.split():
+                raise ConfigError(
+                    "{}.{}: {}; {} runs on {}".format(where, key, what, backend, framework)
                 )
-            )
 
 
 def check(config):
@@ -361,7 +369,7 @@ def check(config):
                 )
             )
     _check_existing_environments(config)
-    _check_compilation_cache(config)
+    _check_framework_settings(config)
     _check_equivalence_settings(config)
     _check_exclusions(config)
     for entry_index, entry in enumerate(config["workloads"]):
