@@ -251,8 +251,8 @@ def machine_name(config, host=None, processor=None):
 
 # Backend settings only some frameworks have, and those frameworks.
 FRAMEWORK_SETTINGS = {
-    "compilation_cache": ("jax", "JAX's persistent compilation cache"),
-    "cxxflags": ("theano pytensor", "the g++ flags Theano and PyTensor compile their ops with"),
+    "compilation_cache": (("jax",), "JAX's persistent compilation cache"),
+    "cxxflags": (("theano", "pytensor"), "the g++ flags Theano and PyTensor compile ops with"),
 }
 
 
@@ -269,7 +269,7 @@ def _check_framework_settings(config):
         framework = catalog.BACKENDS.get(backend, {}).get("framework")
         for key in sorted(settings or {}):
             frameworks, what = FRAMEWORK_SETTINGS.get(key, (None, None))
-            if frameworks is not None and framework not in frameworks.split():
+            if frameworks is not None and framework not in frameworks:
                 raise ConfigError(
                     "{}.{}: {}; {} runs on {}".format(where, key, what, backend, framework)
                 )
