@@ -63,3 +63,18 @@ def test_theanos_g_plus_plus_flags_end_with_the_backends_own(tmp_path, monkeypat
     assert flags[0]["gcc.cxxflags"] == "-g0"
     assert flags[1]["gcc.cxxflags"] == "-g0 -O1 -march=x86-64-v3"
     assert flags[1]["base_compiledir"] == str(tmp_path / "theano-cache")
+
+
+def test_pytensor_compiles_a_function_when_it_is_first_called():
+    from dlbench.run.backends import native_pytensor_adapter
+
+    compiled = []
+
+    def compile_function(inputs, outputs):
+        compiled.append((inputs, outputs))
+        return lambda *args: sum(args) * outputs
+
+    function = native_pytensor_adapter._compiled_when_called(compile_function, ["x"], 10)
+    assert compiled == []  # a training run that never predicts compiles nothing for it
+    assert function(1, 2) == 30 and function(3) == 30
+    assert compiled == [(["x"], 10)]
