@@ -154,10 +154,7 @@ class Adapter(keras_adapter.Adapter):
             "blas.ldflags": "",
             "openmp": False,
             "base_compiledir": cache,
-            # Theano builds every op with -g; -g0 after it leaves out the
-            # debug information (the same machine code; g++ took 10 % less CPU).
-            # The backend's own cxxflags come last, after Theano's -O3.
-            "gcc.cxxflags": " ".join(["-g0"] + self.requested.get("cxxflags", "").split()),
+            "gcc.cxxflags": frameworks.gxx_flags(self.requested),
         }
         os.environ["THEANO_FLAGS"] = ",".join(
             "{}={}".format(key, value) for key, value in sorted(flags.items())

@@ -32,11 +32,9 @@ class Adapter(native.NativeAdapter):
         # says whether this run found the cache warm (a shorter first epoch).
         cache = os.path.join(sys.prefix, "pytensor-cache")
         self.applied["compile_cache_warm"] = frameworks.cache_is_warm(cache)
-        # -g0 after PyTensor's own -g: no debug information in the ops it
-        # compiles (the same machine code; g++ took 10 % less CPU). The
-        # backend's own cxxflags come last, after PyTensor's -O3.
-        cxxflags = " ".join(["-g0"] + self.requested.get("cxxflags", "").split())
-        flags = "floatX=float32,gcc__cxxflags=" + cxxflags + ",base_compiledir=" + cache
+        flags = "floatX=float32,gcc__cxxflags={},base_compiledir={}".format(
+            frameworks.gxx_flags(self.requested), cache
+        )
         blas = _openblas_flags(cache)
         os.environ["PYTENSOR_FLAGS"] = flags + (",blas__ldflags=" + blas if blas else "")
         import pytensor
