@@ -19,6 +19,7 @@ from dlbench import catalog
 from dlbench.run import backends, runtime
 from testkit import (
     BACKGROUND_CPU,
+    BACKGROUND_READER,
     E2E,
     FAULT_TALLY,
     NOT_EXERCISED,
@@ -73,12 +74,6 @@ def digits_npz(tmp_path_factory):
 
 def is_e2e(item):
     return E2E in Path(item.path).parents
-
-
-# The end-to-end tests that read the workflow the session builds in the
-# background (tests/e2e/conftest.py): they run last, so that every other
-# test runs while it is made.
-BACKGROUND_READER = "ran_workflow"
 
 
 @pytest.hookimpl(trylast=True)  # after -m and -k have deselected

@@ -82,6 +82,11 @@ def stage_outcome_file(root, stage):
     return Path(root) / "built_workflow.{}.json".format(stage)
 
 
+# The fixture of the end-to-end tests that read the workflow the session
+# builds in the background (tests/e2e/conftest.py): they run last, so that
+# every other test runs while it is made.
+BACKGROUND_READER = "ran_workflow"
+
 SESSION_NICE = []  # the session group's nice value before it was lowered
 # The priority of the tests' processes beside the background workflow.
 TESTS_NICENESS = 10
