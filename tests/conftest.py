@@ -78,18 +78,19 @@ def is_e2e(item):
 
 @pytest.hookimpl(trylast=True)  # after -m and -k have deselected
 def pytest_collection_modifyitems(config, items):
-    """The unit tests first (they need nothing built), then the end-to-end
-    tests: those that mostly wait (marked ``early``: on SLURM's scheduler)
-    first, so that their waits overlap the background workflow's work,
-    those that read the background workflow last."""
+    """First the end-to-end modules that mostly wait (marked ``early``: on
+    SLURM's scheduler, on pip's downloads), so that their waits overlap the
+    background workflow's work from the start; then the unit tests (they
+    need nothing built), the other end-to-end tests, and last those that
+    read the background workflow."""
     for item in items:
         if is_e2e(item):
             item.add_marker(pytest.mark.e2e)
     items.sort(
         key=lambda item: (
+            item.get_closest_marker("early") is None,
             is_e2e(item),
             BACKGROUND_READER in item.fixturenames,
-            item.get_closest_marker("early") is None,
         )
     )
 
