@@ -140,11 +140,11 @@ def run_parity(built_workflow, backend, models, weights):
     # what the environment asks for before it starts (CNTK's OpenMPI), as the supervisor gives it
     env = dict(os.environ, **runtime.environment_additions(str(venv), os.environ))
     (data,) = {path.parent for path in built_workflow.build(*parity_data())}
-    # Theano's and PyTensor's ops compiled with the workflow's g++ flags are in its cache
+    # Theano's and PyTensor's ops compiled with the workflow's g++ settings are in its cache
     settings = {
         key: value
         for key, value in (load_test_config()["backends"][backend] or {}).items()
-        if key == "cxxflags"
+        if key in ("cxxflags", "precompiled_headers")
     }
     done = subprocess.run(
         [str(python), "-m", "dlbench.models.parity", "--backend", backend, "--data", str(data)]

@@ -137,6 +137,7 @@ def test_every_run_writes_a_complete_record(workdir):
         flags = found["settings"].get("theano_flags") or found["settings"].get("pytensor_flags")
         if framework in ("theano", "pytensor"):  # the config's cxxflags after -g0
             assert "cxxflags=-g0 {}".format(CONFIG["backends"][run.backend]["cxxflags"]) in flags
+            assert "cxx={}".format(Path(python).parents[1]) in flags  # precompiled headers
         built = json.loads((Path(python).parents[1] / "ready.json").read_text())
         assert built["warm_up"] == {"status": "ok", "reason": None}, run
         assert found["settings"]["threads"] == found["environment"]["threads"] == run.threads

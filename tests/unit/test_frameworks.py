@@ -65,6 +65,26 @@ def test_theanos_g_plus_plus_flags_end_with_the_backends_own(tmp_path, monkeypat
     assert flags[1]["base_compiledir"] == str(tmp_path / "theano-cache")
 
 
+def test_theano_compiles_through_the_precompiled_headers_script_where_asked(tmp_path, monkeypatch):
+    from dlbench.run.backends import keras2_adapter
+
+    environment = {k: v for k, v in keras2_adapter.os.environ.items() if k != "THEANO_FLAGS"}
+    monkeypatch.setattr(keras2_adapter.os, "environ", environment)
+    monkeypatch.setattr(keras2_adapter.sys, "prefix", str(tmp_path))
+    keras2_adapter.Adapter("theano", {})._setup_theano(threads=1, seed=0)
+    assert "cxx=" not in environment["THEANO_FLAGS"]
+    keras2_adapter.Adapter("theano", {"precompiled_headers": True})._setup_theano(1, 0)
+    flags = dict(f.split("=", 1) for f in environment["THEANO_FLAGS"].split(","))
+    script = tmp_path / "theano-cache" / "g++-precompiled-headers"
+    assert flags["cxx"] == str(script)
+    assert "precompiled_headers.py --compiler " in script.read_text()
+    # what a later run finds is the same script, not written again
+    written = script.stat().st_mtime_ns
+    asked = {"precompiled_headers": True}
+    assert frameworks.precompiled_headers_compiler(asked, str(script.parent)) == str(script)
+    assert script.stat().st_mtime_ns == written
+
+
 def test_pytensor_compiles_a_function_when_it_is_first_called():
     from dlbench.run.backends import native_pytensor_adapter
 

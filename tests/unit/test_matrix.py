@@ -151,6 +151,11 @@ def test_theano_and_pytensor_alone_take_g_plus_plus_flags(smoke_config):
     smoke_config["backends"]["keras-mxnet"] = {"cxxflags": "-O1"}
     with pytest.raises(matrix.ConfigError, match=r"backends.keras-mxnet.cxxflags: .* on mxnet"):
         matrix.check(smoke_config)
+    smoke_config["backends"]["keras-mxnet"] = {"precompiled_headers": True}
+    with pytest.raises(
+        matrix.ConfigError, match=r"backends.keras-mxnet.precompiled_headers: .* on mxnet"
+    ):
+        matrix.check(smoke_config)
 
 
 def test_training_runs_share_initial_weights_per_workload_and_seed(smoke_config):

@@ -253,6 +253,10 @@ def machine_name(config, host=None, processor=None):
 FRAMEWORK_SETTINGS = {
     "compilation_cache": (("jax",), "JAX's persistent compilation cache"),
     "cxxflags": (("theano", "pytensor"), "the g++ flags Theano and PyTensor compile ops with"),
+    "precompiled_headers": (
+        ("theano", "pytensor"),
+        "Theano's and PyTensor's ops compiled with their #include lines precompiled",
+    ),
 }
 
 

@@ -9,6 +9,8 @@ import atexit
 import glob
 import os
 import re
+import shlex
+import shutil
 import sys
 import tempfile
 
@@ -91,6 +93,31 @@ def gxx_flags(settings):
     took 10 % less CPU), then the backend's own ``cxxflags``, last, so that
     they win over the framework's -O3."""
     return " ".join(["-g0"] + settings.get("cxxflags", "").split())
+
+
+def precompiled_headers_compiler(settings, cache):
+    """The g++ Theano and PyTensor call (their ``cxx``) where the backend's
+    settings ask for ``precompiled_headers``: a script in their compile
+    cache that runs ``dlbench/run/precompiled_headers.py`` (isolated: -I,
+    its folder's modules off the path) in front of the machine's g++,
+    keeping its headers beside their ops. None otherwise,
+    or where there is no g++ (the framework says so itself)."""
+    compiler = shutil.which("g++")
+    if not settings.get("precompiled_headers") or compiler is None:
+        return None
+    script = os.path.join(cache, "g++-precompiled-headers")
+    wrapper = os.path.join(os.path.dirname(os.path.dirname(__file__)), "precompiled_headers.py")
+    text = '#!/bin/sh\nexec {} -I {} --compiler {} --store {} -- "$@"\n'.format(
+        *map(shlex.quote, [sys.executable, wrapper, compiler, os.path.join(cache, "headers")])
+    )
+    if not os.path.exists(script) or open(script).read() != text:
+        os.makedirs(cache, exist_ok=True)
+        written = "{}.{}".format(script, os.getpid())
+        with open(written, "w") as handle:
+            handle.write(text)
+        os.chmod(written, 0o755)
+        os.replace(written, script)
+    return script
 
 
 def cache_is_warm(folder):

@@ -156,6 +156,9 @@ class Adapter(keras_adapter.Adapter):
             "base_compiledir": cache,
             "gcc.cxxflags": frameworks.gxx_flags(self.requested),
         }
+        compiler = frameworks.precompiled_headers_compiler(self.requested, cache)
+        if compiler:
+            flags["cxx"] = compiler
         os.environ["THEANO_FLAGS"] = ",".join(
             "{}={}".format(key, value) for key, value in sorted(flags.items())
         )

@@ -35,6 +35,8 @@ class Adapter(native.NativeAdapter):
         flags = "floatX=float32,gcc__cxxflags={},base_compiledir={}".format(
             frameworks.gxx_flags(self.requested), cache
         )
+        compiler = frameworks.precompiled_headers_compiler(self.requested, cache)
+        flags += ",cxx=" + compiler if compiler else ""
         blas = _openblas_flags(cache)
         os.environ["PYTENSOR_FLAGS"] = flags + (",blas__ldflags=" + blas if blas else "")
         import pytensor
