@@ -48,3 +48,11 @@ def test_the_second_compile_of_the_same_lines_uses_them_precompiled(tmp_path):
     used = ["! " + str(made / "leading_includes.h.gch") in err for _, err in modules]
     assert used == [False, True, True]
     assert all(module.is_file() for module, _ in modules)
+
+
+def test_lines_that_do_not_precompile_are_tried_once(tmp_path):
+    store, flags = tmp_path / "headers", ["-O1"]
+    includes = ["#include <no_such_header_anywhere.h>"]
+    for _ in range(3):
+        assert precompiled_headers.precompiled("g++", str(store), flags, includes) is None
+    assert sorted(p.suffix for p in store.iterdir()) == [".failed", ".seen"]

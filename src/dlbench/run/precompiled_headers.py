@@ -63,12 +63,15 @@ def header_flags(arguments):
 def precompiled(compiler, store, flags, includes):
     """The header to ``-include`` for these ``includes`` and ``flags``:
     None the first time they come (a header used once costs more to
-    precompile than it saves) or when it cannot be precompiled."""
+    precompile than it saves) and where it could not be precompiled."""
     key = hashlib.sha256("\0".join([compiler] + flags + includes).encode()).hexdigest()[:24]
     folder = os.path.join(store, key)
     header = os.path.join(folder, HEADER)
     if os.path.exists(header + ".gch"):
         return header
+    failed = os.path.join(store, key + ".failed")
+    if os.path.exists(failed):
+        return None
     seen = os.path.join(store, key + ".seen")
     if not os.path.exists(seen):
         os.makedirs(store, exist_ok=True)
@@ -84,6 +87,7 @@ def precompiled(compiler, store, flags, includes):
             cwd=building,
         )
         if made != 0:
+            open(failed, "w").close()  # tried once: every op compiles as it would
             return None
         try:
             os.rename(building, folder)  # atomic: a concurrent compile may have won
