@@ -10,7 +10,9 @@ precompiled once (``-x c++-header``) and passed with ``-include``; the
 source's own #include lines then find their headers' guards defined. The
 op is compiled with its own flags and its code is the same; anything else
 (version queries, BLAS probes, a header that fails to precompile) goes to
-g++ unchanged. Standard library only, run as a script: it imports on
+g++ unchanged. The headers are kept by their flags and lines, not by
+their files' contents: the store is in the environment's ops cache, which
+is rebuilt with it. Standard library only, run as a script: it imports on
 Python 3.6 and needs no dlbench on the path of the compiler's process.
 
     precompiled_headers.py --compiler g++ --store DIR -- ARGS...
