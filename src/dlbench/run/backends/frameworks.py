@@ -110,7 +110,7 @@ def precompiled_headers_compiler(settings, cache):
     text = '#!/bin/sh\nexec {} -I {} --compiler {} --store {} -- "$@"\n'.format(
         *map(shlex.quote, [sys.executable, wrapper, compiler, os.path.join(cache, "headers")])
     )
-    if not os.path.exists(script) or open(script).read() != text:
+    if _text_of(script) != text:
         os.makedirs(cache, exist_ok=True)
         written = "{}.{}".format(script, os.getpid())
         with open(written, "w") as handle:
@@ -118,6 +118,15 @@ def precompiled_headers_compiler(settings, cache):
         os.chmod(written, 0o755)
         os.replace(written, script)
     return script
+
+
+def _text_of(path):
+    """A file's text, or None where there is no file."""
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
 
 
 def cache_is_warm(folder):
