@@ -189,10 +189,13 @@ def test_a_framework_error_becomes_a_failed_record(tmp_path, numpy_backend):
 
 
 def test_supervisor_writes_a_failed_record_and_exits_zero(tmp_path, digits_npz):
-    """An unknown backend fails inside the child; the job itself succeeds."""
+    """An unknown backend fails inside the child; the job itself succeeds,
+    and leaves no file of its own open to the garbage collector."""
     record_path = tmp_path / "run.json"
     command = [
         sys.executable,
+        "-W",
+        "always::ResourceWarning",
         "-m",
         "dlbench.run.supervise",
         "--spec",
@@ -206,6 +209,7 @@ def test_supervisor_writes_a_failed_record_and_exits_zero(tmp_path, digits_npz):
     ]
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "ResourceWarning" not in done.stderr, done.stderr
     record = json.loads(record_path.read_text())
     assert record["status"] == "failed" and "keras-none" in record["error"]
 

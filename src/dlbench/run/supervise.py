@@ -28,11 +28,12 @@ PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def _relay(stream, tail):
-    for raw in iter(stream.readline, b""):
-        line = raw.decode("utf-8", "replace")
-        sys.stdout.write(line)
-        sys.stdout.flush()
-        tail.append(line)
+    with stream:  # closed by its reader at the end, not left to the garbage collector
+        for raw in iter(stream.readline, b""):
+            line = raw.decode("utf-8", "replace")
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            tail.append(line)
 
 
 def _describe_exit(returncode):
