@@ -78,11 +78,11 @@ def is_e2e(item):
 
 @pytest.hookimpl(trylast=True)  # after -m and -k have deselected
 def pytest_collection_modifyitems(config, items):
-    """First the end-to-end modules that mostly wait (marked ``early``: on
-    SLURM's scheduler, on pip's downloads), so that their waits overlap the
-    background workflow's work from the start; then the unit tests (they
-    need nothing built), the other end-to-end tests, and last those that
-    read the background workflow."""
+    """First the modules that mostly wait (marked ``early``: on SLURM's
+    scheduler, on pip's downloads, on a download's retries), so that their
+    waits overlap the background workflow's work from the start; then the
+    unit tests (they need nothing built), the other end-to-end tests, and
+    last those that read the background workflow."""
     for item in items:
         if is_e2e(item):
             item.add_marker(pytest.mark.e2e)

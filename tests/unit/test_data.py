@@ -15,6 +15,10 @@ import pytest
 from dlbench import catalog
 from dlbench.data import datasets, fixtures
 
+# Three of its tests wait out pooch's back-off between retries (6 s each): run
+# beside the tests' workflow, not after it with the other unit tests
+pytestmark = pytest.mark.early
+
 
 @pytest.fixture
 def served(tmp_path):
