@@ -48,7 +48,7 @@ def schema(tmp_path_factory):
     return str(path)
 
 
-def check_before_any_job(config, schema=SCHEMA):
+def check_before_any_job(config, schema):
     """What the workflow does with a config before it plans a job."""
     validate(config, schema)
     matrix.check(config)

@@ -6,9 +6,8 @@ import subprocess
 import sys
 
 from dlbench.run import precompiled_headers
-from testkit import REPO
 
-SCRIPT = REPO / "src" / "dlbench" / "run" / "precompiled_headers.py"
+SCRIPT = precompiled_headers.__file__
 SOURCE = """#include <vector>
 #include <string>
 #include <cmath>
