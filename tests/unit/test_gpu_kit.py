@@ -146,6 +146,32 @@ def test_the_follow_up_config_plans_what_the_first_leases_left_unrun():
         assert set(yaml.safe_load(handle)) == {"exclude"}  # an overlay: nothing else changes
 
 
+def test_the_next_lease_plans_what_no_lease_has_run_on_the_gpu():
+    """config/gpu-next-lease.yaml: torch.compile in bfloat16 on the GPU, and
+    Keras on torch's eager GRU again (its recurrent path is now recorded);
+    the CPU cells left out, as a 15-minute lease has no time for them."""
+    next_lease = [CONFIG, str(REPO / "config" / "gpu-next-lease.yaml")]
+    cells = [run for run, _ in gpu_campaign.planned_runs(next_lease)]
+    models = {"mlp", "cnn", "lenet", "deep_mnist", "cifar_cnn", "imdb_gru", "resnet50"}
+    compiled = {
+        (run.backend, run.model)
+        for run in cells
+        if run.precision == "mixed_bfloat16" and run.compile == "compiled"
+    }
+    assert compiled == {(backend, m) for backend in ("keras-torch", "native-torch") for m in models}
+    others = [run for run in cells if run.compile == "eager"]
+    assert [(run.backend, run.model, run.precision, run.compile) for run in others] == [
+        ("keras-torch", "imdb_gru", "float32", "eager")
+    ]
+    assert len(cells) == 15 and all(int(run.devices) == 1 for run in cells)
+    assert set(cells) <= {run for run, _ in gpu_campaign.planned_runs([CONFIG])}
+    with open(next_lease[1]) as handle:
+        assert set(yaml.safe_load(handle)) == {"exclude"}
+    stages = dict(gpu_campaign.stages(next_lease))
+    assert stages["gpu runs, float32"][0].startswith("results/runs/")  # the GRU first
+    assert "imdb_gru" in stages["gpu runs, float32"][0]
+
+
 def test_a_campaign_on_a_fresh_machine_leaves_out_what_earlier_packs_recorded(tmp_path):
     everything = dict(gpu_campaign.stages([CONFIG]))
     first = everything["gpu runs, float32"]
