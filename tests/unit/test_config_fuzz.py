@@ -1,5 +1,5 @@
 """Bad configs, generated: whatever is wrong, the answer is an error that
-names the key, from the schema (Snakemake's validate) or the matrix check,
+names the key, in at most three lines, from the schema or the matrix check,
 both before any job starts; never another exception from deeper down. A
 config that passes both expands into runs and specs without error."""
 
@@ -10,10 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from snakemake.common.configfile import load_configfile
-from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
 
-from dlbench.plan import matrix
+from dlbench.plan import matrix, validation
 from testkit import REPO
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
@@ -48,11 +46,16 @@ def schema(tmp_path_factory):
     return str(path)
 
 
+# The longest refusal seen, in lines and characters (printed at the end).
+LONGEST = {"lines": 0, "characters": 0, "message": ""}
+
+
 def check_before_any_job(config, schema):
-    """What the workflow does with a config before it plans a job."""
-    validate(config, schema)
-    matrix.check(config)
-    matrix.check_machine(config, cpus=2, gpus=1)  # as on this kind of machine, with a GPU
+    """What the workflow does with a config before it plans a job
+    (workflow/rules/common.smk), as on this kind of machine with a GPU."""
+    validation.validate_config(
+        config, json.loads(open(schema).read()), schema, machine=lambda config: (2, 1)
+    )
     for run in matrix.runs(config):
         matrix.spec(config, run)
 
@@ -87,11 +90,23 @@ def test_a_mutated_config_passes_or_is_refused_naming_the_key(schema, mutation):
     config, key, parent = mutation
     try:
         check_before_any_job(copy.deepcopy(config), schema)
-    except (WorkflowError, matrix.ConfigError) as error:
+    except matrix.ConfigError as error:
         message = str(error)
         # the key itself, or the workload it is in (removing `task` makes a
         # training workload, whose missing epochs the error then names)
         assert key in message or (parent and parent in message), (key, parent, message[-800:])
+        assert len(message.splitlines()) <= 3, message
+        if len(message.splitlines()) >= LONGEST["lines"]:
+            LONGEST.update(lines=len(message.splitlines()), message=message)
+        LONGEST["characters"] = max(LONGEST["characters"], len(message))
+
+
+def test_the_longest_refusal_is_printed():
+    """After the fuzz test (same module, run in order): the longest message
+    it met, for the record (pytest -s shows it)."""
+    print("longest config refusal: {lines} lines, {characters} characters:".format(**LONGEST))
+    print(LONGEST["message"])
+    assert LONGEST["lines"] <= 3
 
 
 SOURCE_PIECES = st.sampled_from(

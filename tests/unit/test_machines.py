@@ -9,12 +9,13 @@ import tarfile
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from dlbench.analysis import collect, machines
 from dlbench.plan import matrix
 from dlbench.record import imports
 from dlbench.run import harness
-from testkit import fixture_record
+from testkit import REPO, fixture_record
 
 
 def test_threads_list_expands_into_cells_of_their_own(smoke_config):
@@ -51,9 +52,45 @@ def test_threads_or_gpus_the_machine_does_not_have_are_refused_at_planning(smoke
     assert str(refused.value) == (
         "workloads[0].devices[2]: 4 is more than the 1 GPUs this machine has; use at most 1"
     )
-    matrix.check_machine(on_gpus, cpus=2, gpus=None)  # a machine that cannot tell
+    matrix.check_machine(on_gpus, cpus=2, gpus=None)  # jobs that run elsewhere (a cluster)
+    with pytest.raises(matrix.ConfigError) as refused:
+        matrix.check_machine(on_gpus, cpus=2, gpus=0)  # a machine without a GPU
+    assert str(refused.value).startswith(
+        "workloads[0].devices[1]: 1 asks for GPUs, and this machine has none"
+    )
+    assert "accelerator: emulated-cpu" in str(refused.value)
+    assert len(str(refused.value).splitlines()) <= 3
     emulated = dict(on_gpus, accelerator="emulated-cpu")  # emulated devices are not GPUs
     matrix.check_machine(emulated, cpus=2, gpus=1)
+    matrix.check_machine(emulated, cpus=2, gpus=0)
+
+
+def test_a_machine_without_a_gpu_has_none_to_plan_on(smoke_config, monkeypatch):
+    from dlbench.plan.machine_limits import machine_limits
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    on_gpus = dict(smoke_config, accelerator="gpu", devices=[0, 1])
+    assert machine_limits(on_gpus)[1] == 0
+    assert machine_limits(dict(on_gpus, devices=[0]))[1] is None  # none asked for
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    assert machine_limits(on_gpus)[1] == 2
+
+
+def test_gpus_asked_for_on_the_command_line_keep_the_other_resources():
+    """--resources replaces the profile's list: what it leaves out is added
+    back at the profile's amounts, and the machine's GPUs where none are named."""
+    from dlbench.plan import scheduling
+
+    with open(REPO / "profiles" / "default" / "config.yaml") as handle:
+        profile = yaml.safe_load(handle)["resources"]
+    assert profile == scheduling.LOCAL_RESOURCES
+    assert scheduling.missing_resources(["gpu"], gpus=4) == scheduling.LOCAL_RESOURCES
+    assert scheduling.missing_resources(list(profile), gpus=4) == {"gpu": 4}
+    assert scheduling.missing_resources(list(profile) + ["gpu"], gpus=4) == {}
+    assert scheduling.missing_resources(["cpu_exclusive"], gpus=None) == {
+        "theano_compile_cache": 1,
+        "pytensor_compile_cache": 1,
+    }
 
 
 def test_a_run_given_fewer_cpus_than_its_threads_is_unavailable_not_mislabelled():

@@ -2,7 +2,6 @@ import re
 import sys
 from pathlib import Path
 
-from snakemake.utils import validate
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 SRC = str(Path(workflow.basedir) / "src")
@@ -11,8 +10,9 @@ SRC = str(Path(workflow.basedir) / "src")
 sys.path.insert(0, SRC)
 
 from dlbench import catalog
+from dlbench.data import datasets
 from dlbench.environments import variants
-from dlbench.plan import matrix, targets
+from dlbench.plan import matrix, scheduling, targets, validation
 from dlbench.plan.machine_limits import machine_limits
 from dlbench.run import integrity
 
@@ -32,13 +32,29 @@ for name in matrix.LISTED_DIMENSIONS:
             for value in matrix.dimension_values(config, name)
         ]
 
-validate(config, workflow.source_path("../schemas/config.schema.yaml"))
+SCHEMA = workflow.source_path("../schemas/config.schema.yaml")
+# Where this machine runs the jobs, it must have the threads and GPUs asked for.
+runs_here = workflow.local_exec and not workflow.remote_exec
 try:
-    matrix.check(config)
-    if workflow.local_exec and not workflow.remote_exec:  # this machine runs the jobs
-        matrix.check_machine(config, *machine_limits(config))
+    limits = validation.validate_config(
+        config,
+        validation.load_schema(SCHEMA),
+        SCHEMA,
+        machine=machine_limits if runs_here else None,
+        log_path="logs/config-error.log",
+    )
 except matrix.ConfigError as error:
     raise ValueError(f"invalid config: {error}") from None
+if runs_here and workflow.is_main_process:
+    added = scheduling.missing_resources(workflow.global_resources.keys(), limits[1])
+    for name, amount in added.items():
+        workflow.register_resource(name, amount)
+    if added:
+        print(
+            "resources the command line left out, as the workflow sets them: "
+            + " ".join(f"{name}={amount}" for name, amount in added.items()),
+            file=sys.stderr,
+        )
 # This machine's name, once ("auto": from the host), in every run's path and record.
 config["machine"] = matrix.machine_name(config)
 
@@ -62,6 +78,9 @@ plan = targets.Plan(config, workflow.basedir, env_mode())
 if workflow.is_main_process:
     for reason in integrity.discard_if_corrupt(plan.data_files(), full=True):
         print(f"discarded, will be made again: {reason}", file=sys.stderr)
+    # A download that failed is tried again on every invocation.
+    for reason in datasets.discard_unfetched(plan.data_files()):
+        print(f"not fetched last time, will be tried again: {reason}", file=sys.stderr)
 
 RUN_DIR = matrix.RUN_DIR.replace("{repeat}", "{rep}")
 CHECK_DIR = matrix.CHECK_DIR.replace("{repeat}", "{rep}")

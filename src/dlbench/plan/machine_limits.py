@@ -1,17 +1,19 @@
 """What this machine can give the runs it plans, for matrix.check_machine:
 the CPUs the workflow may use (its affinity) and the GPUs it has, where it
 can tell (CUDA_VISIBLE_DEVICES or nvidia-smi; asked only when the config
-runs on GPUs)."""
+runs on GPUs). A machine where nvidia-smi lists no GPU, or that has none,
+has 0: its GPU cells would only fail, one by one, after their environments
+were built."""
 
 from dlbench.plan import matrix
 from dlbench.run import gpus, runtime
 
 
 def machine_limits(config):
-    """(CPUs, GPUs or None where the machine cannot tell or none are asked for)."""
+    """(CPUs, GPUs or None where none are asked for)."""
     cpus = len(runtime.available_cpus())
     wants_gpus = matrix.option(config, "accelerator") == "gpu" and any(
         int(devices) > 0 for devices in matrix.every_dimension_value(config, "devices")
     )
     seen = gpus.visible_gpus() if wants_gpus else []
-    return cpus, (len(seen) or None)
+    return cpus, (len(seen) if wants_gpus else None)

@@ -441,6 +441,14 @@ def check_machine(config, cpus, gpus=None):
             if name == "devices" and option(config, "accelerator") != "gpu":
                 continue
             for index, value in enumerate(dimension_values(config, name, entry)):
+                if name == "devices" and limit == 0 and int(value) > 0:
+                    raise ConfigError(
+                        "{}[{}]: {} asks for GPUs, and this machine has none (nvidia-smi "
+                        "lists none, or CUDA_VISIBLE_DEVICES is empty)\nrun devices >= 1 on a "
+                        "GPU machine or through a cluster profile (docs/clusters.md), or set "
+                        "accelerator: emulated-cpu to try the data-parallel code on the "
+                        "CPU".format(name if key is None else key + "." + name, index, value)
+                    )
                 if value != "all" and int(value) > limit:
                     raise ConfigError(
                         "{}[{}]: {} is more than the {} {}; use at most {}{}".format(
