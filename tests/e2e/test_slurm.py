@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 import slurm_cluster
+from dlbench import catalog
 from testkit import MACHINE, REPO, copy_workflow, run_json, run_snakemake, write_config
 
 PROFILE = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
@@ -37,6 +38,7 @@ def cluster(tmp_path_factory):
 
 # one thread a run: two-thread runs beside the session's others wait on each other
 THREADS = 1
+BABI_FILE = next(iter(catalog.DATASETS["babi"]["files"]))
 
 
 def one_run_config(workdir, **changes):
@@ -58,11 +60,11 @@ def one_run_config(workdir, **changes):
     return write_config(workdir / "config" / "slurm.yaml", config)
 
 
-def through_slurm(cluster, workdir, configfile, dataset="digits"):
+def through_slurm(cluster, workdir, configfile, table="digits_mlp"):
     """The run and its workload's table, every job a SLURM job."""
     return run_snakemake(
         workdir,
-        "results/tables/{}_mlp.md".format(dataset),
+        "results/tables/{}.md".format(table),
         "--profile",
         str(REPO / "profiles" / "slurm"),
         "--workflow-profile",
@@ -117,14 +119,21 @@ def test_a_run_goes_through_slurm_and_merges_with_a_local_one(cluster, workdir):
 
 
 def test_a_failing_job_is_reported_as_failed(cluster, workdir, tmp_path):
-    """A download from a mirror that lacks the file fails its SLURM job;
-    Snakemake says so and exits non-zero."""
-    config = one_run_config(workdir, data_mirror=str(tmp_path / "empty-mirror"))
+    """A dataset whose archive cannot be read fails its preparation's SLURM
+    job; Snakemake says so and exits non-zero. (bAbI has no published
+    checksum, so the mirror's broken file is taken; a download that fails
+    is no failed job: its cells are unavailable, test_unavailable_data.py.)"""
+    mirror = tmp_path / "broken-mirror"
+    mirror.mkdir()
+    (mirror / BABI_FILE).write_bytes(b"not an archive")
+    config = one_run_config(workdir, data_mirror=str(mirror))
     with open(config) as handle:
         edited = yaml.safe_load(handle)
-    edited["workloads"][0]["dataset"] = "mnist"
+    smoke = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    (babi,) = [entry for entry in smoke["workloads"] if entry["model"] == "babi_rnn"]
+    edited["workloads"] = [dict(babi, dataset="babi", epochs=1, repeats=1, backends=["keras-jax"])]
     write_config(config, edited)
-    done = through_slurm(cluster, workdir, config, dataset="mnist")
+    done = through_slurm(cluster, workdir, config, table="babi_babi_rnn")
     assert done.returncode != 0
-    assert "Error in rule download" in done.stderr
-    assert not (workdir / "resources/mnist/mnist.npz").exists()
+    assert "Error in rule prepare" in done.stderr
+    assert not (workdir / "results/data/babi.npz").exists()

@@ -330,3 +330,30 @@ def test_prepare_refuses_inputs_of_the_wrong_shape(tmp_path):
     }
     with pytest.raises(ValueError, match="expected shape"):
         datasets.check_inputs("mnist", arrays)
+
+
+def test_a_file_that_cannot_be_fetched_holds_the_reason_until_tried_again(tmp_path):
+    destination = tmp_path / "resources" / "mnist" / "mnist.npz"
+    destination.parent.mkdir(parents=True)
+    missing = tmp_path / "mirror" / "mnist.npz"
+    reason = datasets.fetch_or_say_why(str(missing), "sha256:" + "0" * 64, destination)
+    assert "data mirror has no file" in reason and str(missing) in reason
+    assert datasets.unfetched_reason(destination) == reason
+    assert datasets.discard_unfetched([destination, tmp_path / "absent"]) == [reason]
+    assert not destination.exists()
+
+
+def test_a_fetched_file_is_data_however_it_starts(tmp_path):
+    path = fake_mnist_npz(tmp_path / "mnist.npz")
+    assert datasets.unfetched_reason(path) is None
+    assert datasets.discard_unfetched([path]) == [] and path.exists()
+
+
+def test_a_dataset_without_its_data_says_why_to_every_reader(tmp_path):
+    from dlbench.run import run_data
+
+    path = str(tmp_path / "mnist.npz")
+    run_data.write_unavailable(path, "could not fetch mnist.npz: 404")
+    assert run_data.unavailable_reason(path) == "could not fetch mnist.npz: 404"
+    with pytest.raises(run_data.DataUnavailable, match="404"):
+        run_data.load_dataset(path)

@@ -10,6 +10,7 @@ import pandas as pd
 from dlbench import catalog
 from dlbench.analysis import collect, tables, utilisation
 from dlbench.models import flops, workloads
+from dlbench.run import run_data
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 
@@ -18,6 +19,10 @@ def flops_of(dataset, model, data_path):
     """Analytic FLOPs, or those counted for a model of the user's (None
     where they could not be counted: its cells get no MFU)."""
     if not workloads.is_custom(model):
+        reason = run_data.unavailable_reason(data_path)
+        if reason:
+            print(f"{dataset}/{model}: no FLOPs, its data is unavailable: {reason}")
+            return None
         return flops.per_sample_of(data_path, model)
     counted = snakemake.params.counted.get(f"{dataset}/{model}")
     if not counted:

@@ -76,6 +76,50 @@ def fetch(source, known_hash, destination, hash_record=None):
     return destination
 
 
+# What a raw file holds in place of its data when it could not be fetched,
+# then the reason: the dataset's cells become unavailable, the rest of the
+# workflow goes on, and the next invocation tries the download again.
+UNFETCHED = b"dlbench: this file could not be fetched\n"
+
+
+def fetch_or_say_why(source, known_hash, destination, hash_record=None):
+    """``fetch``; where the file cannot be had (no network, no such file,
+    a checksum that does not match) the reason written at ``destination``
+    instead (``unfetched_reason`` reads it), and returned."""
+    try:
+        fetch(source, known_hash, destination, hash_record=hash_record)
+        return None
+    except (OSError, ValueError, ChecksumError) as error:  # requests' errors are OSErrors
+        reason = "{}: {}: {}".format(source, type(error).__name__, error)
+    Path(destination).write_bytes(UNFETCHED + reason.encode())
+    print("could not fetch {}".format(reason))
+    return reason
+
+
+def unfetched_reason(path):
+    """Why the raw file at ``path`` could not be fetched, or None for data."""
+    with open(str(path), "rb") as handle:
+        head = handle.read(len(UNFETCHED))
+        if head != UNFETCHED:
+            return None
+        return handle.read().decode(errors="replace")
+
+
+def discard_unfetched(paths):
+    """Delete each raw file of ``paths`` that holds the reason it could not
+    be fetched (and its seal), so that the workflow tries the download again.
+    Returns the reasons."""
+    discarded = []
+    for path in paths:
+        if os.path.isfile(str(path)) and unfetched_reason(path) is not None:
+            discarded.append(unfetched_reason(path))
+            os.remove(str(path))
+            seal = str(path) + ".sha256"
+            if os.path.exists(seal):
+                os.remove(seal)
+    return discarded
+
+
 def _copy(source, known_hash, destination):
     if not Path(source).is_file():
         raise FileNotFoundError("data mirror has no file {}".format(source))

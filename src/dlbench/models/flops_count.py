@@ -120,9 +120,11 @@ def main(argv=None):
     parser.add_argument("--output", required=True, help="where to write the counts (JSON)")
     args = parser.parse_args(argv)
     from dlbench import catalog
-    from dlbench.run import model_check, runtime
+    from dlbench.run import model_check, run_data, runtime
 
-    failed = model_check.verdict(args.model_check) if args.model_check else None
+    failed = run_data.unavailable_reason(args.data)
+    if not failed and args.model_check:
+        failed = model_check.verdict(args.model_check)
     if failed:  # as its runs, never built: nothing counted, the reason kept instead
         counted = {"forward": None, "training": None, "error": failed}
     else:

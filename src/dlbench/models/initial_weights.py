@@ -393,19 +393,20 @@ def main(argv=None):
     parser.add_argument("--output", required=True)
     parser.add_argument("--model-check", help="a model of the user's: its check's verdict")
     args = parser.parse_args(argv)
-    if args.model_check:
-        from dlbench.run import model_check
+    from dlbench.run import model_check, run_data
 
+    failed = run_data.unavailable_reason(args.data)
+    if not failed and args.model_check:
         failed = model_check.verdict(args.model_check)
-        if failed:  # its runs never start: nothing to draw, the reason kept instead
-            os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-            write(
-                args.output,
-                {"format": FORMAT, "seed": args.seed, "weights": [], "not_drawn": failed},
-                [],
-            )
-            print(failed)
-            return 0
+    if failed:  # its runs never start: nothing to draw, the reason kept instead
+        os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+        write(
+            args.output,
+            {"format": FORMAT, "seed": args.seed, "weights": [], "not_drawn": failed},
+            [],
+        )
+        print(failed)
+        return 0
     os.environ["KERAS_BACKEND"] = "torch"
     import keras
     import torch

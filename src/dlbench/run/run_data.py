@@ -21,14 +21,46 @@ def epoch_order(seed, epoch, n_samples):
     return np.random.RandomState([seed, epoch]).permutation(n_samples)
 
 
+# The array a prepared dataset holds instead of its data where the data
+# could not be had (a download that failed): the reason, for every rule that
+# reads the dataset to pass on (its cells become unavailable).
+UNAVAILABLE = "unavailable"
+
+
+class DataUnavailable(RuntimeError):
+    """A prepared dataset that holds the reason its data could not be had."""
+
+
+def write_unavailable(path, reason):
+    """Write the prepared dataset of a dataset whose data could not be had."""
+    import numpy as np
+
+    with open(path, "wb") as handle:
+        np.savez(handle, **{UNAVAILABLE: np.array(str(reason))})
+
+
+def unavailable_reason(path):
+    """Why the prepared dataset at ``path`` holds no data, or None."""
+    import numpy as np
+
+    with np.load(path, allow_pickle=False) as arrays:
+        if UNAVAILABLE in arrays.files:
+            return str(arrays[UNAVAILABLE])
+    return None
+
+
 def load_dataset(path):
     """The prepared arrays, one-hot labels beside the integer ones, and
     ``meta``: what a model must know about its inputs (classes, ...). A model
-    with several inputs gets a dict of named arrays per split."""
+    with several inputs gets a dict of named arrays per split. A dataset whose
+    data could not be had raises ``DataUnavailable`` with the reason."""
     import numpy as np
 
     if os.path.exists(integrity.seal_path(path)):  # the workflow's files are all sealed
         integrity.verify(path)
+    reason = unavailable_reason(path)
+    if reason:
+        raise DataUnavailable(reason)
     with np.load(path, allow_pickle=False) as arrays:
         data = {}
         for split in ("train", "test"):

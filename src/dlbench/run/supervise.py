@@ -21,7 +21,7 @@ import threading
 import time
 
 from dlbench import catalog
-from dlbench.run import cpu_isa, gpus, harness, launch, model_check, runtime
+from dlbench.run import cpu_isa, gpus, harness, launch, model_check, run_data, runtime
 
 ERROR_TAIL_LINES = 30
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -165,6 +165,10 @@ def supervise(
         os.remove(record_path)  # never mistake an old record for this run's
     check, unavailable = environment_check(env_mode, env_marker)
     spec = dict(spec, environment_check=check)
+    no_data = run_data.unavailable_reason(data)
+    if no_data:  # a download that failed: no run starts, the reason kept instead
+        reason = "dataset {} unavailable: {}".format(spec["dataset"], no_data)
+        return _failed_without_child(spec, record_path, epochs_path, reason, status="unavailable")
     invalid = model_check.verdict(model_check_path) if model_check_path else None
     if invalid:  # a model of the user's that failed its check: no run of it starts
         return _failed_without_child(spec, record_path, epochs_path, invalid, status="invalid")

@@ -84,7 +84,15 @@ def main(argv=None):
     args = parser.parse_args(argv)
     from dlbench import catalog
     from dlbench.models import initial_weights
+    from dlbench.run import run_data
 
+    no_data = run_data.unavailable_reason(args.data)
+    if no_data:  # the inference runs never start: nothing to train, the reason kept
+        os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+        manifest = {"format": initial_weights.FORMAT, "seed": args.seed, "weights": []}
+        initial_weights.write(args.output, dict(manifest, not_drawn=no_data), [])
+        print(no_data)
+        return 0
     if args.custom:
         catalog.add_custom_models({args.model: json.loads(args.custom)})
     manifest, weights, result = train(
