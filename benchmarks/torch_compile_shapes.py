@@ -7,7 +7,7 @@ graph. Prints, per variant and round, the first call (the compile; a later
 variant may find Inductor's cache, the environment's as for the runs, warm
 from an earlier one), the median latency at batch 1, the seconds per 1,000
 samples at the batch, and the graphs compiled. On an H200, ResNet-50 ran
-slower compiled than eager (docs/gpus.md); this tells whether the dynamic
+slower compiled than eager (docs/results-h200.md); this tells whether the dynamic
 graph is why:
 
     PYTHONPATH=src python3 benchmarks/torch_compile_shapes.py --model resnet50 --calls 100

@@ -55,7 +55,7 @@ def test_every_benchmark_script_has_a_test():
 
 
 def test_cudnn_lenet():
-    """It needs a GPU with cuDNN, CuPy and torch (its figures: docs/gpus.md).
+    """It needs a GPU with cuDNN, CuPy and torch (its figures: docs/results-h200.md).
     Without cuDNN it stops at loading the libraries, saying where it looked."""
     done = subprocess.run(
         [sys.executable, str(REPO / "benchmarks" / "cudnn_lenet.py"), "--calls", "1"],

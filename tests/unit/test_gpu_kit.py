@@ -61,7 +61,7 @@ def test_a_dependency_travels_unless_the_machine_holds_it_known_or_compiled():
     assert carried[0]["file"] == "packaging-25.0-py3-none-any.whl"
 
 
-def test_the_summary_gives_the_size_against_what_a_command_carries():
+def test_the_summary_gives_the_size_against_the_size_limit():
     carried = [{"name": "keras", "version": "3.15.1", "file": "keras.whl", "bytes": 3 * 2**20}]
     manifest = {
         "python_version": "3.12",
@@ -69,11 +69,14 @@ def test_the_summary_gives_the_size_against_what_a_command_carries():
         "from_image": [],
         "kit_bytes": 3 * 2**20,
         "tree_bytes": 2**20,
-        "carry_limit_bytes": gpu_kit.CARRY_LIMIT_BYTES,
+        "size_limit_bytes": gpu_kit.SIZE_LIMIT_MIB * 2**20,
     }
     text = gpu_kit.summary(manifest)
     assert "1 wheels, 3.0 MiB" in text and "4.0 of 64 MiB" in text and "keras.whl" in text
-    assert gpu_kit.travelling_bytes(REPO) < gpu_kit.CARRY_LIMIT_BYTES / 4
+    assert not gpu_kit.too_large(manifest)
+    assert gpu_kit.too_large(dict(manifest, size_limit_bytes=3 * 2**20))
+    assert not gpu_kit.too_large(dict(manifest, size_limit_bytes=0))  # no limit
+    assert gpu_kit.travelling_bytes(REPO) < gpu_kit.SIZE_LIMIT_MIB * 2**20 / 4
 
 
 def test_the_campaign_runs_the_gpu_cells_first_the_cheapest_first():
@@ -120,39 +123,30 @@ def test_the_campaign_runs_the_gpu_cells_first_the_cheapest_first():
     ]
 
 
-def test_the_follow_up_config_plans_what_the_first_leases_left_unrun():
-    """config/gpu-followup.yaml: config/gpu.yaml less what the 2026-11-26
-    leases recorded (docs/gpus.md), the same settings for what is left."""
-    follow_up = [CONFIG, str(REPO / "config" / "gpu-followup.yaml")]
-    cells = [run for run, _ in gpu_campaign.planned_runs(follow_up)]
-    wanted = {
-        (run.backend, run.model)
-        for run in cells
-        if run.precision == "float32" and run.compile == "compiled"
-    }
-    models = {"mlp", "cnn", "lenet", "deep_mnist", "cifar_cnn", "imdb_gru", "resnet50"}
-    assert wanted == {(backend, m) for backend in ("keras-torch", "native-torch") for m in models}
-    reduced = {(run.backend, run.model) for run in cells if run.precision != "float32"}
-    assert reduced == {
-        ("native-torch", "mlp"),
-        ("native-torch", "cnn"),
-        ("native-torch", "lenet"),
-        ("native-jax", "resnet50"),
-    }
-    assert len(cells) == 18 and all(int(run.devices) == 1 for run in cells)
+def overlays_of_what_no_gpu_has_run():
+    """The two exclude overlays that docs/results-h200.md gives for what
+    no GPU has run yet: the GPU's cells, then the CPU's."""
+    page = (REPO / "docs" / "results-h200.md").read_text()
+    section = page[page.index("## Not yet run on a GPU") :]
+    return [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", section, re.S)]
+
+
+def test_the_overlays_for_what_no_gpu_has_run_plan_exactly_those_cells(tmp_path):
+    """docs/results-h200.md: torch.compile in bfloat16 on the GPU, and Keras
+    on torch's eager GRU again (its recurrent path is now recorded), after
+    the probes and before the compiles; then the 56 CPU cells. Each an
+    overlay on config/gpu.yaml: the same cells, nothing else changed."""
+    gpu_overlay, cpu_overlay = overlays_of_what_no_gpu_has_run()
     every = {run for run, _ in gpu_campaign.planned_runs([CONFIG])}
-    assert set(cells) <= every  # the same cells: the same workloads and settings
-    with open(follow_up[1]) as handle:
-        assert set(yaml.safe_load(handle)) == {"exclude"}  # an overlay: nothing else changes
-
-
-def test_the_next_lease_plans_what_no_lease_has_run_on_the_gpu():
-    """config/gpu-next-lease.yaml: torch.compile in bfloat16 on the GPU, and
-    Keras on torch's eager GRU again (its recurrent path is now recorded);
-    the CPU cells left out, as a 15-minute lease has no time for them."""
-    next_lease = [CONFIG, str(REPO / "config" / "gpu-next-lease.yaml")]
-    cells = [run for run, _ in gpu_campaign.planned_runs(next_lease)]
     models = {"mlp", "cnn", "lenet", "deep_mnist", "cifar_cnn", "imdb_gru", "resnet50"}
+    configs = []
+    for name, overlay in (("gpu", gpu_overlay), ("cpu", cpu_overlay)):
+        assert set(overlay) == {"exclude"}  # an overlay: nothing else changes
+        path = tmp_path / (name + ".yaml")
+        path.write_text(yaml.safe_dump(overlay))
+        configs.append([CONFIG, str(path)])
+    planned = gpu_campaign.planned_runs(configs[0])
+    cells = [run for run, _ in planned]
     compiled = {
         (run.backend, run.model)
         for run in cells
@@ -164,13 +158,17 @@ def test_the_next_lease_plans_what_no_lease_has_run_on_the_gpu():
         ("keras-torch", "imdb_gru", "float32", "eager")
     ]
     assert len(cells) == 15 and all(int(run.devices) == 1 for run in cells)
-    assert set(cells) <= {run for run, _ in gpu_campaign.planned_runs([CONFIG])}
-    with open(next_lease[1]) as handle:
-        assert set(yaml.safe_load(handle)) == {"exclude"}
-    stages = dict(gpu_campaign.stages(next_lease))
-    gru = [path for run, path in gpu_campaign.planned_runs(next_lease) if run.compile == "eager"]
+    assert set(cells) <= every
+    stages = dict(gpu_campaign.stages(configs[0]))
+    gru = [path for run, path in planned if run.compile == "eager"]
     assert stages["gpu runs, float32"] == gru  # after the probes, before the compiles
     assert len(stages["gpu runs, reduced precision"]) == 14
+    cpu = gpu_campaign.planned_runs(configs[1])
+    assert len(cpu) == 56 and all(int(run.devices) == 0 for run, _ in cpu)
+    assert {run for run, _ in cpu} <= every
+    # the CPU cells the H200s ran (config/gpu.yaml's first CPU stage) are left out
+    ran = dict(gpu_campaign.stages([CONFIG]))["cpu runs, float32"]
+    assert not {path for _, path in cpu} & set(ran)
 
 
 def test_a_campaign_on_a_fresh_machine_leaves_out_what_earlier_packs_recorded(tmp_path):
@@ -207,6 +205,8 @@ def test_the_gpu_config_plans_every_cell_and_the_gpus_own_probe():
         capture_output=True,
         text=True,
         cwd=str(REPO),
+        # planned as on the GPU machine: one GPU, as its CUDA_VISIBLE_DEVICES says
+        env=dict(os.environ, CUDA_VISIBLE_DEVICES="0"),
     )
     assert done.returncode == 0, done.stderr[-3000:]
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", done.stdout, re.MULTILINE))
@@ -260,8 +260,7 @@ def test_the_pack_keeps_records_and_leaves_out_data_then_logs(tmp_path, monkeypa
     assert "results/runs/m/digits/mlp/keras-jax/devices=1/run.json" in names
     assert not any(name.endswith(".npz") for name in names)
     assert json.loads((tmp_path / "out/campaign.json").read_text()) == {"complete": True}
-    monkeypatch.setattr(gpu_campaign, "RETURN_LIMIT_BYTES", 100_000)
-    archive, with_logs = gpu_campaign.pack(tmp_path / "out", {"complete": False})
+    archive, with_logs = gpu_campaign.pack(tmp_path / "out", {"complete": False}, 100_000)
     with tarfile.open(str(archive)) as tar:
         assert "logs/gpu_campaign.log" not in tar.getnames()
     assert not with_logs
@@ -283,7 +282,7 @@ def test_a_kit_that_does_not_fit_the_machine_is_named_before_anything_runs(tmp_p
     assert gpu_campaign.unmet_requirements(["jsonschema", "snakemake"]) == []
 
 
-def test_the_campaign_says_how_to_get_a_kit_when_none_was_carried(tmp_path):
+def test_the_campaign_says_how_to_get_a_kit_when_none_was_copied(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "dlbench.campaign.gpu_campaign", "--out", str(tmp_path / "out")]
         + ["--kit", str(tmp_path / "no-kit"), "--env", str(tmp_path / "env")],

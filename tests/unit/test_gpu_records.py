@@ -7,7 +7,7 @@ second command, with the compile counts, the profiler's recurrent operators
 and the energy rules of this code; six from its first, written before them
 (the ResNet-50 on native torch that refused its shared weights, keras-jax's
 CIFAR CNN whose epoch 2 compiled again and raised the steady median); two
-from a later lease of the same kind of machine: native-cudnn's LeNet and
+from a later campaign on the same kind of machine: native-cudnn's LeNet and
 Keras on JAX's LeNet on that machine's CPU, from the same trained weights."""
 
 import json

@@ -1,10 +1,10 @@
 """The GPU campaign: config/gpu.yaml run on a GPU machine that has no network,
 inside a time budget, its records packed to take home (docs/gpus.md).
 
-On that machine, from the repository's root, with the kit of ``make gpu-kit``
-carried beside it::
+Make the kit where pip reaches PyPI (``make gpu-kit``), copy the project and
+its ``.gpu-kit`` to the GPU machine, and there, from the project's root::
 
-    PYTHONPATH=src python3 -m dlbench.campaign.gpu_campaign --out "$OUT"
+    PYTHONPATH=src python3 -m dlbench.campaign.gpu_campaign --out gpu-results
 
 1. An interpreter for every step: a venv of the machine's ``python3`` whose
    path reaches that interpreter's own packages (its CUDA frameworks) after
@@ -17,7 +17,8 @@ carried beside it::
    budget's end Snakemake is interrupted, which removes the outputs of the
    jobs it cut off; the same command again resumes where it stopped.
 4. The records, tables, plots, logs and the report packed into ``--out``
-   (results.tar.gz, campaign.json), within what a command brings back.
+   (results.tar.gz, campaign.json), to copy back; the logs are left out where
+   the archive would exceed ``--archive-limit-mib``.
 
 The first part runs in the machine's interpreter with the standard library
 alone; the rest in the prepared interpreter (``--inside``).
@@ -37,8 +38,9 @@ from pathlib import Path
 KIT_DIR = ".gpu-kit"
 ENV_DIR = ".gpu-env"
 CONFIG = "config/gpu.yaml"
-# What one command brings back: files of at most 16 MiB.
-RETURN_LIMIT_BYTES = 16 * 2**20
+# The default of --archive-limit-mib, for a machine whose files come back
+# through a copy of limited size.
+ARCHIVE_LIMIT_MIB = 16
 # What the packed results hold: records, epoch logs, tables, plots, logs and
 # the report; never data or weights.
 PACKED_SUFFIXES = (".json", ".csv", ".md", ".png", ".svg", ".html", ".log", ".txt", ".sha256")
@@ -69,9 +71,8 @@ def prepare_interpreter(kit, python, env_dir):
     kit, env_dir = Path(kit), Path(env_dir)
     if not (kit / "kit.json").exists():
         raise SystemExit(
-            "no GPU kit in {}: run `make gpu-kit` where pip reaches PyPI, and carry {}".format(
-                kit, kit
-            )
+            "no GPU kit in {}: run `make gpu-kit` where pip reaches PyPI, and copy {} to "
+            "the GPU machine beside the project".format(kit, kit)
         )
     wheels = sorted(str(path) for path in kit.glob("*.whl"))
     identity = {"python": python, "wheels": [os.path.basename(w) for w in wheels]}
@@ -313,10 +314,10 @@ def run_stage(command, deadline, log):
     return process.returncode, False
 
 
-def pack(out, campaign):
+def pack(out, campaign, limit_bytes=ARCHIVE_LIMIT_MIB * 2**20):
     """results.tar.gz (no data, no weights), campaign.json and the
     machine's pack (rule pack, once made) in ``out``; the logs left out
-    where the whole would not come back."""
+    where the archive would exceed ``limit_bytes`` (0: no limit)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "campaign.json").write_text(json.dumps(campaign, indent=1) + "\n")
@@ -334,9 +335,9 @@ def pack(out, campaign):
             for path in files:
                 if keep_logs or path.suffix != ".log":
                     tar.add(str(path))
-        if archive.stat().st_size <= RETURN_LIMIT_BYTES:
+        if not limit_bytes or archive.stat().st_size <= limit_bytes:
             return archive, keep_logs
-    raise SystemExit("the records alone exceed {} bytes".format(RETURN_LIMIT_BYTES))
+    raise SystemExit("the records alone exceed {} bytes (--archive-limit-mib)".format(limit_bytes))
 
 
 def inside(args):
@@ -410,7 +411,7 @@ def inside(args):
             complete = complete and not interrupted and status == 0
     campaign["complete"] = complete
     campaign["seconds"] = round(time.time() - started, 1)
-    archive, with_logs = pack(args.out, campaign)
+    archive, with_logs = pack(args.out, campaign, int(args.archive_limit_mib * 2**20))
     say(
         "packed {} ({:.1f} MiB{}); {}".format(
             archive,
@@ -425,7 +426,11 @@ def inside(args):
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", help="where the packed results go ($OUT; required for a run)")
+    parser.add_argument(
+        "--out",
+        help="the folder the packed results go to, to copy back from the GPU machine "
+        "(required for a run)",
+    )
     parser.add_argument("--kit", default=KIT_DIR, help="the wheels of make gpu-kit")
     parser.add_argument("--python", default="python3", help="the machine's interpreter")
     parser.add_argument("--env", default=ENV_DIR, help="where the campaign's interpreter goes")
@@ -438,9 +443,34 @@ def main(argv=None):
     parser.add_argument(
         "--devices", type=int, nargs="+", help="device counts (default: the config's)"
     )
-    parser.add_argument("--budget-seconds", type=float, default=540, help="the whole command's")
-    parser.add_argument("--pack-reserve-seconds", type=float, default=45)
-    parser.add_argument("--min-stage-seconds", type=float, default=30)
+    parser.add_argument(
+        "--budget-seconds",
+        type=float,
+        default=540,
+        help="the whole campaign's time, the interpreter's preparation and the pack included; "
+        "at its end the campaign stops and packs, and the same command again resumes "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--pack-reserve-seconds",
+        type=float,
+        default=45,
+        help="the end of the budget kept for packing (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--min-stage-seconds",
+        type=float,
+        default=30,
+        help="a stage is not started with less of the budget left (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--archive-limit-mib",
+        type=float,
+        default=ARCHIVE_LIMIT_MIB,
+        help="the largest results.tar.gz, for a machine whose files come back through a "
+        "transfer of limited size: the logs are left out above it; 0 for no limit "
+        "(default: %(default)s)",
+    )
     parser.add_argument("--jobs", type=int, help="Snakemake's cores (default: every CPU)")
     parser.add_argument("--src", default="src", help="the library, on the interpreter's path")
     parser.add_argument(
