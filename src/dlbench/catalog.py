@@ -91,6 +91,35 @@ DATASETS = {
         "files": {"babi_tasks_1-20_v1-2.tar.gz": None},
         "input": "story_question",
     },
+    # Generated at the real datasets' sizes and shapes, for speed on a machine
+    # without network (config key generated_data): the same work per epoch,
+    # data that says nothing about accuracy on the real set.
+    "mnist_generated": {
+        "like": "mnist",
+        "generated": {"train": 60000, "test": 10000},
+        "files": {"mnist.npz": None},
+        "input": "image28",
+    },
+    "cifar10_generated": {
+        "like": "cifar10",
+        "generated": {"per_batch": 10000, "test": 10000},
+        "files": {"cifar-10-binary.tar.gz": None},
+        "input": "image32",
+    },
+    "imdb_generated": {
+        "like": "imdb",
+        "generated": {"train": 25000, "test": 25000},
+        "files": {"imdb.npz": None},
+        "input": "words150",
+        "vocabulary": 30000,
+        "length": 150,
+    },
+    "babi_generated": {
+        "like": "babi",
+        "generated": {"train": 1000, "test": 1000},
+        "files": {"babi_tasks_1-20_v1-2.tar.gz": None},
+        "input": "story_question",
+    },
     # scikit-learn's bundled 8x8 digits, upsampled to 28x28: real data that
     # needs no network, for the smoke config and the tests.
     "digits": {"base_url": None, "files": {}, "input": "image28"},
@@ -606,6 +635,17 @@ def generated(dataset):
 
 def downloaded(dataset):
     return bool(DATASETS[dataset]["files"]) and not generated(dataset)
+
+
+# The suffix of a downloaded dataset's stand-in of the same shape and size.
+GENERATED_SUFFIX = "_generated"
+
+
+def generated_stand_in(dataset):
+    """The generated dataset of the same shape and size as a downloaded one,
+    or the dataset itself where it has none (or needs no download)."""
+    name = dataset + GENERATED_SUFFIX
+    return name if name in DATASETS else dataset
 
 
 def source_of(dataset, filename, mirror=None):

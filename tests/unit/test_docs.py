@@ -52,3 +52,52 @@ def test_config_readme_gives_every_key_in_the_schemas_words():
     for key, entry in schema["properties"].items():
         description = " ".join(str(entry.get("description", "")).split()).replace("|", "\\|")
         assert description in rows[key], key
+
+
+def test_the_configuration_page_lists_every_dataset_input_kind_and_optimizer():
+    from dlbench import catalog
+
+    text = (REPO / "docs" / "configuration.md").read_text()
+    section = text.split("## Datasets, input kinds, losses and optimizers")[1].split("\n## ")[0]
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    optimizer = schema["properties"]["workloads"]["items"]["properties"]["optimizer"]
+    named = [*catalog.DATASETS, *catalog.INPUT_SHAPES, *optimizer["properties"]["name"]["enum"]]
+    assert [name for name in named if "`{}`".format(name) not in section] == []
+
+
+def test_the_questions_page_says_where_each_published_column_runs():
+    """Its table of published columns: the GPU column and the workloads a
+    native backend implements, as the catalog has them."""
+    from dlbench import catalog
+
+    text = (REPO / "docs" / "questions.md").read_text()
+    rows = re.findall(r"^\| [^|]+ \| `([\w-]+)` \| ([^|]+) \| ([^|]+) \|", text, re.M)
+    assert len(rows) >= 11
+    for backend, cpu, gpu in rows:
+        runs_on_a_gpu = any(
+            catalog.devices_not_applicable(backend, task, 1, "gpu") is None
+            for task in catalog.BACKENDS[backend]["tasks"]
+        )
+        assert (gpu.strip() != "no") == runs_on_a_gpu, backend
+        runs_on_the_cpu = catalog.devices_not_applicable(backend, "infer", 0, "gpu") is None
+        assert (cpu.strip() != "no") == runs_on_the_cpu, backend
+        if cpu.strip() not in ("yes", "no"):
+            listed = sorted(model.strip() for model in cpu.split(","))
+            assert listed == catalog.models_of(backend), backend
+
+
+def test_each_question_has_its_config_and_every_config_a_question():
+    text = (REPO / "docs" / "questions.md").read_text()
+    configs = sorted(path.name for path in (REPO / "config" / "questions").glob("*.yaml"))
+    assert sorted(set(re.findall(r"`([\w-]+\.yaml)`", text)) & set(configs)) == configs
+    for name in configs:
+        assert "config/questions/{}".format(name) in text, name
+
+
+def test_the_published_tables_run_each_workload_as_the_full_benchmark_does():
+    full = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    published = yaml.safe_load(
+        (REPO / "config" / "questions" / "published-tables.yaml").read_text()
+    )
+    assert published["workloads"] == full["workloads"]
+    assert set(published["backends"]) == set(full["backends"])

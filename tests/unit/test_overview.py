@@ -1,11 +1,16 @@
-"""Published figures beside ours, the hardware table and the heat-map."""
+"""Published figures beside ours, the hardware table, the heat-map and the
+report's front page."""
+
+import base64
+import os
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from dlbench.analysis import hardware, plots, published
+from dlbench.analysis import collect, front_page, hardware, plots, published, stats
 from dlbench.plan import matrix
-from testkit import REPO
+from testkit import REPO, fixture_record
 
 PUBLISHED = REPO / "workflow" / "resources" / "published_results.csv"
 
@@ -370,3 +375,250 @@ def test_the_probe_measures_every_size_it_has_time_for_and_keeps_the_best():
         assert last["seconds"] * (sizes[len(measured)] / last["size"]) ** 3 > probe.LONGEST_CALL_S
     two = sorted(rates[-2:])
     assert found["reached_plateau"] == (two[1] < probe.PLATEAU_GAIN * two[0])
+
+
+# --- the report's front page (dlbench.analysis.front_page, workflow/report/workflow.rst) ---
+
+GPU_RUNS = REPO / "tests" / "fixtures" / "gpu" / "runs"
+# The links Snakemake's report defines for its results, which the front page names.
+REPORT_RESULTS = {
+    "relative_speed.png": "results/plots/relative_speed.png",
+    "significance.html": "results/tables/significance.html",
+    "summary.csv": "results/summary.csv",
+}
+
+
+def as_report_renders(text, results=REPORT_RESULTS):
+    """reStructuredText as Snakemake 9's report renders a description
+    (snakemake.report.auto_report): a link target per result, then docutils'
+    HTML body, warnings and errors shown in it as system messages."""
+    from docutils.core import publish_parts
+
+    links = "".join(
+        "\n.. _{}: javascript:app.showResultInfo('{}')".format(name, path)
+        for name, path in results.items()
+    )
+    return publish_parts(text + "\n" + links + "\n", writer="html")["html_body"]
+
+
+def not_applicable(record, model, backend, reason):
+    cell = {key: matrix.record_cell(record)[key] for key in matrix.CELL}
+    return dict(cell, model=model, backend=backend, task="train", reason=reason)
+
+
+@pytest.fixture(scope="module")
+def gpu_metrics():
+    """The 20 runs an H200 wrote (one repeat each, on its CPU and its GPU)."""
+    return collect.metrics(collect.load_records(sorted(GPU_RUNS.rglob("run.json"))))
+
+
+@pytest.fixture(scope="module")
+def gpu_tables(gpu_metrics):
+    """Summary and pairs of the H200's runs."""
+    return collect.summary(gpu_metrics), stats.pairwise(gpu_metrics, collect.HEADLINE, 0.05)
+
+
+@pytest.fixture(scope="module")
+def repeated_tables():
+    """Three repeats of three backends on the digits mlp (real records, their
+    epoch times changed: keras-torch twice as slow), a fourth repeat of
+    keras-torch that ran out of memory, the fault suite's failed, timed-out
+    and unavailable records, and three cells the matrix leaves out."""
+    records = []
+    seconds = {"keras-jax": (1.0, 1.1, 0.95), "keras-torch": (2.0, 2.1, 1.9)}
+    seconds["native-jax"] = (1.05, 0.98, 1.12)
+    for backend, times in seconds.items():
+        for repeat, time in enumerate(times, 1):
+            records.append(
+                fixture_record(
+                    "train_ok", backend=backend, repeat=repeat, steady_epoch_seconds=time
+                )
+            )
+    records.append(fixture_record("failed_out_of_memory", repeat=4))  # keras-torch, mlp
+    records.append(fixture_record("failed_out_of_memory", model="cnn"))
+    records += [fixture_record("timeout"), fixture_record("unavailable")]
+    left_out = [
+        not_applicable(
+            records[0],
+            model,
+            "native-chainer",
+            "n/a (chainer has no {0} yet: dlbench/models/workloads/{0}/in_chainer.py)".format(
+                model
+            ),
+        )
+        for model in ("mlp", "cnn")
+    ]
+    left_out.append(not_applicable(records[0], "mlp", "keras-openvino", "n/a (inference only)"))
+    metrics = collect.metrics(records)
+    return (
+        collect.summary(metrics, not_applicable=left_out),
+        stats.pairwise(metrics, collect.HEADLINE, 0.05),
+    )
+
+
+def test_front_page_of_single_runs_says_nothing_was_tested(gpu_tables, tmp_path):
+    summary, pairs = gpu_tables
+    heat_map = tmp_path / "relative_speed.png"
+    plots.relative_speed(summary, heat_map)
+    front = tmp_path / "front_page.rst"
+    front_page.write(summary, pairs, 0.05, heat_map, front)
+    text = front.read_text(encoding="utf-8")
+    sections = ["Relative speed", "Significant differences", "Not run, and why"]
+    assert [text.index(title + "\n===") for title in sections] == sorted(
+        text.index(title + "\n===") for title in sections
+    )
+    assert max(len(line) for line in text.splitlines()) < 1000  # docutils refuses 10,000
+    assert len(pairs) == 7 and pairs["p_holm"].isna().all()
+    assert "None of the 7 pair(s) of backends was tested: each side needs two repeats" in text
+    assert "Every cell of the matrix ran" in text
+    page = as_report_renders(text)
+    assert "system-message" not in page
+    # the heat-map is in the page itself, and opens the result in the report
+    uri = front_page.image_uri(heat_map)
+    assert 'src="{}"'.format(uri) in page
+    assert base64.b64decode(uri.split(",", 1)[1]) == heat_map.read_bytes()
+    assert "javascript:app.showResultInfo('results/plots/relative_speed.png')" in page
+
+
+def test_front_page_lists_significant_pairs_and_what_did_not_run(repeated_tables):
+    summary, pairs = repeated_tables
+    found = front_page.significant_pairs(pairs)
+    # keras-torch is twice as slow as either JAX backend; the JAX backends do not differ
+    assert sorted(zip(found["faster"], found["slower"])) == [
+        ("keras-jax", "keras-torch"),
+        ("native-jax", "keras-torch"),
+    ]
+    assert found["ratio"].iloc[0] >= found["ratio"].iloc[1]
+    groups = front_page.not_run_groups(summary)
+    assert [g["status"] for g in groups] == [
+        "failed",
+        "timeout",
+        "unavailable",
+        "partial",
+        "not_applicable",
+        "not_applicable",
+    ]
+    failed, timeout, unavailable, partial, chainer, openvino = groups
+    assert failed["backends"] == ["keras-torch"] and failed["workloads"] == ["digits / cnn"]
+    assert failed["reason"] == "out of memory (MemoryError)"
+    assert timeout["reason"].startswith("timeout: no result after 45 s")
+    assert unavailable["reason"].startswith("environment keras-tensorflow unavailable")
+    assert partial["reason"] == "3 of 4 repeats ok; out of memory (MemoryError)"
+    # one reason that names each cell's model: one line for both cells
+    assert chainer["cells"] == 2 and chainer["backends"] == ["native-chainer"]
+    assert chainer["workloads"] == ["digits / cnn", "digits / mlp"]
+    assert chainer["reason"] == (
+        "n/a (chainer has no ‹model› yet: dlbench/models/workloads/‹model›/in_chainer.py)"
+    )
+    assert openvino["reason"] == "n/a (inference only)" and openvino["cells"] == 1
+
+    text = front_page.page(summary, pairs, 0.05)
+    assert "2 of 3 tested pair(s) of backends differ significantly" in text
+    assert "**keras-jax** faster than keras-torch, time ratio 1.97 [" in text
+    assert "Of 9 cells, 3 did not run or failed, 1 lost some repeats" in text
+    assert "3 are left out of the matrix by design (n/a)" in text
+    page = as_report_renders(text)
+    assert "system-message" not in page
+    # reasons are shown as written, not read as markup
+    assert "(timeout_minutes)" in page and "in_chainer.py" in page
+    assert page.index("failed</strong>") < page.index("not in the matrix</strong>")
+    assert "javascript:app.showResultInfo('results/tables/significance.html')" in page
+
+
+def test_front_page_names_the_setting_a_reason_holds_for(gpu_metrics):
+    """On the H200's cells (CPU and GPU, eager and compiled): a reason shared
+    by cells on both devices names what they share, compile=eager; one cell
+    names its whole setting."""
+    (record,) = collect.load_records(
+        [
+            GPU_RUNS / "vm-nvidia-h200/digits/mlp/native-torch/devices=1/threads=all"
+            "/precision=float32/compile=eager/rep1/run.json"
+        ]
+    )
+    eager = "n/a (eager: JAX runs compiled by design (jax.jit))"
+    left_out = [
+        dict(not_applicable(record, model, "keras-jax", eager), devices=devices)
+        for model in ("mlp", "deep_mnist")
+        for devices in (0, 1)
+    ]
+    left_out.append(
+        dict(
+            not_applicable(
+                record, "lenet", "native-cudnn", "n/a (cuDNN computes on NVIDIA GPUs only)"
+            ),
+            devices=0,
+            task="infer",
+        )
+    )
+    summary = collect.summary(gpu_metrics, not_applicable=left_out)
+    jax, cudnn = front_page.not_run_groups(summary)
+    assert jax["cells"] == 4 and jax["reason"] == eager and jax["setting"] == "compile=eager"
+    assert jax["workloads"] == ["digits / deep_mnist", "digits / mlp"]
+    assert cudnn["setting"] == "CPU, compile=eager"
+    text = "\n".join(front_page.not_run_section(summary))
+    assert "keras-jax on digits / deep\\_mnist, digits / mlp (compile=eager): n/a (eager" in text
+
+
+def test_front_page_stays_short(repeated_tables):
+    summary, pairs = repeated_tables
+    text = front_page.page(summary, pairs, 0.05)
+    short = front_page.not_run_section(summary, most_groups=2, most_workloads=1)
+    assert len([line for line in short if line.startswith("- ")]) == 3
+    assert short[-2] == "- … and 4 more reason(s), 5 cell(s), in `summary.csv`_"
+    assert "native-chainer on digits / cnn and 1 more" in "\n".join(
+        front_page.not_run_section(summary, most_workloads=1)
+    )
+    listed = front_page.significance_section(pairs.assign(where="w"), 0.05, most=1)
+    assert listed[-2] == "- … and 1 more in `significance.html`_"
+    assert text.count("\n- ") == 2 + 6
+
+
+def render_description(workdir, config_path, files):
+    """workflow/report/workflow.rst as Snakemake 9's report renders it in
+    ``workdir``: Jinja (trim_blocks, lstrip_blocks) with snakemake.config and
+    ``files`` (the results: a name and a path each), then reStructuredText."""
+    from types import SimpleNamespace
+
+    import jinja2
+
+    from dlbench.plan import validation
+
+    schema = REPO / "workflow" / "schemas" / "config.schema.yaml"
+    config = validation.load_schema(config_path)  # any YAML file
+    records = [SimpleNamespace(target=name, path=Path(path)) for name, path in files.items()]
+    template = (REPO / "workflow" / "report" / "workflow.rst").read_text()
+    environment = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
+    here = Path.cwd()
+    try:
+        os.chdir(REPO)  # the config's paths are the repository's
+        validation.validate_config(config, validation.load_schema(schema), schema)
+        os.chdir(workdir)  # Snakemake renders in the workflow's folder: the include is relative
+        text = environment.from_string(template).render(
+            snakemake=SimpleNamespace(config=config), categories={}, files=records
+        )
+        return as_report_renders(text, files)
+    finally:
+        os.chdir(here)
+
+
+@pytest.mark.parametrize("config", ["smoke.yaml", "config.yaml"])
+def test_report_front_page_opens_with_the_answer(gpu_tables, tmp_path, config):
+    summary, pairs = gpu_tables
+    (tmp_path / "results" / "report").mkdir(parents=True)
+    front_page.write(
+        summary,
+        pairs,
+        0.05,
+        REPO / "docs" / "images" / "relative-speed-h200.png",
+        tmp_path / "results" / "report" / "front_page.rst",
+    )
+    page = render_description(tmp_path, REPO / "config" / config, REPORT_RESULTS)
+    assert "system-message" not in page
+    order = ["<img ", "Significant differences", "Not run, and why", "<h1>Method</h1>"]
+    assert [page.index(text) for text in order] == sorted(page.index(text) for text in order)
+    assert "docs/methodology.md" in page
+    # results made before the front page: the heat-map's link, then the method
+    (tmp_path / "results" / "report" / "front_page.rst").unlink()
+    page = render_description(tmp_path, REPO / "config" / config, REPORT_RESULTS)
+    assert "system-message" not in page and "<img " not in page
+    assert page.index("showResultInfo('results/plots/relative_speed.png')") < page.index("Method")

@@ -1,8 +1,10 @@
-"""Small generated datasets in the original file formats.
+"""Generated datasets in the original file formats.
 
 No dataset can be downloaded offline or in CI, so the smoke config and the
-tests run the real parsing and preparation code on these stand-ins: a CIFAR-10
-binary archive, an npz like Keras' imdb.npz and a bAbI archive. Labels depend
+tests run the real parsing and preparation code on these stand-ins: an npz
+like Keras' mnist.npz, a CIFAR-10 binary archive, an npz like Keras'
+imdb.npz and a bAbI archive; small, or at the real datasets' sizes for
+speed on a machine without network (``generated_data``). Labels depend
 on the inputs (a colour per class, words per sentiment, answers that follow
 from the story), so the models learn and accuracy means something.
 """
@@ -141,7 +143,24 @@ def babi_archive(path, train=200, test=100, seed=0, questions_per_story=5):
             _tar_add(tar, datasets.BABI_MEMBERS[split], "\n".join(lines).encode() + b"\n")
 
 
+def mnist_npz(path, train=600, test=100, seed=0):
+    """Keras' mnist.npz layout: 28x28 grey images as uint8 and their labels.
+    Each class lights its own random pattern of pixels, under noise."""
+    rng = np.random.RandomState(seed)
+    patterns = (rng.rand(10, 28, 28) < 0.2).astype("uint8") * 180
+
+    def images(count):
+        labels = rng.randint(0, 10, count).astype("uint8")
+        noise = rng.randint(0, 76, (count, 28, 28)).astype("uint8")
+        return patterns[labels] + noise, labels
+
+    x_train, y_train = images(train)
+    x_test, y_test = images(test)
+    np.savez(str(path), x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
+
+
 WRITERS = {
+    "mnist": mnist_npz,
     "cifar10": cifar_binary_archive,
     "imdb": imdb_npz,
     "babi": babi_archive,

@@ -185,8 +185,20 @@ def _as_int(value):
 
 def normalise(config):
     """Whole-number floats where the config means integers (after the schema
-    accepted them), in place."""
+    accepted them), and with ``generated_data`` every downloaded dataset's
+    generated stand-in in its place, in place."""
     entries = list(config.get("workloads") or [])
+    if config.get("generated_data"):
+        stand_in = catalog.generated_stand_in
+        for entry in entries + list(config.get("exclude") or []):
+            if "dataset" in entry:
+                entry["dataset"] = stand_in(entry["dataset"])
+        check = config.get("equivalence_check") or {}
+        if check.get("workloads"):
+            check["workloads"] = [
+                "{}/{}".format(stand_in(name.split("/")[0]), name.split("/")[1])
+                for name in check["workloads"]
+            ]
     for entry in [config] + entries:
         for key in INTEGER_KEYS:
             if key in entry:

@@ -34,6 +34,10 @@ def validate_config(config, schema, schema_path, machine=None, log_path=None):
     machine runs the jobs, and they are returned (None otherwise)."""
     from snakemake.utils import validate
 
+    # --config key=true arrives as a string: Snakemake reads True and False only.
+    for name, entry in schema["properties"].items():
+        if entry.get("type") == "boolean" and config.get(name) in ("true", "false"):
+            config[name] = config[name] == "true"
     problem = schema_problem(config, schema, log_path)
     if problem:
         raise matrix.ConfigError(problem)
@@ -98,7 +102,7 @@ def describe(error, schema):
         ]
     if kind == "type":
         return [
-            "{}: {} is a {}".format(where, short(error.instance), json_type(error.instance)),
+            "{}: {} is {}".format(where, short(error.instance), json_type(error.instance)),
             "allowed: {}".format(" or ".join(as_list(error.validator_value))),
         ]
     if kind in ("oneOf", "anyOf"):
@@ -174,8 +178,13 @@ def as_list(value):
 
 
 def json_type(value):
+    """The value's JSON type, with its article."""
     if value is None:
         return "null"
-    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array"}.get(
-        type(value), "object"
-    )
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+    }.get(type(value), "an object")
