@@ -757,6 +757,12 @@ def test_report(workdir, tmp_path):
         "digits_mlp.html",
     ):
         assert name in html, name
+    # the front page opens with the answer (the heat-map itself, the significant differences,
+    # what was not run and why), then the method
+    front = json.loads(re.search(r"var workflow_desc = (\".*?\");\n", html, re.S).group(1))
+    order = ["<img ", "Significant differences", "Not run, and why", "<h1>Method</h1>"]
+    assert [front.index(text) for text in order] == sorted(front.index(text) for text in order)
+    assert "system-message" not in front
     checked = re.search(
         r"browser check: .* s; (\d+)/(\d+) results opened, (\d+) images, (\d+) tables, "
         r"(\d+) problems",

@@ -523,6 +523,9 @@ def test_front_page_lists_significant_pairs_and_what_did_not_run(repeated_tables
     assert "(timeout_minutes)" in page and "in_chainer.py" in page
     assert page.index("failed</strong>") < page.index("not in the matrix</strong>")
     assert "javascript:app.showResultInfo('results/tables/significance.html')" in page
+    none = front_page.significance_section(pairs.assign(where="w", significant=False), 0.05)
+    assert "None of the 3 tested pair(s) of backends differ" in none[1]
+    assert not [line for line in none if line.startswith("- ")]
 
 
 def test_front_page_names_the_setting_a_reason_holds_for(gpu_metrics):

@@ -1,4 +1,5 @@
-"""Overview figures (rules plot_relative_speed, plot_published)."""
+"""Overview figures (rules plot_published, plot_utilisation; the heat-map:
+front_page.py)."""
 
 import sys
 
@@ -6,7 +7,6 @@ from dlbench.analysis import collect, plots, published
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 PLOTTERS = {
-    "plot_relative_speed": plots.relative_speed,
     "plot_published": published.plot,
     "plot_utilisation": plots.utilisation,
 }

@@ -1,0 +1,303 @@
+"""The report's front page: the answer before the method.
+
+Rule ``front_page`` writes ``results/report/front_page.rst`` beside
+the heat-map, and the report's description (``workflow/report/workflow.rst``)
+includes it first: the relative-speed heat-map (embedded as a data URI, since
+the description is one HTML fragment), the pairs of backends that differ
+significantly (``results/tables/significance.csv``), and the cells that have
+no figure with the reason why (``results/summary.csv``: failed, timed out,
+unavailable, invalid, partly run, or not in the matrix by design).
+
+The text is reStructuredText for that description only: it names report
+results (``relative_speed.png``, ``significance.html``, ``summary.csv``) as
+links that Snakemake's report defines.
+"""
+
+import base64
+import re
+
+import pandas as pd
+
+from dlbench.analysis import collect, stats
+from dlbench.plan import matrix
+
+# Cells without a figure, in the order the list shows them: what went wrong
+# first, what the matrix leaves out by design last.
+NOT_RUN_ORDER = ("failed", "timeout", "invalid", "unavailable", "partial", collect.NOT_APPLICABLE)
+NOT_RUN_LABEL = {
+    "failed": "failed",
+    "timeout": "timed out",
+    "invalid": "invalid record",
+    "unavailable": "environment unavailable",
+    "partial": "some repeats failed",
+    collect.NOT_APPLICABLE: "not in the matrix",
+}
+# The front page stays short: the tables hold the rest.
+MOST_PAIRS = 12
+MOST_GROUPS = 15
+MOST_WORKLOADS = 6
+LONGEST_REASON = 220
+# The heading style of the front page's sections, which workflow.rst shares.
+RULE = "="
+URI_LINE = 96
+
+
+def significant_pairs(pairs):
+    """The pairs that differ significantly, the largest ratio first within
+    each workload and setting."""
+    if not len(pairs):
+        return pairs
+    found = pairs[pairs["significant"].astype("boolean").fillna(False).astype(bool)]
+    return found.sort_values(
+        stats.GROUP + ["ratio"], ascending=[True] * len(stats.GROUP) + [False], ignore_index=True
+    )
+
+
+def not_run_groups(summary):
+    """The cells without a figure of their own, one group per status and
+    reason (a reason that names the cell's model or dataset counts as the same
+    reason across workloads, the names shown as ‹model› and ‹dataset›):
+    ``status``, ``reason``, ``backends``, ``cells`` (how many), ``workloads``
+    ("dataset / model", each once) and ``setting``: what the group's cells
+    share of the settings that vary in the summary ("1 GPU, compile=eager"),
+    empty where they share none; what went wrong first, the most cells first
+    within a status."""
+    cells = summary[summary["status"] != "ok"]
+    if not len(cells):
+        return []
+    varying = [c for c in matrix.shown_settings(summary) if summary[c].nunique() > 1]
+    cells = cells.assign(
+        where=workload_labels(cells, with_setting=False),
+        pattern=[_reason_pattern(row) for _, row in cells.iterrows()],
+        order=cells["status"].map(_status_order),
+    )
+    groups = []
+    for (_, status, _), group in cells.groupby(["order", "status", "pattern"], sort=True):
+        reasons = {" ".join(str(_reason(row)).split()) for _, row in group.iterrows()}
+        shared = [column for column in varying if group[column].nunique() == 1]
+        groups.append(
+            {
+                "status": status,
+                "reason": reasons.pop() if len(reasons) == 1 else group["pattern"].iloc[0],
+                "backends": sorted(group["backend"].unique()),
+                "cells": len(group),
+                "workloads": sorted(group["where"].unique()),
+                "setting": collect.labels(group.head(1), shared).iloc[0] if shared else "",
+            }
+        )
+    return sorted(groups, key=lambda g: (_status_order(g["status"]), -g["cells"], g["reason"]))
+
+
+def _status_order(status):
+    return NOT_RUN_ORDER.index(status) if status in NOT_RUN_ORDER else len(NOT_RUN_ORDER)
+
+
+def _reason(row):
+    text = row["error"] if isinstance(row["error"], str) and row["error"].strip() else None
+    if row["status"] == "partial":
+        return "{} of {} repeats ok; {}".format(
+            _count(row["runs_ok"]), _count(row["runs"]), text or "no reason recorded"
+        )
+    return text or "no reason recorded"
+
+
+def _count(value):
+    return int(value) if pd.notna(value) else "?"
+
+
+def _reason_pattern(row):
+    """The reason with the cell's own names taken out, so that "chainer has no
+    cnn yet" and "chainer has no mlp yet" are one reason."""
+    text = " ".join(str(_reason(row)).split())
+    for name, placeholder in ((row["model"], "‹model›"), (row["dataset"], "‹dataset›")):
+        text = re.sub(r"(?<![\w-]){}(?![\w-])".format(re.escape(str(name))), placeholder, text)
+    if row["status"] == "partial":  # the counts differ from cell to cell
+        text = re.sub(r"^\d+ of \d+ repeats ok; ", "some repeats ok; ", text)
+    return text
+
+
+def workload_labels(frame, with_setting):
+    """ "dataset / model" of each row, "(setting)" after it where asked."""
+    names = frame["dataset"].astype(str) + " / " + frame["model"].astype(str)
+    return names + " (" + collect.setting_labels(frame) + ")" if with_setting else names
+
+
+def escape(text):
+    """Text as reStructuredText shows it literally, on one line."""
+    text = " ".join(str(text).split())
+    return re.sub(r"([\\`*_|])", r"\\\1", text)
+
+
+def _shorten(text, longest=LONGEST_REASON):
+    text = " ".join(str(text).split())
+    return text if len(text) <= longest else text[: longest - 1].rstrip() + "…"
+
+
+def heading(title):
+    return "{}\n{}\n".format(title, RULE * len(title))
+
+
+def heat_map_section(image_uri, alpha):
+    lines = [heading("Relative speed")]
+    if image_uri:
+        # docutils refuses lines over 10,000 characters: the URI goes on
+        # lines of its own, which the directive joins again
+        lines += [".. image::"] + [
+            "   " + image_uri[start : start + URI_LINE]
+            for start in range(0, len(image_uri), URI_LINE)
+        ]
+        lines += [
+            "   :alt: relative-speed heat-map",
+            "   :width: 100%",
+            "   :target: relative_speed.png_",
+            "",
+        ]
+    lines += [
+        "Each backend's time over the fastest backend's on the same workload and hardware "
+        "(steady-state seconds per epoch for training, single-sample latency for inference; "
+        "median over repeats): 1.00 is the fastest, 2.00 takes twice as long. "
+        "``*`` significantly slower than the fastest, ``=`` not significantly different "
+        "(level {:g}), no mark: not tested; ``~`` noisy repeats. Compare within a column: each "
+        "is its own race. Full size and caption: `relative_speed.png`_.".format(alpha),
+        "",
+    ]
+    return lines
+
+
+def significance_section(pairs, alpha, most=MOST_PAIRS):
+    """``pairs``: the significance table, with ``where`` (``pair_labels``)."""
+    lines = [heading("Significant differences")]
+    if not len(pairs):
+        return lines + ["No two backends ran on the same workload and setting.", ""]
+    tested = pairs[pairs["p_holm"].notna()]
+    untested = len(pairs) - len(tested)
+    if not len(tested):
+        why = (
+            "each side needs two repeats or more"
+            if (pairs["test"] == stats.NOT_TESTED).any()
+            else "the repeats do not vary"
+        )
+        return lines + [
+            "None of the {} pair(s) of backends was tested: {}. One run cannot separate a "
+            "backend's speed from the machine's noise, so the heat-map's ratios are single "
+            "runs' and no difference is called significant. Set ``repeats`` to 3 or more to "
+            "test them.".format(len(pairs), why),
+            "",
+        ]
+    found = significant_pairs(pairs)
+    text = (
+        "{} tested pair(s) of backends differ significantly (Welch's t-test on log values "
+        "with the repeat as the unit, Holm-corrected within each workload and setting, "
+        "family-wise level {:g})".format(
+            "{} of {}".format(len(found), len(tested))
+            if len(found)
+            else "None of the {}".format(len(tested)),
+            alpha,
+        )
+    )
+    if untested:
+        text += "; {} pair(s) with fewer than two repeats on a side were not tested".format(
+            untested
+        )
+    lines += [text + ". Every pair: `significance.html`_.", ""]
+    for _, row in found.head(most).iterrows():
+        lines.append("- {}".format(_pair_line(row)))
+    if len(found) > most:
+        lines.append("- … and {} more in `significance.html`_".format(len(found) - most))
+    return lines + [""]
+
+
+def pair_labels(pairs, summary):
+    """Each pair's workload, with its setting as the tables name it where the
+    summary holds more than one (the accelerator of devices >= 1 from the
+    summary's cells)."""
+    if not len(pairs):
+        return pd.Series([], index=pairs.index, dtype=object)
+    accelerators = summary[stats.GROUP + ["accelerator"]].drop_duplicates(stats.GROUP)
+    frame = pairs[stats.GROUP].merge(accelerators, on=stats.GROUP, how="left")
+    frame.index = pairs.index
+    frame["accelerator"] = frame["accelerator"].fillna("gpu")
+    return workload_labels(frame, collect.setting_labels(summary).nunique() > 1)
+
+
+def _pair_line(row):
+    ratio = "{:.2f}".format(row["ratio"])
+    if pd.notna(row["ratio_ci_low"]):
+        ratio += " [{:.2f}, {:.2f}]".format(row["ratio_ci_low"], row["ratio_ci_high"])
+    return "{}: **{}** faster than {}, time ratio {}, p = {:.2g}".format(
+        escape(row["where"]), escape(row["faster"]), escape(row["slower"]), ratio, row["p_holm"]
+    )
+
+
+def not_run_section(summary, most_groups=MOST_GROUPS, most_workloads=MOST_WORKLOADS):
+    lines = [heading("Not run, and why")]
+    groups = not_run_groups(summary)
+    if not groups:
+        return lines + ["Every cell of the matrix ran and has its figure.", ""]
+    counts = {}
+    for group in groups:
+        kind = group["status"] if group["status"] in ("partial", collect.NOT_APPLICABLE) else "lost"
+        counts[kind] = counts.get(kind, 0) + group["cells"]
+    parts = []
+    if counts.get("lost"):
+        parts.append("{} did not run or failed".format(counts["lost"]))
+    if counts.get("partial"):
+        parts.append(
+            "{} lost some repeats (their figure is the other repeats')".format(counts["partial"])
+        )
+    if counts.get(collect.NOT_APPLICABLE):
+        parts.append(
+            "{} are left out of the matrix by design (n/a)".format(counts[collect.NOT_APPLICABLE])
+        )
+    lines += [
+        "Of {} cells, {}. Every cell, with its reason: `summary.csv`_ (``status``, "
+        "``error``).".format(len(summary), ", ".join(parts)),
+        "",
+    ]
+    for group in groups[:most_groups]:
+        workloads = group["workloads"]
+        shown = ", ".join(escape(w) for w in workloads[:most_workloads])
+        if len(workloads) > most_workloads:
+            shown += " and {} more".format(len(workloads) - most_workloads)
+        if group["setting"]:
+            shown += " ({})".format(escape(group["setting"]))
+        lines.append(
+            "- **{}** ({} cell{}) — {} on {}: {}".format(
+                NOT_RUN_LABEL.get(group["status"], escape(group["status"])),
+                group["cells"],
+                "" if group["cells"] == 1 else "s",
+                ", ".join(escape(b) for b in group["backends"]),
+                shown,
+                escape(_shorten(group["reason"])),
+            )
+        )
+    if len(groups) > most_groups:
+        rest = groups[most_groups:]
+        lines.append(
+            "- … and {} more reason(s), {} cell(s), in `summary.csv`_".format(
+                len(rest), sum(g["cells"] for g in rest)
+            )
+        )
+    return lines + [""]
+
+
+def page(summary, pairs, alpha, image_uri=None):
+    """The front page's reStructuredText: heat-map, significant differences,
+    what was not run and why."""
+    pairs = pairs.assign(where=pair_labels(pairs, summary))
+    lines = heat_map_section(image_uri, alpha)
+    lines += significance_section(pairs, alpha)
+    lines += not_run_section(summary)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def image_uri(path):
+    """The PNG at ``path`` as a data URI: the description is one HTML fragment
+    and carries its images."""
+    with open(path, "rb") as handle:
+        return "data:image/png;base64," + base64.b64encode(handle.read()).decode("ascii")
+
+
+def write(summary, pairs, alpha, heat_map, output):
+    with open(output, "w", encoding="utf-8") as handle:
+        handle.write(page(summary, pairs, alpha, image_uri(heat_map)))

@@ -1,0 +1,18 @@
+"""Summary and significance -> the relative-speed heat-map and the report's
+front page around it (rule front_page)."""
+
+import sys
+
+from dlbench.analysis import collect, front_page, plots
+
+sys.stderr = sys.stdout = open(snakemake.log[0], "w")
+summary = collect.read_table(snakemake.input.summary)
+plots.relative_speed(summary, snakemake.output.heat_map)
+front_page.write(
+    summary,
+    collect.read_table(snakemake.input.pairs),
+    snakemake.params.significance_level,
+    snakemake.output.heat_map,
+    snakemake.output.front_page,
+)
+print("front page: {}".format(snakemake.output.front_page))
