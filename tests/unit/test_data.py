@@ -321,6 +321,34 @@ def test_generated_cifar_and_imdb_prepare_like_the_originals(tmp_path):
         assert set(imdb["y_train"]) <= {0, 1}
 
 
+def test_generated_mnist_prepares_like_the_original_and_is_learnable(tmp_path):
+    fixtures.mnist_npz(tmp_path / "mnist.npz", train=200, test=50)
+    datasets.prepare("mnist_generated", {"mnist.npz": tmp_path / "mnist.npz"}, tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz") as mnist:
+        assert mnist["x_train"].shape == (200, 28, 28, 1) and len(mnist["y_test"]) == 50
+        x, y = mnist["x_train"].reshape(200, -1), mnist["y_train"]
+    # each class lights its own pixels: the nearest class mean finds the label
+    means = np.stack([x[y == label].mean(axis=0) for label in range(10)])
+    nearest = np.argmin(((x[:, None, :] - means[None]) ** 2).sum(axis=2), axis=1)
+    assert (nearest == y).mean() > 0.9
+
+
+def test_generated_data_puts_each_downloaded_datasets_stand_in_in_its_place(smoke_config):
+    from dlbench.plan import matrix
+
+    config = dict(smoke_config, generated_data=True, exclude=[{"dataset": "mnist"}])
+    config["workloads"] = [dict(entry, dataset="mnist") for entry in config["workloads"][:1]]
+    config["equivalence_check"] = dict(config["equivalence_check"], workloads=["mnist/mlp"])
+    matrix.normalise(config)
+    assert config["workloads"][0]["dataset"] == "mnist_generated"
+    assert config["exclude"] == [{"dataset": "mnist_generated"}]
+    assert config["equivalence_check"]["workloads"] == ["mnist_generated/mlp"]
+    for dataset in ("mnist", "cifar10", "imdb", "babi"):
+        stand_in = catalog.DATASETS[catalog.generated_stand_in(dataset)]
+        assert stand_in["like"] == dataset and catalog.generated(dataset + "_generated")
+    assert catalog.generated_stand_in("digits") == "digits"
+
+
 def test_prepare_refuses_inputs_of_the_wrong_shape(tmp_path):
     arrays = {
         "x_train": np.zeros((3, 28, 28)),
