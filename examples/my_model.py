@@ -13,7 +13,8 @@ def build(keras, spec):
             layers.Conv2D(16, 3, activation="relu"),
             layers.MaxPooling2D(),
             layers.Conv2D(32, 3, activation="relu"),
-            layers.GlobalAveragePooling2D(),
+            layers.MaxPooling2D(),
+            layers.Flatten(),
             layers.Dense(64, activation="relu"),
             layers.Dense(spec["classes"], activation="softmax"),
         ]
