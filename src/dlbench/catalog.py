@@ -227,6 +227,9 @@ INPUT_SHAPES = {
 SYNTHETIC = "synthetic"
 # Several named inputs are stored as x_<split>__<name> in a prepared file.
 INPUT_SEPARATOR = "__"
+# The array a prepared file holds instead of the data where the data could
+# not be had (a download that failed): the reason.
+UNAVAILABLE_DATA = "unavailable"
 
 TASKS = ("train", "infer")
 TASK_WORDS = {"train": "training", "infer": "inference"}

@@ -14,6 +14,7 @@ import pytest
 
 from dlbench import catalog
 from dlbench.data import datasets, fixtures
+from dlbench.run import run_data
 
 # Three of its tests wait out pooch's back-off between retries (6 s each): run
 # beside the tests' workflow, not after it with the other unit tests
@@ -367,19 +368,23 @@ def test_a_file_that_cannot_be_fetched_holds_the_reason_until_tried_again(tmp_pa
     reason = datasets.fetch_or_say_why(str(missing), "sha256:" + "0" * 64, destination)
     assert "data mirror has no file" in reason and str(missing) in reason
     assert datasets.unfetched_reason(destination) == reason
-    assert datasets.discard_unfetched([destination, tmp_path / "absent"]) == [reason]
-    assert not destination.exists()
+    prepared = tmp_path / "results" / "mnist.npz"
+    prepared.parent.mkdir()
+    run_data.write_unavailable(str(prepared), "could not fetch " + reason)
+    made = [destination, prepared, tmp_path / "absent"]
+    assert datasets.discard_unfetched(made) == [str(destination), str(prepared)]
+    assert not destination.exists() and not prepared.exists()
 
 
 def test_a_fetched_file_is_data_however_it_starts(tmp_path):
     path = fake_mnist_npz(tmp_path / "mnist.npz")
     assert datasets.unfetched_reason(path) is None
     assert datasets.discard_unfetched([path]) == [] and path.exists()
+    datasets.prepare("mnist", {"mnist.npz": path}, tmp_path / "prepared.npz")
+    assert datasets.discard_unfetched([tmp_path / "prepared.npz"]) == []
 
 
 def test_a_dataset_without_its_data_says_why_to_every_reader(tmp_path):
-    from dlbench.run import run_data
-
     path = str(tmp_path / "mnist.npz")
     run_data.write_unavailable(path, "could not fetch mnist.npz: 404")
     assert run_data.unavailable_reason(path) == "could not fetch mnist.npz: 404"

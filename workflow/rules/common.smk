@@ -79,8 +79,8 @@ if workflow.is_main_process:
     for reason in integrity.discard_if_corrupt(plan.data_files(), full=True):
         print(f"discarded, will be made again: {reason}", file=sys.stderr)
     # A download that failed is tried again on every invocation.
-    for reason in datasets.discard_unfetched(plan.data_files()):
-        print(f"not fetched last time, will be tried again: {reason}", file=sys.stderr)
+    for path in datasets.discard_unfetched(plan.data_files()):
+        print(f"not fetched last time, will be tried again: {path}", file=sys.stderr)
 
 RUN_DIR = matrix.RUN_DIR.replace("{repeat}", "{rep}")
 CHECK_DIR = matrix.CHECK_DIR.replace("{repeat}", "{rep}")

@@ -22,7 +22,13 @@ from urllib.parse import urlparse
 import numpy as np
 import pooch
 
-from dlbench.catalog import DATASETS, INPUT_SEPARATOR, INPUT_SHAPES, input_shape_of
+from dlbench.catalog import (
+    DATASETS,
+    INPUT_SEPARATOR,
+    INPUT_SHAPES,
+    UNAVAILABLE_DATA,
+    input_shape_of,
+)
 
 DOWNLOAD_RETRIES = 3
 DIGITS_SPLIT_SEED = 0
@@ -105,14 +111,30 @@ def unfetched_reason(path):
         return handle.read().decode(errors="replace")
 
 
+def holds_no_data(path):
+    """Whether ``path`` is a raw file that could not be fetched or a
+    prepared file made from one (the reason in place of the data)."""
+    if unfetched_reason(path) is not None:
+        return True
+    if not str(path).endswith(".npz"):
+        return False
+    try:
+        with zipfile.ZipFile(str(path)) as archive:
+            return UNAVAILABLE_DATA + ".npy" in archive.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False  # not this module's to judge: the seals catch a damaged file
+
+
 def discard_unfetched(paths):
-    """Delete each raw file of ``paths`` that holds the reason it could not
-    be fetched (and its seal), so that the workflow tries the download again.
-    Returns the reasons."""
+    """Delete each file of ``paths`` that holds the reason a download failed
+    instead of data (a raw file, or the prepared file made from it), and its
+    seal, so that the workflow tries the download again: a prepared file
+    left in place would keep Snakemake from asking for the raw one. Returns
+    the paths discarded."""
     discarded = []
     for path in paths:
-        if os.path.isfile(str(path)) and unfetched_reason(path) is not None:
-            discarded.append(unfetched_reason(path))
+        if os.path.isfile(str(path)) and holds_no_data(path):
+            discarded.append(str(path))
             os.remove(str(path))
             seal = str(path) + ".sha256"
             if os.path.exists(seal):

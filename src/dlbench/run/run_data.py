@@ -24,7 +24,7 @@ def epoch_order(seed, epoch, n_samples):
 # The array a prepared dataset holds instead of its data where the data
 # could not be had (a download that failed): the reason, for every rule that
 # reads the dataset to pass on (its cells become unavailable).
-UNAVAILABLE = "unavailable"
+UNAVAILABLE = catalog.UNAVAILABLE_DATA
 
 
 class DataUnavailable(RuntimeError):
