@@ -371,17 +371,26 @@ def test_a_file_that_cannot_be_fetched_holds_the_reason_until_tried_again(tmp_pa
     prepared = tmp_path / "results" / "mnist.npz"
     prepared.parent.mkdir()
     run_data.write_unavailable(str(prepared), "could not fetch " + reason)
-    made = [destination, prepared, tmp_path / "absent"]
-    assert datasets.discard_unfetched(made) == [str(destination), str(prepared)]
+    records = tmp_path / "runs" / "mnist"
+    (records / "mlp").mkdir(parents=True)
+    reason = datasets.NO_DATA_REASON.format("mnist") + "could not fetch"
+    (records / "mlp" / "run.json").write_text(
+        json.dumps({"status": "unavailable", "reason": reason})
+    )
+    (records / "ok.json").write_text(json.dumps({"status": "ok", "reason": None}))
+    made = {destination: "mnist", prepared: "mnist", tmp_path / "absent": "mnist"}
+    discarded = datasets.discard_unfetched(made, lambda dataset: [tmp_path / "runs" / dataset])
+    assert discarded == [str(destination), str(prepared)]
     assert not destination.exists() and not prepared.exists()
+    assert not (records / "mlp" / "run.json").exists() and (records / "ok.json").exists()
 
 
 def test_a_fetched_file_is_data_however_it_starts(tmp_path):
     path = fake_mnist_npz(tmp_path / "mnist.npz")
     assert datasets.unfetched_reason(path) is None
-    assert datasets.discard_unfetched([path]) == [] and path.exists()
+    assert datasets.discard_unfetched({path: "mnist"}) == [] and path.exists()
     datasets.prepare("mnist", {"mnist.npz": path}, tmp_path / "prepared.npz")
-    assert datasets.discard_unfetched([tmp_path / "prepared.npz"]) == []
+    assert datasets.discard_unfetched({tmp_path / "prepared.npz": "mnist"}) == []
 
 
 def test_a_dataset_without_its_data_says_why_to_every_reader(tmp_path):

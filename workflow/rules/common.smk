@@ -78,8 +78,11 @@ plan = targets.Plan(config, workflow.basedir, env_mode())
 if workflow.is_main_process:
     for reason in integrity.discard_if_corrupt(plan.data_files(), full=True):
         print(f"discarded, will be made again: {reason}", file=sys.stderr)
-    # A download that failed is tried again on every invocation.
-    for path in datasets.discard_unfetched(plan.data_files()):
+    # A download that failed is tried again on every invocation: its files and
+    # the records that carry its reason are discarded, so that Snakemake asks
+    # for the data again (outputs that exist keep it from asking otherwise).
+    discarded = datasets.discard_unfetched(plan.data_files_by_dataset(), plan.record_folders)
+    for path in discarded:
         print(f"not fetched last time, will be tried again: {path}", file=sys.stderr)
 
 RUN_DIR = matrix.RUN_DIR.replace("{repeat}", "{rep}")

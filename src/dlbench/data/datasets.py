@@ -125,20 +125,47 @@ def holds_no_data(path):
         return False  # not this module's to judge: the seals catch a damaged file
 
 
-def discard_unfetched(paths):
-    """Delete each file of ``paths`` that holds the reason a download failed
-    instead of data (a raw file, or the prepared file made from it), and its
-    seal, so that the workflow tries the download again: a prepared file
-    left in place would keep Snakemake from asking for the raw one. Returns
-    the paths discarded."""
+# How a run record says its dataset's data could not be had (dlbench.run.supervise).
+NO_DATA_REASON = "dataset {} unavailable: "
+
+
+def records_without_data(folders, dataset):
+    """The run records under ``folders`` (this machine's runs and checks)
+    that say ``dataset``'s data could not be had: each one discarded makes
+    Snakemake ask for the dataset again, and every job made from its reason
+    (weights, checks, counts, the other runs) is made again after it."""
+    found = []
+    for folder in folders:
+        for path in sorted(Path(folder).rglob("*.json")):
+            try:
+                record = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            reason = record.get("reason") if isinstance(record, dict) else None
+            if record.get("status") == "unavailable" and str(reason).startswith(
+                NO_DATA_REASON.format(dataset)
+            ):
+                found.append(str(path))
+    return found
+
+
+def discard_unfetched(files, record_folders=lambda dataset: []):
+    """Delete each of ``files`` ({path: dataset}) that holds the reason a
+    download failed instead of data (a raw file, or the prepared file made
+    from it), its seal, and the records in ``record_folders(dataset)`` that
+    carry the reason, so that the workflow tries the download again: outputs
+    left in place would keep Snakemake from asking for the data. Returns the
+    files discarded."""
     discarded = []
-    for path in paths:
-        if os.path.isfile(str(path)) and holds_no_data(path):
-            discarded.append(str(path))
-            os.remove(str(path))
-            seal = str(path) + ".sha256"
-            if os.path.exists(seal):
-                os.remove(seal)
+    for path, dataset in files.items():
+        if not (os.path.isfile(str(path)) and holds_no_data(path)):
+            continue
+        discarded.append(str(path))
+        for made in [str(path), str(path) + ".sha256"] + records_without_data(
+            record_folders(dataset), dataset
+        ):
+            if os.path.exists(made):
+                os.remove(made)
     return discarded
 
 

@@ -66,10 +66,21 @@ class Plan(object):
 
     def data_files(self):
         """Every raw and prepared data file of the configured datasets."""
+        return list(self.data_files_by_dataset())
+
+    def data_files_by_dataset(self):
+        """{raw or prepared data file: its dataset}, of the configured datasets."""
+        found = {}
         for dataset in sorted({entry["dataset"] for entry in self.config["workloads"]}):
             for filename in catalog.DATASETS[dataset]["files"]:
-                yield f"resources/{dataset}/{filename}"
-            yield f"results/data/{dataset}.npz"
+                found[f"resources/{dataset}/{filename}"] = dataset
+            found[f"results/data/{dataset}.npz"] = dataset
+        return found
+
+    def record_folders(self, dataset):
+        """The folders of this machine's run and check records of ``dataset``."""
+        runs = matrix.RUN_DIR.split("{model}")[0].format(machine=self.machine, dataset=dataset)
+        return [runs, runs.replace("results/runs/", "results/checks/", 1)]
 
     def env_file(self, environment):
         """The env file conda builds the environment from: envs/<environment>.yaml,
