@@ -81,7 +81,9 @@ if workflow.is_main_process:
     # A download that failed is tried again on every invocation: its files and
     # the records that carry its reason are discarded, so that Snakemake asks
     # for the data again (outputs that exist keep it from asking otherwise).
-    discarded = datasets.discard_unfetched(plan.data_files_by_dataset(), plan.record_folders)
+    discarded = datasets.discard_unfetched(
+        plan.data_files_by_dataset(), plan.record_folders
+    )
     for path in discarded:
         print(f"not fetched last time, will be tried again: {path}", file=sys.stderr)
 
