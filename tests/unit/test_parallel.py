@@ -3,6 +3,7 @@ batch rule, how a run is launched and sharded, GPU assignment under SLURM,
 and the scaling figures."""
 
 import json
+import os
 import re
 
 import numpy as np
@@ -224,6 +225,8 @@ def plan(workdir, *config):
         cwd=workdir,
         capture_output=True,
         text=True,
+        # as on a machine with two GPUs: one without refuses devices >= 1
+        env=dict(os.environ, CUDA_VISIBLE_DEVICES="0,1"),
     )
     assert done.returncode == 0, done.stderr[-3000:]
     jobs = {}

@@ -78,14 +78,17 @@ plan = targets.Plan(config, workflow.basedir, env_mode())
 if workflow.is_main_process:
     for reason in integrity.discard_if_corrupt(plan.data_files(), full=True):
         print(f"discarded, will be made again: {reason}", file=sys.stderr)
-    # A download that failed is tried again on every invocation: its files and
-    # the records that carry its reason are discarded, so that Snakemake asks
-    # for the data again (outputs that exist keep it from asking otherwise).
-    discarded = datasets.discard_unfetched(
-        plan.data_files_by_dataset(), plan.record_folders
-    )
+    # A download that failed is tried again when asked (retry_downloads): its
+    # files and the records that carry its reason are discarded, so that
+    # Snakemake asks for the data again (outputs that exist keep it from
+    # asking otherwise). Never by itself: a dry run or a report would lose them.
+    discarded = []
+    if config["retry_downloads"]:
+        discarded = datasets.discard_unfetched(
+            plan.data_files_by_dataset(), plan.record_folders
+        )
     for path in discarded:
-        print(f"not fetched last time, will be tried again: {path}", file=sys.stderr)
+        print(f"not fetched last time, tried again: {path}", file=sys.stderr)
 
 RUN_DIR = matrix.RUN_DIR.replace("{repeat}", "{rep}")
 CHECK_DIR = matrix.CHECK_DIR.replace("{repeat}", "{rep}")

@@ -11,7 +11,9 @@ catalog.add_from_config(snakemake.config)  # synthetic datasets of the config
 raw_files = {name: path for name, path in snakemake.input.items() if name != "code"}
 unfetched = [reason for reason in map(unfetched_reason, raw_files.values()) if reason]
 if unfetched:  # the dataset's cells say why; nothing else waits on it
-    reason = "could not fetch " + "; ".join(unfetched)
+    reason = "could not fetch {} (to try again: --config retry_downloads=true)".format(
+        "; ".join(unfetched)
+    )
     run_data.write_unavailable(snakemake.output[0], reason)
     print(reason)
 else:

@@ -40,9 +40,12 @@ def write_unavailable(path, reason):
 
 
 def unavailable_reason(path):
-    """Why the prepared dataset at ``path`` holds no data, or None."""
+    """Why the prepared dataset at ``path`` holds no data, or None (also for
+    no file at all: reading it says so, where it is read)."""
     import numpy as np
 
+    if not os.path.isfile(str(path)):
+        return None
     with np.load(path, allow_pickle=False) as arrays:
         if UNAVAILABLE in arrays.files:
             return str(arrays[UNAVAILABLE])
