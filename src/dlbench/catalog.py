@@ -230,6 +230,8 @@ INPUT_SEPARATOR = "__"
 # The array a prepared file holds instead of the data where the data could
 # not be had (a download that failed): the reason.
 UNAVAILABLE_DATA = "unavailable"
+# How a run's record says so (its reason begins with it).
+NO_DATA_REASON = "dataset {} unavailable: "
 
 TASKS = ("train", "infer")
 TASK_WORDS = {"train": "training", "infer": "inference"}

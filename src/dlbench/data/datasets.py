@@ -26,6 +26,7 @@ from dlbench.catalog import (
     DATASETS,
     INPUT_SEPARATOR,
     INPUT_SHAPES,
+    NO_DATA_REASON,
     UNAVAILABLE_DATA,
     input_shape_of,
 )
@@ -84,7 +85,7 @@ def fetch(source, known_hash, destination, hash_record=None):
 
 # What a raw file holds in place of its data when it could not be fetched,
 # then the reason: the dataset's cells become unavailable, the rest of the
-# workflow goes on, and the next invocation tries the download again.
+# workflow goes on, and retry_downloads tries the download again.
 UNFETCHED = b"dlbench: this file could not be fetched\n"
 
 
@@ -125,10 +126,6 @@ def holds_no_data(path):
         return False  # not this module's to judge: the seals catch a damaged file
 
 
-# How a run record says its dataset's data could not be had (dlbench.run.supervise).
-NO_DATA_REASON = "dataset {} unavailable: "
-
-
 def records_without_data(folders, dataset):
     """The run records under ``folders`` (this machine's runs and checks)
     that say ``dataset``'s data could not be had: each one discarded makes
@@ -141,8 +138,7 @@ def records_without_data(folders, dataset):
                 record = json.loads(path.read_text())
             except (OSError, ValueError):
                 continue
-            reason = record.get("reason") if isinstance(record, dict) else None
-            if record.get("status") == "unavailable" and str(reason).startswith(
+            if record.get("status") == "unavailable" and str(record.get("reason")).startswith(
                 NO_DATA_REASON.format(dataset)
             ):
                 found.append(str(path))

@@ -79,8 +79,10 @@ class Plan(object):
 
     def record_folders(self, dataset):
         """The folders of this machine's run and check records of ``dataset``."""
-        runs = matrix.RUN_DIR.split("{model}")[0].format(machine=self.machine, dataset=dataset)
-        return [runs, runs.replace("results/runs/", "results/checks/", 1)]
+        return [
+            folder.split("{model}")[0].format(machine=self.machine, dataset=dataset)
+            for folder in (matrix.RUN_DIR, matrix.CHECK_DIR)
+        ]
 
     def env_file(self, environment):
         """The env file conda builds the environment from: envs/<environment>.yaml,

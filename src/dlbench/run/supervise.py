@@ -167,8 +167,7 @@ def supervise(
     spec = dict(spec, environment_check=check)
     no_data = run_data.unavailable_reason(data)
     if no_data:  # a download that failed: no run starts, the reason kept instead
-        # datasets.records_without_data knows records of this reason
-        reason = "dataset {} unavailable: {}".format(spec["dataset"], no_data)
+        reason = catalog.NO_DATA_REASON.format(spec["dataset"]) + no_data
         return _failed_without_child(spec, record_path, epochs_path, reason, status="unavailable")
     invalid = model_check.verdict(model_check_path) if model_check_path else None
     if invalid:  # a model of the user's that failed its check: no run of it starts
