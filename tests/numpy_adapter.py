@@ -83,6 +83,21 @@ class Adapter:
     def predict(self, model, x):
         return self._forward(model, x)
 
+    # the rate of the inverted dropout on the inputs in training mode
+    dropout_rate = 0.2
+
+    def training_outputs(self, model, x, draws):
+        """The outputs with inverted dropout on the inputs, a fresh mask each
+        draw (none where the process runs without dropout)."""
+        from dlbench.models.layers import dropout_on
+
+        features, found = self._features(x), []
+        rate = self.dropout_rate if dropout_on() else 0.0
+        for _ in range(draws):
+            kept = self.rng.uniform(size=features.shape) >= rate
+            found.append(self._forward(model, features * kept / (1.0 - rate)))
+        return np.stack(found)
+
     def synchronize(self):
         pass
 

@@ -250,6 +250,8 @@ URL_SCHEMES = ("http", "https", "ftp", "sftp")
 # ``compile_cache``: the framework compiles its ops to C into a cache of its
 # environment that one process at a time fills (the others wait on its lock),
 # named for the Snakemake resource that lets one of its jobs run at a time.
+# devices=1: the framework's own single-device program (matrix.data_parallel).
+SINGLE_DEVICE = "none: one device runs the single-device program"
 ONE_DEVICE_KERAS2 = "Keras 2's {} backend trains on one device: multi_gpu_model is TensorFlow-only"
 #
 # Precision and compilation are dimensions of the matrix (dlbench.plan.matrix):
@@ -263,7 +265,29 @@ ONE_DEVICE_KERAS2 = "Keras 2's {} backend trains on one device: multi_gpu_model 
 # framework's optimising compiler (XLA, torch.compile, Gluon's hybridize);
 # "eager" runs without it (TensorFlow still traces a graph, tf.function).
 FLOAT32 = "float32"
-PRECISIONS = (FLOAT32, "mixed_bfloat16", "mixed_float16")
+# tf32: float32 tensors whose matrix products and convolutions may round
+# their inputs to TensorFloat-32 where the hardware has it (dlbench.run.manifest);
+# float32 is IEEE float32 on every backend that can be told so.
+TF32 = "tf32"
+PRECISIONS = (FLOAT32, TF32, "mixed_bfloat16", "mixed_float16")
+TF32_MODES = {
+    "keras-tensorflow": "tf.config.experimental.enable_tensor_float_32_execution(True)",
+    "native-tensorflow": "tf.config.experimental.enable_tensor_float_32_execution(True)",
+    "keras-jax": "jax_default_matmul_precision tensorfloat32",
+    "native-jax": "jax_default_matmul_precision tensorfloat32",
+    "keras-torch": "torch.backends fp32_precision tf32 (cuBLAS, cuDNN, oneDNN)",
+    "native-torch": "torch.backends fp32_precision tf32 (cuBLAS, cuDNN, oneDNN)",
+    "native-cudnn": "CUDNN_DEFAULT_MATH convolutions, CUBLAS_TF32_TENSOR_OP_MATH products",
+}
+NO_TF32 = "{} has no switch for TensorFloat-32: its float32 is IEEE"
+
+
+def mixed(precision):
+    """Whether ``precision`` computes in a reduced dtype (tf32 computes in
+    float32 tensors)."""
+    return precision not in (FLOAT32, TF32)
+
+
 COMPILE_AUTO = "auto"
 COMPILE_MODES = (COMPILE_AUTO, "eager", "compiled")
 KERAS3_PRECISION = {
@@ -586,6 +610,10 @@ def devices_not_applicable(backend, task, devices, accelerator):
 
 def precision_not_applicable(backend, precision):
     """Why ``backend`` has no mode for ``precision``, or None."""
+    if precision == TF32:
+        if backend in TF32_MODES:
+            return None
+        return "n/a ({}: {})".format(precision, NO_TF32.format(BACKENDS[backend]["framework"]))
     if precision == FLOAT32 or precision in BACKENDS[backend].get("precision", {}):
         return None
     return "n/a ({}: {})".format(precision, BACKENDS[backend]["precision_note"])

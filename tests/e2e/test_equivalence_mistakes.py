@@ -1,6 +1,6 @@
 """The equivalence check catches real mistakes: each test runs the check, as
 the workflow does, on one backend with a mistake put into it (a wrong
-optimizer setting, epsilon in the wrong place, a layer without its bias),
+optimizer setting, an optimizer's state started wrong, a layer without its bias),
 in its own environment with the shared weights of the digits workloads,
 beside the checks the tests' workflow made on backends that compute as
 Keras 3 does, and the mistaken one must be the one that departs. The same
@@ -34,11 +34,13 @@ CORRECT = ["keras-torch", "keras-jax", "native-tensorflow"]
 MISTAKES = {
     # Keras 3's default learning rate for Adadelta where the workload says 1.0
     "adadelta_default_learning_rate": None,  # a setting, not a patch: see check()
-    # optax's RMSprop with epsilon after the square root, as torch.optim and Keras 2 have it
-    "epsilon_after_the_root": (
+    # optax's RMSprop with its second moment starting at 1 (TensorFlow 1's
+    # RMSProp did), not at 0 as Keras'. (Epsilon's place, the mistake this
+    # case put in before, is a rule the check now makes vanish.)
+    "second_moment_starting_at_one": (
         "import optax\n"
         "rmsprop = optax.rmsprop\n"
-        "optax.rmsprop = lambda *args, **kw: rmsprop(*args, **dict(kw, eps_in_sqrt=False))\n"
+        "optax.rmsprop = lambda *args, **kw: rmsprop(*args, **dict(kw, initial_scale=1.0))\n"
     ),
     # the output layer's bias held at zero: a Dense layer without its bias
     "output_layer_without_bias": (
@@ -61,7 +63,7 @@ MISTAKES = {
 }
 CASES = [
     ("adadelta_default_learning_rate", "cnn", "keras-jax"),
-    ("epsilon_after_the_root", "mlp", "native-jax"),
+    ("second_moment_starting_at_one", "mlp", "native-jax"),
     ("output_layer_without_bias", "cnn", "native-torch"),
 ]
 
@@ -189,12 +191,19 @@ model = keras.Sequential(
      keras.layers.Dense(1, kernel_initializer="ones")]
 )
 model.layers[0].set_weights([np.arange(10, dtype="float32").reshape(5, 2) / 10])
-model.compile(optimizer=keras.optimizers.Adam(0.1), loss="mse")
-model.train_on_batch(words, np.ones((1, 1)))
-velocity = [v for v in model.optimizer.variables if "velocity" in v.path][0]
+start = [w.copy() for w in model.get_weights()]
 adapter = keras_adapter.Adapter(sys.argv[1], {})
-print(json.dumps({"velocity": np.asarray(velocity)[1].tolist(),
-                  "own_rules": adapter._own_rules(model, "adam")}))
+found = {"own_rules": adapter._own_rules(model, "adam")}
+for name in ("velocity", "velocity_in_the_check"):
+    model.set_weights(start)
+    model.compile(optimizer=keras.optimizers.Adam(0.1), loss="mse")
+    if name == "velocity_in_the_check":  # as the equivalence check prepares it
+        adapter.applied["own_rules"] = found["own_rules"]
+        found["check_settings"] = adapter.prepare_check(model, {})
+    model.train_on_batch(words, np.ones((1, 1)))
+    velocity = [v for v in model.optimizer.variables if "velocity" in v.path][0]
+    found[name] = np.asarray(velocity)[1].tolist()
+print(json.dumps(found))
 """
 
 
@@ -203,7 +212,8 @@ def test_keras_on_tensorflow_squares_an_embeddings_gradient_per_occurrence(built
     one Adam step on a word seen twice in the batch (gradient g at each
     place), Keras 3 on torch holds (g + g)^2 (1 - beta_2) in its second
     moment, on TensorFlow (g^2 + g^2) (1 - beta_2), half of it; the
-    adapter records this as TensorFlow's own rule."""
+    adapter records this as TensorFlow's own rule, and under the
+    equivalence check hands the optimizer the gradient dense, as torch's."""
     found = {}
     for backend in ("keras-tensorflow", "keras-torch"):
         venv = built_workflow.venv(backend)
@@ -220,6 +230,13 @@ def test_keras_on_tensorflow_squares_an_embeddings_gradient_per_occurrence(built
     assert tensorflow["velocity"] == pytest.approx([v / 2 for v in torch["velocity"]], rel=1e-5)
     assert tensorflow["own_rules"] == [keras_adapter.SPARSE_SQUARES]
     assert torch["own_rules"] == []
+    # the equivalence check densifies the gradient: then TensorFlow's is torch's
+    assert tensorflow["velocity_in_the_check"] == pytest.approx(torch["velocity"], rel=1e-5)
+    assert tensorflow["check_settings"] == {
+        "dense_gradients": "Embedding gradients densified before the optimizer"
+    }
+    assert torch["velocity_in_the_check"] == torch["velocity"]
+    assert torch["check_settings"] == {}
 
 
 THEANO_GRADIENTS = """

@@ -68,6 +68,26 @@ def test_float16_computes_in_float16_with_loss_scaling(
         assert ran_in["variable_dtype"].startswith("float16")
 
 
+@pytest.mark.parametrize("backend", with_mode(catalog.TF32))
+def test_tf32_is_asked_of_the_framework_and_read_back(
+    built_workflow, small_digits, backend, tmp_path
+):
+    """Each backend with a TensorFloat-32 switch runs ``tf32`` with it on,
+    says so as its framework reads it back, and computes float32 tensors;
+    what a product computed is observed (IEEE on a CPU without TF32)."""
+    found = supervised_run(
+        built_workflow, spec_of(backend, catalog.TF32, "mlp"), tmp_path, data=small_digits
+    )
+    assert found["status"] == "ok", found["error"]
+    ran_with = found["settings"]["manifest"]
+    assert (ran_with["float32_matmul"], ran_with["float32_convolution"]) == ("tf32", "tf32")
+    assert ran_with["float32_observed"] in ("ieee", "reduced (inputs rounded: tf32 or bf16)")
+    assert ran_with["onednn_fpmath_mode"] == "tf32"
+    assert found["precision"] == catalog.TF32 and all(
+        np.isfinite(epoch["loss"]) for epoch in found["epochs"]
+    )
+
+
 def test_float16_is_refused_where_a_backend_has_none_with_its_reason():
     refused = {
         backend: catalog.precision_not_applicable(backend, "mixed_float16")

@@ -32,6 +32,23 @@ from testkit import (
 
 TEST_CONFIG = "config/test.yaml"
 
+# A folder whose .venvs/ holds built venvs (a checkout after make setup or a
+# workflow): the session's workflow links those that were built ok instead
+# of building them again, as copy_workflow lends a workflow's venvs.
+LEND_VENVS = "DLBENCH_LEND_VENVS"
+
+
+def lent_venvs(environ=os.environ):
+    """copy_workflow's arguments that link the venvs LEND_VENVS lends."""
+    folder = environ.get(LEND_VENVS)
+    if not folder:
+        return {}
+    ready = []
+    for marker in sorted(Path(folder, ".venvs").glob("*/ready.json")):
+        if json.loads(marker.read_text()).get("status") == "ok":
+            ready.append(marker.parent.name)
+    return {"venvs_from": folder, "environments": ready}
+
 
 def load_test_config():
     """The tests' config (config/test.yaml), as a dict."""
@@ -87,7 +104,7 @@ class BuiltWorkflow(object):
             fcntl.flock(lock, fcntl.LOCK_EX)  # released when closed
             builder = not path.exists()
             if builder:
-                copy_workflow(path)
+                copy_workflow(path, **lent_venvs())
                 (root / "built_workflow.builder").write_text(str(os.getpid()))
         return cls(path, builder)
 

@@ -87,6 +87,27 @@ def test_batch_rule_is_applied_and_recorded(smoke_config, scaling):
     assert torch["parallel"]["launch"] == "process_per_device"
 
 
+@pytest.mark.parametrize("backend", ["keras-torch", "native-torch", "keras-jax", "native-jax"])
+@pytest.mark.parametrize("accelerator", ["gpu", "emulated-cpu"])
+def test_one_device_runs_the_single_device_program(smoke_config, backend, accelerator):
+    """One device is run as a user runs one GPU: one process, no launcher,
+    no data-parallel wrapper; two devices start the backend's own launcher."""
+    smoke_config.update(devices=[1, 2], accelerator=accelerator)
+    one, two = (
+        matrix.spec(smoke_config, matrix.Run("digits", "mlp", backend, devices=n, repeat=1))
+        for n in (1, 2)
+    )
+    block = one["parallel"]
+    assert (block["launch"], block["method"]) == ("one_process", catalog.SINGLE_DEVICE)
+    assert (block["devices"], block["accelerator"]) == (1, accelerator)
+    assert launch.command("py", block, ["--x"]) == ["py", "-m", "dlbench.run.harness", "--x"]
+    assert not launch.distributes(block) and launch.emulated_devices(block) == 0
+    assert two["parallel"]["launch"] == catalog.BACKENDS[backend]["data_parallel"]["launch"]
+    assert two["parallel"]["method"] == catalog.BACKENDS[backend]["data_parallel"]["method"]
+    assert launch.distributes(two["parallel"])
+    assert launch.emulated_devices(two["parallel"]) == (2 if accelerator == "emulated-cpu" else 0)
+
+
 def test_launch_command_per_launcher():
     one = {"devices": 2, "replicas": 2, "launch": "one_process", "accelerator": "gpu"}
     per = dict(one, launch="process_per_device")

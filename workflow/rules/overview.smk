@@ -25,6 +25,31 @@ rule significance:
         "../scripts/significance.py"
 
 
+rule manifest_table:
+    input:
+        "results/metrics.csv",
+    output:
+        csv=report(
+            "results/tables/manifest.csv",
+            caption="../report/manifest.rst",
+            category="Overview",
+            labels={"figure": "hidden settings per backend (CSV)"},
+        ),
+        html=report(
+            "results/tables/manifest.html",
+            caption="../report/manifest.rst",
+            category="Overview",
+            labels={"figure": "hidden settings per backend"},
+        ),
+        markdown="results/tables/manifest.md",
+    log:
+        "logs/tables/manifest.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/manifest_table.py"
+
+
 rule environment_table:
     input:
         "results/metrics.csv",

@@ -10,7 +10,15 @@ settings = snakemake.params.settings
 records = collect.load_records(snakemake.input.checks)  # each checked against the schema
 table = equivalence_verdicts.compare(records, settings["reference"], settings["tolerance"])
 caption = equivalence_verdicts.CAPTION.format(
-    steps=settings["steps"], samples=equivalence.CHECK_SAMPLES, tolerance=settings["tolerance"]
+    steps=settings["steps"],
+    samples=equivalence.CHECK_SAMPLES,
+    tolerance=settings["tolerance"],
+    epsilon=equivalence.CHECK_EPSILON,
+    jitter=equivalence.INPUT_JITTER,
+    draws=equivalence.DROPOUT_DRAWS,
+    first_draws=equivalence.FIRST_DRAWS,
+    dropout_samples=equivalence.DROPOUT_SAMPLES,
+    alpha=equivalence_verdicts.DROPOUT_ALPHA,
 )
 tables.write(snakemake.output, table, "Do the backends take the same steps?", caption)
 print(table.to_string())

@@ -14,7 +14,7 @@ from math import comb
 import pandas as pd
 
 from dlbench import catalog
-from dlbench.analysis import stats
+from dlbench.analysis import hidden_settings, stats
 from dlbench.plan import matrix
 from dlbench.record import record_schema
 from dlbench.run import harness
@@ -133,6 +133,7 @@ def metrics(records):
                 "environment": record.get("environment_name"),
                 "env_mode": (record.get("environment_check") or {}).get("mode"),
                 "env_mismatches": _mismatches(record),
+                "manifest": hidden_settings.of_record(record),
                 "initial_weights": _initial_weights(record),
                 "accelerator": _accelerator(record),
                 "status": record["status"],
@@ -397,6 +398,7 @@ def summary(
                     sorted(set(runs.get("initial_weights", pd.Series()).dropna()))
                 )
                 or None,
+                "manifest": _first(ok, "manifest"),
             }
         )
     for cell in not_applicable:
@@ -414,6 +416,7 @@ def summary(
         )
     frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
     frame = scaling(accuracy_parity(frame, tolerances or {}))
+    frame = hidden_settings.flag(frame)
     pairs = stats.pairwise(metrics_frame, HEADLINE, alpha)
     return stats.against_fastest(pairs, frame).sort_values(CELL, ignore_index=True)
 
@@ -468,6 +471,8 @@ SUMMARY_COLUMNS = CELL + [
     "node",
     "env_mismatches",
     "initial_weights",
+    "manifest",
+    "hidden_settings_differ",
 ]
 
 

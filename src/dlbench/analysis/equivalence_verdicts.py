@@ -2,16 +2,17 @@
 backend's loss curve (dlbench.run.equivalence, run in the backend's own) set
 against the reference, the median across backends at each step or a named
 backend, with the largest relative difference and the first step beyond the
-tolerance (``compare``); inference runs' outputs on the first test batch,
-from the same shared weights, set against each other the same way
-(``compare_predictions``).
+tolerance (``compare``); each backend's dropout draws set against the other
+backends' by a rank test (``compare_dropout``); inference runs' outputs on
+the first test batch, from the same shared weights, set against each other
+the same way (``compare_predictions``).
 """
 
 from dlbench.run.equivalence import TOLERANCE
 
 VERDICT_SAME = "same steps"
 DEPARTS = "DEPARTS at step {}"
-EXPECTED_DEPARTURE = "departs at step {}, as its framework's own rules do (expected)"
+DEPARTS_IN_DROPOUT = "DEPARTS in its dropout draws ({})"
 
 
 CURVE_COLUMNS = (
@@ -37,7 +38,12 @@ TABLE_COLUMNS = (
     "largest_relative_difference",
     "at_step",
     "first_step_beyond_tolerance",
+    "dropout_squared",
+    "dropout_shift",
+    "dropout_p_value",
+    "dropout_verdict",
     "verdict",
+    "check_settings",
     "own_rules",
 )
 
@@ -83,19 +89,41 @@ def no_reference(reference, what):
     return "not compared: no reference ({})".format(reference)
 
 
-def compare(records, reference="median", tolerance=TOLERANCE):
+def check_settings_of(record):
+    """What the check changed in the workload to run it alike everywhere
+    (the record's check.settings), in one line."""
+    found = ((record.get("check") or {}).get("settings")) or {}
+    parts = []
+    for key, value in sorted(found.items()):
+        if isinstance(value, dict) and "ran" in value:
+            value = "{:g} (asked {})".format(value["ran"], value.get("asked"))
+        parts.append("{}: {}".format(key, value))
+    return "; ".join(parts) or None
+
+
+def compare(records, reference="median", tolerance=TOLERANCE, alpha=None):
     """Per workload and backend: the loss before the first step, the largest
     relative difference from the reference over the steps, the first step
-    where it exceeds ``tolerance``, and the verdict. The reference is the
-    median at each step across the workload's backends that compute as
-    Keras 3 does (robust to a departing minority when there are three or
-    more), or the curve of the backend named. A backend whose framework has
-    rules of its own for this model (its record's ``settings.own_rules``:
-    an optimizer's update, a gradient) is expected to depart, and its
-    verdict says so."""
+    where it exceeds ``tolerance``, its dropout draws' test
+    (``compare_dropout`` at family-wise rate ``alpha`` per backend), and
+    the verdict. The reference is the median at each step across the
+    workload's backends at their pinned versions (robust to a departing
+    minority when there are three or more), or the curve of the backend
+    named. Every backend is held to it: the check runs under settings where
+    the frameworks' documented rule differences vanish
+    (dlbench.run.equivalence), so a departure is a difference in the model
+    or the step; ``own_rules`` (the timed runs' rules of their own) and
+    ``check_settings`` (what the check changed) are information."""
     import numpy
     import pandas as pd
 
+    dropout = compare_dropout(records, reference, DROPOUT_ALPHA if alpha is None else alpha)
+    settings = {
+        (r.get("dataset"), r.get("model"), r.get("backend"), r.get("versions", PINNED)): (
+            check_settings_of(r)
+        )
+        for r in records
+    }
     table = []
     frame = pd.DataFrame(curves(records), columns=CURVE_COLUMNS)
     for (dataset, model), group in frame.groupby(["dataset", "model"], sort=True):
@@ -104,14 +132,15 @@ def compare(records, reference="median", tolerance=TOLERANCE):
         # the reference from the backends' pinned versions: a version
         # variant is set against it, not part of it
         pinned = compared[compared["versions"] == PINNED]
-        keras_rule = pinned[pinned["own_rules"].isna()]
         reference_curve, reference_name = None, reference
-        if len(steps) == 1 and reference == "median" and len(keras_rule) >= 3:
-            reference_curve = numpy.median(numpy.array(list(keras_rule["losses"]), float), axis=0)
-            reference_name = "median of {} backends".format(len(keras_rule))
+        if len(steps) == 1 and reference == "median" and len(pinned) >= 3:
+            reference_curve = numpy.median(numpy.array(list(pinned["losses"]), float), axis=0)
+            reference_name = "median of {} backends".format(len(pinned))
         elif len(steps) == 1 and reference in set(pinned["backend"]):
             (reference_curve,) = pinned.loc[pinned["backend"] == reference, "losses"]
         for row in group.itertuples():
+            key = (dataset, model, row.backend, row.versions)
+            drawn = dropout.get(key, {})
             found = {
                 "dataset": dataset,
                 "model": model,
@@ -124,12 +153,17 @@ def compare(records, reference="median", tolerance=TOLERANCE):
                 "largest_relative_difference": None,
                 "at_step": None,
                 "first_step_beyond_tolerance": None,
+                "dropout_squared": drawn.get("squared"),
+                "dropout_shift": drawn.get("shift"),
+                "dropout_p_value": drawn.get("p_value"),
+                "dropout_verdict": drawn.get("verdict"),
+                "check_settings": settings.get(key),
                 "own_rules": row.own_rules,
             }
             if row.losses is None:
                 found["verdict"] = "not compared: " + row.reason
             elif reference_curve is None:
-                found["verdict"] = no_reference(reference, "curves computed as Keras 3 does")
+                found["verdict"] = no_reference(reference, "curves")
             else:
                 differences = relative_differences(row.losses, reference_curve)
                 beyond = numpy.flatnonzero(differences > tolerance)
@@ -140,25 +174,167 @@ def compare(records, reference="median", tolerance=TOLERANCE):
                     largest_relative_difference=float(differences[largest]),
                     at_step=largest,
                 )
-                if not len(beyond):
-                    found["verdict"] = VERDICT_SAME
-                else:
+                if len(beyond):
                     first = found["first_step_beyond_tolerance"] = int(beyond[0])
-                    expected = isinstance(row.own_rules, str)
-                    found["verdict"] = (EXPECTED_DEPARTURE if expected else DEPARTS).format(first)
+                    found["verdict"] = DEPARTS.format(first)
+                elif drawn.get("departs"):
+                    found["verdict"] = DEPARTS_IN_DROPOUT.format(drawn["departs"])
+                else:
+                    found["verdict"] = VERDICT_SAME
             table.append(found)
     return pd.DataFrame(table, columns=TABLE_COLUMNS)
+
+
+# The dropout check's test. Each backend's training-mode forward passes give
+# two statistics per draw (dlbench.run.equivalence.draw_statistics). A pass
+# whose first draws are all the same draws no dropout: where most backends
+# draw, such a backend departs (and one that draws where most do not); that
+# is exact, not a test. Among the backends that draw, draws are independent,
+# so under the null (the same dropout on both backends) a two-sided
+# Mann-Whitney rank test of one backend's draws against another's rejects
+# at its level whatever the statistics' distribution. A pair of backends
+# differs where the test of either statistic rejects at alpha / (2 n)
+# (Bonferroni over the two statistics and the backend's n comparisons); a
+# backend departs where it differs from more than half of the others
+# (against a named reference: from it). Under the null the chance that a
+# backend differs from any other is at most alpha (the union of its 2 n
+# tests), so alpha bounds each backend's false alarm rate; one departing
+# backend makes the others differ from one backend only, which flags none.
+DROPOUT_ALPHA = 1e-3
+DROPOUT_STATISTICS = ("squared", "shift")
+VERDICT_SAME_DROPOUT = "same dropout"
+NO_DROPOUT = "no dropout in this model"
+
+
+def dropout_rows(records):
+    """One row per check record: its draws' statistics, or why none."""
+    rows = []
+    for record in records:
+        row = {key: record.get(key) for key in ("dataset", "model", "backend")}
+        row["versions"] = record.get("versions", PINNED)
+        drawn = (record.get("check") or {}).get("dropout_draws")
+        row["draws"], row["reason"] = None, None
+        if record.get("status") != "ok":
+            row["reason"] = "{}: {}".format(record.get("status"), record.get("reason") or "")
+        elif not drawn:
+            row["reason"] = "no dropout draws in the record"
+        elif drawn.get("reason"):
+            row["reason"] = drawn["reason"]
+        else:
+            row["draws"] = drawn
+        rows.append(row)
+    return rows
+
+
+def pair_p_value(drawn, other):
+    """Two backends' draws: the smallest two-sided Mann-Whitney p-value of
+    the two statistics, times 2 (Bonferroni over them), at most 1."""
+    from scipy import stats
+
+    found = []
+    for name in DROPOUT_STATISTICS:
+        a, b = drawn[name], other[name]
+        if len(set(a) | set(b)) == 1:  # the same constant: nothing to rank
+            found.append(1.0)
+        else:
+            found.append(stats.mannwhitneyu(a, b, alternative="two-sided").pvalue)
+    return min(1.0, 2 * min(found))
+
+
+def _ranked(row, others, alpha):
+    """The rank test of a drawing backend against the other drawing ones."""
+    import numpy
+
+    p_values = [pair_p_value(row["draws"], other["draws"]) for other in others]
+    differs = sum(p < alpha / len(others) for p in p_values) if others else 0
+    result = {"p_value": float(numpy.median(p_values)) if p_values else None}
+    if differs * 2 > len(others):
+        result["departs"] = "differs from {} of {} backends".format(differs, len(others))
+        result["verdict"] = "DEPARTS ({})".format(result["departs"])
+    else:
+        result["verdict"] = "{} (differs from {} of {})".format(
+            VERDICT_SAME_DROPOUT, differs, len(others)
+        )
+    return result
+
+
+def compare_dropout(records, reference="median", alpha=DROPOUT_ALPHA):
+    """Per workload and backend (its pinned versions and any variant), its
+    dropout draws against the other backends' (the test above):
+    {(dataset, model, backend, versions): {"squared", "shift" (medians over
+    the draws), "p_value" (the median of its pairs' p-values), "departs"
+    (why, where it departs), "verdict"}}."""
+    import numpy
+
+    found = {}
+    rows = dropout_rows(records)
+    workloads = sorted({(row["dataset"], row["model"]) for row in rows}, key=str)
+    for dataset, model in workloads:
+        group = [row for row in rows if (row["dataset"], row["model"]) == (dataset, model)]
+        drawn = [row for row in group if row["draws"] is not None]
+        if reference == "median":
+            judges = [row for row in drawn if row["versions"] == PINNED]
+        else:
+            judges = [r for r in drawn if r["versions"] == PINNED and r["backend"] == reference]
+        drawing = [row for row in judges if row["draws"]["stochastic"]]
+        most_draw = len(drawing) * 2 >= len(judges)
+        for row in group:
+            key = (dataset, model, row["backend"], row["versions"])
+            if row["draws"] is None:
+                found[key] = {"verdict": "not compared: " + row["reason"]}
+                continue
+            result = {name: float(numpy.median(row["draws"][name])) for name in DROPOUT_STATISTICS}
+            found[key] = result
+            others = [other for other in drawing if other is not row]
+            if not any(other["draws"]["stochastic"] for other in drawn):
+                result["verdict"] = NO_DROPOUT
+            elif reference != "median" and row["backend"] == reference:
+                result["verdict"] = "{} (the reference)".format(VERDICT_SAME_DROPOUT)
+            elif len(judges) - any(j is row for j in judges) < (2 if reference == "median" else 1):
+                result["verdict"] = no_reference(reference, "backends' draws")
+            elif row["draws"]["stochastic"] != most_draw:
+                judged = len([judge for judge in judges if judge is not row])
+                result["departs"] = (
+                    "draws afresh where most backends give the same outputs at every draw"
+                    if row["draws"]["stochastic"]
+                    else "the same outputs at every draw, where {} of {} backends draw "
+                    "afresh".format(len(others), judged)
+                )
+                result["verdict"] = "DEPARTS ({})".format(result["departs"])
+            elif not row["draws"]["stochastic"]:
+                result["verdict"] = "{} (the same outputs at every draw, as most backends)".format(
+                    VERDICT_SAME_DROPOUT
+                )
+            else:
+                result.update(_ranked(row, others, alpha))
+    return found
 
 
 CAPTION = (
     "Each backend takes {steps} optimizer steps of the workload's batch from the shared initial "
     "weights on the same batches, without dropout, and records the loss on the first "
-    "{samples} test samples before the first step (step 0) and after every step. A curve is "
-    "compared with the reference at every step; a backend whose relative difference exceeds "
-    "{tolerance:g} at some step DEPARTS at that step: it computes something else (an optimizer "
-    "setting, a layer, an epsilon). The reference leaves out the backends whose framework has "
-    "rules of its own (own_rules: an optimizer's update, a gradient), whose departures are "
-    "expected. Step 0 compares the forward pass alone."
+    "{samples} test samples before the first step (step 0) and after every step. The steps run "
+    "under settings that make the frameworks' documented rule differences vanish, the same on "
+    "every backend (check_settings): RMSprop's epsilon at {epsilon:g}, where "
+    "frameworks add it under or after the square root (Adam keeps its own: where it goes moves "
+    "a curve far less than the tolerance), and the float inputs moved by a seeded jitter of "
+    "+-{jitter:g} so that no pre-activation is exactly 0 and no pooling window holds tied "
+    "maxima; a framework that cannot take a setting runs the same rule written in its own ops, "
+    "or densified gradients (check_settings says which). A curve is compared with the "
+    "reference at every step; every backend is held to it, and one whose relative difference "
+    "exceeds {tolerance:g} at some step DEPARTS at that step: it computes something else (an "
+    "optimizer setting, a layer, a gradient). own_rules: where the timed runs compute by their "
+    "framework's own rules. Step 0 compares the forward pass alone. Dropout: from the same "
+    "weights, {draws} training-mode forward passes on the first {dropout_samples} test "
+    "samples, each against the inference-mode pass: dropout_squared is the median over the "
+    "draws of the mean squared difference (dropout's rate sets it), dropout_shift of the mean "
+    "difference at the most likely output (dropout that is not inverted moves it). A backend "
+    "whose first {first_draws} draws are all the same draws no dropout and stops: where most "
+    "backends draw, it DEPARTS. Each drawing backend's draws are ranked against every other "
+    "drawing backend's (Mann-Whitney, both statistics, Bonferroni-corrected); a backend that "
+    "differs from more than half of them DEPARTS in its "
+    "dropout draws. The chance that a backend with the same dropout as the others is flagged "
+    "is at most {alpha:g}. dropout_p_value: the median of its comparisons' p-values."
 )
 
 

@@ -157,7 +157,9 @@ def heat_map_section(image_uri, alpha):
         "(steady-state seconds per epoch for training, single-sample latency for inference; "
         "median over repeats): 1.00 is the fastest, 2.00 takes twice as long. "
         "``*`` significantly slower than the fastest, ``=`` not significantly different "
-        "(level {:g}), no mark: not tested; ``~`` noisy repeats. Compare within a column: each "
+        "(level {:g}), no mark: not tested; ``~`` noisy repeats; ``†`` the cell's hidden "
+        "settings (its manifest: float32 arithmetic, autotuning, threads, denormals) differ "
+        "from the others' in its column, or were not recorded. Compare within a column: each "
         "is its own race. Full size and caption: `relative_speed.png`_.".format(alpha),
         "",
     ]
@@ -224,9 +226,12 @@ def _pair_line(row):
     ratio = "{:.2f}".format(row["ratio"])
     if pd.notna(row["ratio_ci_low"]):
         ratio += " [{:.2f}, {:.2f}]".format(row["ratio_ci_low"], row["ratio_ci_high"])
-    return "{}: **{}** faster than {}, time ratio {}, p = {:.2g}".format(
+    line = "{}: **{}** faster than {}, time ratio {}, p = {:.2g}".format(
         escape(row["where"]), escape(row["faster"]), escape(row["slower"]), ratio, row["p_holm"]
     )
+    if isinstance(row.get("hidden_settings_differ"), str):
+        line += " (hidden settings differ: {})".format(escape(row["hidden_settings_differ"]))
+    return line
 
 
 def not_run_section(summary, most_groups=MOST_GROUPS, most_workloads=MOST_WORKLOADS):

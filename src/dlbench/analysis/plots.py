@@ -485,6 +485,8 @@ def _relative_cell(cell):
     text += {"slower": "*", "not different": "="}.get(cell["vs_fastest"], "")
     if str(cell["noisy"]) == "True":
         text += "~"
+    if isinstance(cell.get("hidden_settings_differ"), str):
+        text += "†"
     return cell["relative_to_fastest"], text
 
 
@@ -505,7 +507,8 @@ def relative_speed(summary, output):
         _ratio_norm,
         "time / fastest backend's time (log scale)",
         "Relative speed: headline figure / fastest on the same workload and hardware\n"
-        "* significantly slower, = not significantly different, ~ noisy; blank: not run",
+        "* significantly slower, = not significantly different, ~ noisy, "
+        "† hidden settings differ; blank: not run",
         output,
     )
 

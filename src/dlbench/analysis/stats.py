@@ -20,6 +20,7 @@ import statistics
 
 import pandas as pd
 
+from dlbench.analysis import hidden_settings
 from dlbench.plan import matrix
 
 # The backends compared: those on one workload and setting (machine, devices, ...).
@@ -84,6 +85,7 @@ PAIR_COLUMNS = GROUP + [
     "p_holm",
     "significant",
     "test",
+    "hidden_settings_differ",
 ]
 
 
@@ -113,6 +115,11 @@ def pairwise(metrics_frame, headline_of_task, alpha=0.05):
                 slower_median=pd.Series(values[slower]).median(),
                 ratio=pd.Series(values[slower]).median() / pd.Series(values[faster]).median(),
                 test=NOT_TESTED,
+                hidden_settings_differ=hidden_settings.pair_text(
+                    runs[runs["backend"] == faster],
+                    runs[runs["backend"] == slower],
+                    runs["precision"].iloc[0] if "precision" in runs else None,
+                ),
             )
             if min(len(values[faster]), len(values[slower])) >= 2:
                 ratio, low, high, p_value = welch_log_ratio(values[faster], values[slower])
@@ -189,5 +196,7 @@ CAPTION = (
     "Welch's t-test on the log "
     "values with the repeat as the unit, p-values Holm-corrected over the pairs of the workload "
     "and setting; * significant at family-wise level {alpha}. Pairs with fewer than two "
-    "repeats on a side are not tested (the ratio is then of the single runs' figures)."
+    "repeats on a side are not tested (the ratio is then of the single runs' figures). "
+    "hidden_settings_differ: where the two backends' runs differ in a hidden setting (their "
+    "manifests), or recorded none."
 )

@@ -8,7 +8,7 @@ import html as html_escape
 
 import pandas as pd
 
-from dlbench.analysis import collect
+from dlbench.analysis import collect, hidden_settings
 from dlbench.plan import matrix
 
 STYLE = (
@@ -134,6 +134,8 @@ def workload_table(summary_frame, dataset, model, checks=None):
         extra["initial_weights"] = "initial_weights"
     if "env_mismatches" in cells and cells["env_mismatches"].notna().any():
         extra["NOT the pinned environment"] = "env_mismatches"
+    if hidden_settings.COLUMN in cells and cells[hidden_settings.COLUMN].notna().any():
+        extra["hidden settings differ"] = hidden_settings.COLUMN
     others = cells.groupby("backend").agg(**{k: (v, "first") for k, v in extra.items()})
     table = table.join(others)
     if checks is not None:
@@ -207,5 +209,6 @@ NOT_PINNED = (
     "differs from its env file): what differs; those numbers are not from the pinned versions."
 )
 TABLE_CAPTIONS = {
-    task: caption + VERSUS_FASTEST + NOT_PINNED for task, caption in TABLE_CAPTIONS.items()
+    task: caption + VERSUS_FASTEST + NOT_PINNED + hidden_settings.CAPTION
+    for task, caption in TABLE_CAPTIONS.items()
 }

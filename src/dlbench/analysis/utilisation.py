@@ -47,6 +47,8 @@ def _datasheet_peak(cell, runs, peaks):
         return None, "no peak for GPU {!r}".format(models.iloc[0] if len(models) else None)
     devices = int(cell["devices"])
     column, name = ("fp32_tflops", "FP32")
+    if cell.get("precision") == catalog.TF32:
+        return None, "no TF32 rate in the datasheet table"
     if cell.get("precision", catalog.FLOAT32) != catalog.FLOAT32:
         column, name = ("half_precision_tflops", "half precision")
     if pd.isna(row[column]):

@@ -269,6 +269,11 @@ FRAMEWORK_SETTINGS = {
         ("theano", "pytensor"),
         "Theano's and PyTensor's ops compiled with their #include lines precompiled",
     ),
+    "deterministic": (
+        ("torch", "tensorflow", "jax"),
+        "deterministic algorithms (torch, TensorFlow and XLA have a switch for them)",
+    ),
+    "cudnn_autotune": (("torch",), "torch's cudnn.benchmark"),
 }
 
 
@@ -895,13 +900,17 @@ def data_parallel(config, entry, devices, backend):
         hyper["optimizer"] = dict(
             hyper["optimizer"], learning_rate=hyper["optimizer"]["learning_rate"] * replicas
         )
-    launch = catalog.BACKENDS[backend]["data_parallel"] if devices else {}
+    # One device runs the framework's single-device program: no launcher, no
+    # data-parallel wrapper, as a user runs one GPU. Data parallelism (and its
+    # launch and wrapper's cost) starts at two.
+    launch = catalog.BACKENDS[backend]["data_parallel"] if devices >= 2 else {}
+    method = launch.get("method") or (catalog.SINGLE_DEVICE if devices == 1 else None)
     block = {
         "devices": devices,
         "accelerator": option(config, "accelerator") if devices else "cpu",
         "replicas": replicas,
         "launch": launch.get("launch", "one_process"),
-        "method": launch.get("method"),
+        "method": method,
         "global_batch": hyper["batch_size"],
         "per_device_batch": hyper["batch_size"] // replicas,
         "learning_rate": (hyper.get("optimizer") or {}).get("learning_rate"),

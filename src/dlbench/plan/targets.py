@@ -232,6 +232,7 @@ class Plan(object):
             "results/tables/machine_interaction.md",
             "results/tables/significance.md",
             "results/tables/environment.md",
+            "results/tables/manifest.md",
             "results/plots/relative_speed.png",
             "results/tables/published_comparison.md",
             "results/plots/published_comparison.png",

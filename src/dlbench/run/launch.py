@@ -11,7 +11,9 @@ share of the CPUs of each process. The same for every backend; the catalog's
 
 Devices 0 is the CPU: GPUs are hidden from the run. Devices N >= 1 are the N
 GPUs the supervisor assigned (CUDA_VISIBLE_DEVICES), or N devices emulated on
-the CPU when the config's accelerator is ``emulated-cpu``.
+the CPU when the config's accelerator is ``emulated-cpu``. One device runs the
+framework's single-device program in one process, as a user runs one GPU:
+the launchers and data-parallel wrappers start at two (``distributes``).
 """
 
 import os
@@ -25,6 +27,19 @@ ON_THE_CPU = {
     "launch": "one_process",
     "method": None,
 }
+
+
+def distributes(parallel):
+    """Whether a run trains data-parallel: on two devices or more."""
+    return parallel["devices"] >= 2
+
+
+def emulated_devices(parallel):
+    """How many CPU devices the framework must emulate: none for one device,
+    which is the CPU itself."""
+    if parallel["accelerator"] == "emulated-cpu" and distributes(parallel):
+        return parallel["devices"]
+    return 0
 
 
 def one_process_on_the_cpu():

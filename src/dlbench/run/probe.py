@@ -54,7 +54,12 @@ PLATEAU_SIZES = (512, 1024, 2048, 4096)
 PLATEAU_GAIN = 1.05
 LONGEST_CALL_S = 4.0
 PLATEAU_CALLS = 3
-TORCH_DTYPES = {"float32": "float32", "mixed_bfloat16": "bfloat16", "mixed_float16": "float16"}
+TORCH_DTYPES = {
+    "float32": "float32",
+    "tf32": "float32",
+    "mixed_bfloat16": "bfloat16",
+    "mixed_float16": "float16",
+}
 
 
 def plateau(prepare, sizes=PLATEAU_SIZES, calls=PLATEAU_CALLS):
@@ -88,12 +93,16 @@ def plateau(prepare, sizes=PLATEAU_SIZES, calls=PLATEAU_CALLS):
     }
 
 
-def torch_products(dtype_name, device="cpu"):
+def torch_products(precision, device="cpu"):
     """``prepare`` for ``plateau``: torch.mm of two random square matrices in
-    ``dtype_name`` on ``device``, each product waited for."""
+    the dtype of ``precision`` on ``device``, each product waited for; float32
+    in IEEE arithmetic, tf32 with TensorFloat-32 allowed (the runs' manifest)."""
     import torch
 
-    dtype = getattr(torch, dtype_name)
+    from dlbench.run import manifest
+
+    manifest.set_torch(torch, precision, {}, on_gpu=False)
+    dtype = getattr(torch, TORCH_DTYPES[precision])
     wait = torch.cuda.synchronize if device == "cuda" else (lambda: None)
 
     def prepare(size):
@@ -125,7 +134,7 @@ def gpu_probe(precision, lock_dir=None, wait_s=3600):
 
         if not torch.cuda.is_available():
             raise RuntimeError("torch sees no CUDA GPU (torch {})".format(torch.__version__))
-        found = plateau(torch_products(TORCH_DTYPES[precision], "cuda"), sizes=GPU_SIZES)
+        found = plateau(torch_products(precision, "cuda"), sizes=GPU_SIZES)
         found.update(
             device="gpu",
             gpu_name=torch.cuda.get_device_name(0),
@@ -154,7 +163,7 @@ def machine_probe(precision, threads, largest=PLATEAU_SIZES[-1]):
 
     torch.set_num_threads(threads)
     sizes = [size for size in PLATEAU_SIZES if size <= largest]
-    found = plateau(torch_products(TORCH_DTYPES[precision]), sizes)
+    found = plateau(torch_products(precision), sizes)
     found.update(
         precision=precision,
         largest_size=largest,

@@ -84,6 +84,30 @@ def optimizer(C, parameters, settings, native):
     return learner, notes
 
 
+def keras_rmsprop(C, settings, batch_size):
+    """Keras 3's RMSprop (no momentum, not centered) as the update function
+    of cntk.learners.universal: v = rho v + (1 - rho) g^2, then
+    p -= lr g / sqrt(v + epsilon), with the given epsilon. The learner is
+    handed the minibatch's summed gradient: divided by ``batch_size`` it is
+    the mean's, as Keras'."""
+    if settings.get("momentum") or settings.get("centered"):
+        raise ValueError("optimizer rmsprop: only the plain rule is written for CNTK")
+    rho, epsilon = settings.get("rho", 0.9), settings.get("epsilon", 1e-7)  # Keras' defaults
+    rate = settings["learning_rate"]
+
+    def update(parameters, gradients):
+        found = []
+        for parameter, summed in zip(parameters, gradients):
+            gradient = summed / batch_size
+            velocity = C.constant(0, shape=parameter.shape, dtype=parameter.dtype)
+            velocity = C.assign(velocity, rho * velocity + (1 - rho) * C.square(gradient))
+            step = rate * gradient / C.sqrt(velocity + epsilon)
+            found.append(C.assign(parameter, parameter - step))
+        return C.combine(found)
+
+    return update
+
+
 def words_input(C, spec):
     """A review as a sequence of word ids (one float per step): the embedding
     gathers its rows, so its gradient is dense (CNTK's Adam has no CPU update

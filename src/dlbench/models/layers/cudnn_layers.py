@@ -24,6 +24,16 @@ ACTIVATION_RELU = 1
 SOFTMAX_ACCURATE = 1
 SOFTMAX_MODE_INSTANCE = 0
 DEFAULT_MATH = 0  # cuDNN's default: tensor cores (TF32) allowed for float32
+FMA_MATH = 3  # CUDNN_FMA_MATH: FMA kernels only, IEEE float32
+CUBLAS_DEFAULT_MATH = 0  # cuBLAS' default: IEEE float32 products
+CUBLAS_TF32_TENSOR_OP_MATH = 3
+# The math of float32 convolutions and products, per the run's precision
+# (dlbench.run.manifest's float32 modes): the adapter sets it before building.
+MATH = {
+    "ieee": {"convolution": FMA_MATH, "cublas": CUBLAS_DEFAULT_MATH},
+    "tf32": {"convolution": DEFAULT_MATH, "cublas": CUBLAS_TF32_TENSOR_OP_MATH},
+}
+in_effect = dict(MATH["ieee"])
 CUBLAS_OP_N = 0
 CUBLAS_OP_T = 1
 ALGORITHMS = 8  # CUDNN_CONVOLUTION_FWD_ALGO_COUNT
@@ -134,6 +144,7 @@ CUBLAS_SIGNATURES = {
     "cublasDestroy_v2": [P],
     "cublasSgemm_v2": [P, INT, INT, INT, INT, INT, P, P, INT, P, INT, P, P, INT],
     "cublasGetVersion_v2": [P, ctypes.POINTER(INT)],
+    "cublasSetMathMode": [P, INT],
 }
 
 
@@ -195,6 +206,7 @@ class Handles(object):
         self.cublas = P()
         libraries.cudnn("cudnnCreate", ctypes.byref(self.cudnn))
         libraries.cublas("cublasCreate_v2", ctypes.byref(self.cublas))
+        libraries.cublas("cublasSetMathMode", self.cublas, in_effect["cublas"])
 
     def cublas_version(self):
         version = INT()
@@ -251,7 +263,7 @@ class Convolution(object):
             CROSS_CORRELATION,
             FLOAT,
         )
-        libraries.cudnn("cudnnSetConvolutionMathType", self.convolution, DEFAULT_MATH)
+        libraries.cudnn("cudnnSetConvolutionMathType", self.convolution, in_effect["convolution"])
         self.bias_descriptor = tensor(libraries, 1, filters, 1, 1)
         self.plans = {}  # per input shape: descriptors, algorithm, workspace
 

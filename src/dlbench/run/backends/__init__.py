@@ -21,6 +21,12 @@ harness needs (the contract is ``base.Adapter``)::
                                        largest weight difference between replicas
     evaluate(model, x, y, batch_size) -> (loss, accuracy)
     predict(model, x) -> outputs      one batch, for inference timing
+    training_outputs(model, x, draws) -> outputs
+                                       training-mode passes with dropout (the
+                                       equivalence check's dropout draws)
+    prepare_check(model, hyper) -> dict
+                                       what the equivalence check's settings
+                                       need beyond the build (where needed)
     synchronize()                      wait for queued device work
     peak_device_memory_mb() -> float or None
     close()                            release what setup took (torchrun's

@@ -70,6 +70,17 @@ class Adapter(object):
     # (torch.profiler's names), where the adapter can see them.
     recurrent_ops = None
 
+    # training_outputs(model, x, draws) -> (draws, samples, outputs): the
+    # model's outputs in training mode (its dropout on, fresh masks at every
+    # draw), as predict gives them, for the equivalence check's dropout
+    # draws. None: the backend has no training-mode pass (inference only).
+    training_outputs = None
+
+    # prepare_check(model, hyper) -> {setting: what it ran}: called by the
+    # equivalence check after build, where the framework cannot run the
+    # check's settings as built (an epsilon it fixes, a sparse gradient).
+    prepare_check = None
+
     def replica_divergence(self, model):
         """The largest weight difference between data-parallel replicas, or
         None where there is one copy."""

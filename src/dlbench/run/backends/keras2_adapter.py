@@ -14,6 +14,7 @@ import time
 
 from dlbench.models import workloads
 from dlbench.models.layers import MAX_POOL_TIES, dropout_on, keras_layers
+from dlbench.run import manifest
 from dlbench.run.backends import frameworks, keras_adapter
 
 # Keras 3 optimizer settings that Keras 2's optimizer lacks, with the only
@@ -128,6 +129,11 @@ def optimizer(keras, settings):
     return getattr(keras.optimizers, keras_layers.OPTIMIZERS[name])(**kwargs)
 
 
+# Theano computes in its C ops on the calling thread, with numpy's BLAS:
+# the manifest's numpy probe sees what they do.
+PROBES = {"mxnet": manifest.mxnet_probe, "cntk": manifest.cntk_probe}
+
+
 class Adapter(keras_adapter.Adapter):
     def _seed_and_probe(self, seed, devices):
         # Keras 2 has no set_random_seed; the framework was seeded in setup.
@@ -189,6 +195,27 @@ class Adapter(keras_adapter.Adapter):
                     self.framework, devices, "{} GPU(s)".format(found) if found else None
                 )
             self.mxnet_context = ["gpu({})".format(i) for i in range(devices)]
+
+    def _host_manifest(self, threads):
+        probe = PROBES.get(self.framework)
+        return manifest.host_manifest(
+            self.framework,
+            threads,
+            "{} graph (Keras 2)".format(self.framework),
+            probe=probe,
+            deterministic=(
+                os.environ.get("MXNET_ENFORCE_DETERMINISM", "0") == "1"
+                if self.framework == "mxnet"
+                else None
+            ),
+            onednn=self.framework != "theano",
+        )
+
+    def _one_device(self):
+        """keras-mxnet on one device: its context names that device (a
+        context of one is keras-mxnet's single-device program)."""
+        if self.framework == "mxnet":
+            self._distribute_mxnet(1)
 
     def _setup_cntk(self, threads, seed):
         import cntk
@@ -295,6 +322,35 @@ class Adapter(keras_adapter.Adapter):
     def evaluate(model, x, y, batch_size):
         loss, accuracy = model.evaluate(x, y, batch_size=batch_size, verbose=0)
         return float(loss), float(accuracy)
+
+    def training_outputs(self, model, x, draws):
+        """The model's outputs in training mode, ``draws`` times (Keras 2's
+        documented way: a backend function fed learning phase 1; each call
+        draws fresh dropout masks): the equivalence check's dropout draws."""
+        import numpy
+
+        K = self.keras.backend
+        inputs = [x[name] for name in model.input_names] if isinstance(x, dict) else [x]
+        function = K.function(list(model.inputs) + [K.learning_phase()], [model.output])
+        phase = K.learning_phase()
+        subgraphs = os.environ.get("MXNET_SUBGRAPH_BACKEND")
+        if self.framework == "mxnet":
+            # keras-mxnet keeps a training and a test symbol of each tensor
+            # and hands out the one of the global phase (0: no dropout),
+            # whatever phase the function is fed. Its function binds without
+            # gradients, where MXNet's oneDNN subgraph pass (measured)
+            # removes Dropout; fit's executor, with gradients, has none.
+            K.set_learning_phase(1)
+            os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
+        try:
+            return numpy.stack([function(inputs + [1])[0] for _ in range(draws)])
+        finally:
+            if self.framework == "mxnet":
+                K.set_learning_phase(phase)
+                if subgraphs is None:
+                    os.environ.pop("MXNET_SUBGRAPH_BACKEND")
+                else:
+                    os.environ["MXNET_SUBGRAPH_BACKEND"] = subgraphs
 
     def replica_divergence(self, model):
         """MXNet keeps one copy of every weight per executor."""

@@ -2,7 +2,7 @@
 
 The framework is imported in ``setup``, after the harness pinned the process
 to its CPUs, because several frameworks size their thread pools on import.
-On devices >= 1 the model is trained data-parallel, the way each backend's
+On devices >= 2 the model is trained data-parallel, the way each backend's
 documentation does it: Keras' DataParallel distribution on JAX, a
 MirroredStrategy on TensorFlow, DistributedDataParallel in one process per
 device on torch (started by torchrun, see dlbench.run.launch).
@@ -13,10 +13,11 @@ import importlib
 import os
 import time
 
+from dlbench import catalog
 from dlbench.catalog import FLOAT32
 from dlbench.models import initial_weights, workloads
 from dlbench.models.layers import dropout_on, keras_layers
-from dlbench.run import compiles, launch
+from dlbench.run import compiles, launch, manifest
 from dlbench.run.backends import base, frameworks
 
 # Found by the equivalence check (babi_rnn, imdb_gru, imdb_transformer on
@@ -75,14 +76,18 @@ class Adapter(base.Adapter):
         self.emulated = bool(devices) and self.parallel["accelerator"] == "emulated-cpu"
         os.environ["KERAS_BACKEND"] = self.framework
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        manifest.prepare(self.precision)
         getattr(self, "_setup_" + self.framework)(threads, seed)
         import keras
 
         self.keras = keras
-        if self.precision != FLOAT32 and self.framework != "openvino":
+        if catalog.mixed(self.precision) and self.framework != "openvino":
             keras.config.set_dtype_policy(self.precision)
-        if devices:
+        if launch.distributes(self.parallel):
             getattr(self, "_distribute_" + self.framework)(devices)
+        elif devices:
+            self._one_device()
+        if devices:
             self.applied["data_parallel"] = self._describe_parallel(devices)
         self._seed_and_probe(seed, devices)
         self.applied.update(
@@ -93,6 +98,60 @@ class Adapter(base.Adapter):
                 "image_data_format": keras.backend.image_data_format(),
             }
         )
+        self.applied["manifest"] = self._manifest(threads)
+
+    @property
+    def on_gpu(self):
+        return bool(self.parallel["devices"]) and not self.emulated
+
+    def _compile_mode(self):
+        """What runs the steps, as far as known before ``build`` resolves
+        Keras' "auto" (``settings`` says what ran)."""
+        jit = self.jit_compile
+        if jit is None:
+            jit = self.requested.get("jit_compile", "auto")
+        names = {"tensorflow": "XLA", "jax": "jax.jit (XLA)", "torch": "torch.compile"}
+        if self.framework not in names:
+            return "{} (compiles every model)".format(self.framework)
+        if jit is True or self.framework == "jax":
+            return "{} (Keras jit_compile)".format(names[self.framework])
+        if jit is False:
+            return "eager" + (" (tf.function graph)" if self.framework == "tensorflow" else "")
+        return "Keras' jit_compile=auto"
+
+    def _manifest(self, threads):
+        """The hidden settings (dlbench.run.manifest), set as the run asks
+        and read back from the framework underneath Keras."""
+        if self.framework == "tensorflow":
+            import tensorflow as tf
+
+            manifest.set_tensorflow(tf, self.precision, self.requested)
+            return manifest.tensorflow_manifest(tf, self.on_gpu, self._compile_mode())
+        if self.framework == "jax":
+            import jax
+
+            manifest.set_jax(jax, self.precision)
+            return manifest.jax_manifest(jax, self.on_gpu, self._compile_mode())
+        if self.framework == "torch":
+            import torch
+
+            manifest.set_torch(torch, self.precision, self.requested, self.on_gpu)
+            return manifest.torch_manifest(torch, self.on_gpu, self._compile_mode())
+        return self._host_manifest(threads)
+
+    def _host_manifest(self, threads):
+        """OpenVINO: float32 is the CPU plugin's precision hint."""
+        found = manifest.host_manifest(self.framework, threads, "OpenVINO CPU plugin (compiled)")
+        hint = self.applied.get("openvino_default_precision")
+        found["float32_matmul"] = found["float32_convolution"] = (
+            "ieee (INFERENCE_PRECISION_HINT {}; the plugin's default: {})".format(
+                OPENVINO_HINTS[FLOAT32], hint
+            )
+            if self.precision == FLOAT32
+            else manifest.not_applicable(self.precision)
+        )
+        found["float32_observed"] = manifest.not_applicable("read back as the plugin's hint")
+        return found
 
     def _seed_and_probe(self, seed, devices):
         self._probe_recurrent_kernels(devices)
@@ -102,11 +161,12 @@ class Adapter(base.Adapter):
         frameworks.sweep_autograph_bytecode_at_exit()
         import tensorflow as tf
 
-        emulated = self.parallel["devices"] if self.emulated else 0
+        emulated = launch.emulated_devices(self.parallel)
         self.applied.update(frameworks.pin_tensorflow(tf, threads, emulated))
 
     def _setup_jax(self, threads, seed):
-        emulated = self.parallel["devices"] if self.emulated else 0
+        manifest.prepare_jax(self.requested)
+        emulated = launch.emulated_devices(self.parallel)
         self.applied.update(frameworks.pin_jax(threads, emulated))
         self.applied.update(
             frameworks.jax_compilation_cache(self.requested.get("compilation_cache", False))
@@ -118,6 +178,25 @@ class Adapter(base.Adapter):
         import torch
 
         self.applied.update(frameworks.pin_torch(torch, threads))
+
+    def _one_device(self):
+        """One device: Keras' own placement (the GPU), no distribution; a
+        GPU run that would find none fails rather than run on the CPU."""
+        if self.emulated:
+            return
+        if self.framework == "jax":
+            import jax
+
+            frameworks.jax_devices(jax, self.framework, 1, False)
+        elif self.framework == "tensorflow":
+            import tensorflow as tf
+
+            frameworks.tensorflow_devices(tf, self.framework, 1, False)
+        elif self.framework == "torch":
+            import torch
+
+            if not torch.cuda.is_available():
+                raise frameworks.no_gpus(self.framework, 1, [])
 
     def _distribute_jax(self, devices):
         import jax
@@ -285,6 +364,8 @@ class Adapter(base.Adapter):
 
     def settings(self):
         found = dict(self.applied)
+        if "manifest" in found:
+            found["manifest"] = dict(found["manifest"], compile_mode=self._compile_mode())
         found["jit_compile"] = self.jit_compile
         if self.forced_jit:
             found["jit_compile_reason"] = self.forced_jit
@@ -401,6 +482,40 @@ class Adapter(base.Adapter):
         # Keras' documented call for one batch: the compiled predict step
         # without fit/predict's per-call data pipeline.
         return model.predict_on_batch(x)
+
+    def training_outputs(self, model, x, draws):
+        """The model's outputs in training mode, ``draws`` times, each with
+        fresh dropout masks (Keras 3's layers advance their seed generator
+        at every eager call): the equivalence check's dropout draws."""
+        import numpy
+
+        ops = self.keras.ops
+        with self._scope():
+            return numpy.stack(
+                [ops.convert_to_numpy(model(x, training=True)) for _ in range(draws)]
+            )
+
+    def prepare_check(self, model, hyper):
+        """For the equivalence check: where Keras 3 on TensorFlow hands the
+        optimizer an Embedding's gradient as tf.IndexedSlices (one row per
+        occurrence, SPARSE_SQUARES), the optimizer gets it dense (rows of a
+        word summed, tf.convert_to_tensor), as JAX and torch compute it.
+        What it changed, for the check's record."""
+        if SPARSE_SQUARES not in self.applied.get("own_rules", []):
+            return {}
+        import tensorflow as tf
+
+        optimizer = model.optimizer
+        apply = optimizer.apply
+
+        def dense_apply(grads, trainable_variables=None):
+            grads = [
+                tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in grads
+            ]
+            return apply(grads, trainable_variables)
+
+        optimizer.apply = dense_apply  # before the train step is traced
+        return {"dense_gradients": "Embedding gradients densified before the optimizer"}
 
     def synchronize(self):
         pass  # fit() and evaluate() return host values: device work is done

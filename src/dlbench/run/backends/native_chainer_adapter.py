@@ -21,7 +21,7 @@ import numpy
 from dlbench import catalog
 from dlbench.models import initial_weights, workloads
 from dlbench.models.layers import chainer_layers
-from dlbench.run import runtime
+from dlbench.run import manifest, runtime
 from dlbench.run.backends import native
 
 
@@ -31,6 +31,7 @@ class Adapter(native.NativeAdapter):
     def setup(self, threads, seed, devices, parallel=None):
         self._start(threads, devices, parallel)
         os.environ.update(runtime.thread_environment(threads))  # BLAS and OpenMP pools
+        manifest.prepare(self.requested.get("precision", catalog.FLOAT32))
         import chainer
 
         self.chainer = chainer
@@ -49,6 +50,10 @@ class Adapter(native.NativeAdapter):
                 "dtype": "mixed16" if self.mixed16 else "float32",
                 "device": "@intel64 (iDeep)" if self.ideep else "@numpy",
             }
+        )
+        # Chainer computes with numpy (and iDeep) on the calling thread.
+        self.applied["manifest"] = manifest.host_manifest(
+            "Chainer", threads, "define-by-run (no compiler)"
         )
         if self.mixed16:
             masters = "float16 (float32 master copies)"
@@ -172,3 +177,15 @@ class Adapter(native.NativeAdapter):
         with chainer.using_config("train", False), chainer.no_backprop_mode():
             logits = self._logits(model["net"], self._inputs(x))
             return numpy.asarray(chainer.functions.softmax(logits).array)
+
+    def training_outputs(self, model, x, draws):
+        """The softmaxed outputs in training mode (F.dropout draws a fresh
+        mask from numpy each call), ``draws`` times: the equivalence check's
+        dropout draws."""
+        chainer = self.chainer
+        inputs, found = self._inputs(x), []
+        with chainer.using_config("train", True), chainer.no_backprop_mode():
+            for _ in range(draws):
+                logits = self._logits(model["net"], inputs)
+                found.append(numpy.asarray(chainer.functions.softmax(logits).array))
+        return numpy.stack(found)

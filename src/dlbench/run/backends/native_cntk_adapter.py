@@ -12,6 +12,7 @@ import time
 from dlbench import catalog
 from dlbench.models import initial_weights, workloads
 from dlbench.models.layers import cntk_layers
+from dlbench.run import manifest
 from dlbench.run.backends import native
 
 
@@ -35,6 +36,9 @@ class Adapter(native.NativeAdapter):
                 "learning_rate_schedule": "learning_parameter_schedule, use_mean_gradient "
                 "(the minibatch's mean gradient, as Keras)",
             }
+        )
+        self.applied["manifest"] = manifest.host_manifest(
+            "CNTK", threads, "CNTK's static graph", probe=manifest.cntk_probe
         )
 
     def versions(self):
@@ -133,3 +137,38 @@ class Adapter(native.NativeAdapter):
     def predict(self, model, x):
         ((features, _, _),) = self._batches(model, x, None, len(x))
         return model["probabilities"].eval({model["features"]: features})
+
+    def prepare_check(self, model, hyper):
+        """For the equivalence check: CNTK's RMSProp adds an epsilon of its
+        own (not settable), so under the check's epsilon the step is Keras
+        3's RMSprop written in CNTK's ops (cntk.learners.universal, CNTK's
+        documented way to a learner of one's own). What it changed, for the
+        check's record."""
+        settings = hyper["optimizer"]
+        if settings["name"] != "rmsprop":
+            return {}
+        C = self.C
+        learner = C.learners.universal(
+            cntk_layers.keras_rmsprop(C, settings, hyper["batch_size"]),
+            model["logits"].parameters,
+        )
+        model["trainer"] = C.Trainer(model["logits"], (model["loss"], model["error"]), [learner])
+        return {"learner": "Keras 3's RMSprop in CNTK ops (cntk.learners.universal)"}
+
+    def training_outputs(self, model, x, draws):
+        """The probabilities in training mode, ``draws`` times: CNTK's
+        Dropout is active where a forward pass keeps its state for a
+        backward pass (keep_for_backward), as Keras 2's CNTK backend
+        evaluates in its learning phase; each call draws a fresh mask."""
+        import numpy
+
+        ((features, _, _),) = self._batches(model, x, None, len(x))
+        probabilities = model["probabilities"]
+        output = probabilities.output
+        found = []
+        for _ in range(draws):
+            _, values = probabilities.forward(
+                {model["features"]: features}, [output], keep_for_backward={output}
+            )
+            found.append(numpy.asarray(values[output]))
+        return numpy.stack(found)

@@ -7,9 +7,11 @@ Importable on Python 3.6 and without a GPU (``setup`` on devices 0 loads
 the libraries and reports their versions, as the environment check asks).
 """
 
+from dlbench import catalog
 from dlbench.models import initial_weights as shared
 from dlbench.models import workloads
 from dlbench.models.layers import cudnn_layers
+from dlbench.run import manifest
 from dlbench.run.backends import frameworks, native
 
 
@@ -37,6 +39,8 @@ class Adapter(native.NativeAdapter):
             raise frameworks.no_gpus("cuDNN", devices, [], self.backend)
         self.cupy = cupy
         cupy.cuda.Device(0).use()
+        mode = manifest.float32_mode(self.requested.get("precision", catalog.FLOAT32))
+        cudnn_layers.in_effect.update(cudnn_layers.MATH[mode])
         self.handles = cudnn_layers.Handles(self.libraries)
         self.applied["device"] = "cuda:0 ({})".format(
             cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
@@ -45,7 +49,25 @@ class Adapter(native.NativeAdapter):
             "cudnnFindConvolutionForwardAlgorithm per input shape, the fastest measured "
             "(as torch.backends.cudnn.benchmark)"
         )
-        self.applied["math"] = "CUDNN_DEFAULT_MATH (TF32 allowed in convolutions); cuBLAS default"
+        self.applied["math"] = {
+            "convolution": "CUDNN_FMA_MATH (IEEE float32)"
+            if mode == "ieee"
+            else "CUDNN_DEFAULT_MATH (TF32 allowed)",
+            "cublas": "CUBLAS_DEFAULT_MATH (IEEE float32)"
+            if mode == "ieee"
+            else "CUBLAS_TF32_TENSOR_OP_MATH",
+        }
+        self.applied["manifest"] = dict(
+            manifest.common(threads, 1, "eager: cuDNN and cuBLAS calls"),
+            float32_matmul=mode,
+            float32_convolution=mode,
+            float32_observed=manifest.not_applicable("set through cuDNN's and cuBLAS' math modes"),
+            cudnn_autotune=True,
+            deterministic=False,
+            gpu_memory="CuPy's memory pool, grows on demand",
+            denormals=manifest.not_applicable("not observed"),
+            compiler_autotune=manifest.not_applicable("no compiler"),
+        )
 
     def versions(self):
         import numpy

@@ -3,7 +3,7 @@
 functions), optax optimizers, and a training step compiled with jax.jit
 (JAX's documented way: value_and_grad, the optimizer update and the epoch's
 running sums in one XLA computation). The same batches in the same order as
-every other backend. On devices >= 1 one process drives every device: the
+every other backend. On devices >= 2 one process drives every device: the
 batch is sharded over a device mesh (NamedSharding), parameters and
 optimizer state are replicated, and XLA inserts the gradient all-reduce. jax
 is imported in ``setup``, after the harness pinned the process and the XLA
@@ -16,7 +16,7 @@ import time
 from dlbench import catalog
 from dlbench.models import workloads
 from dlbench.models.layers import LOSS_SCALING, jax_layers
-from dlbench.run import compiles
+from dlbench.run import compiles, launch, manifest
 from dlbench.run.backends import frameworks, native
 
 
@@ -45,23 +45,32 @@ class Adapter(native.NativeAdapter):
 
     def setup(self, threads, seed, devices, parallel=None):
         self.emulated = self._start(threads, devices, parallel, distributes=True)
-        self.applied.update(
-            frameworks.pin_jax(threads, self.parallel["devices"] if self.emulated else 0)
-        )
+        precision = self.requested.get("precision", catalog.FLOAT32)
+        manifest.prepare(precision)
+        manifest.prepare_jax(self.requested)
+        self.applied.update(frameworks.pin_jax(threads, launch.emulated_devices(self.parallel)))
         self.applied.update(
             frameworks.jax_compilation_cache(self.requested.get("compilation_cache", False))
         )
         import jax
 
         self.jax = jax
+        manifest.set_jax(jax, precision)
+        on_gpu = bool(devices) and not self.emulated
+        # read before the compile counter starts: the probes compile
+        self.applied["manifest"] = manifest.jax_manifest(jax, on_gpu, "jax.jit (XLA)")
         self.compile_counter = compiles.jax_counter()
         self.key = jax.random.PRNGKey(seed)
         # Always jitted, JAX's documented way: the jit_compile setting is not consulted.
         self.applied["jit"] = "always: jax.jit training step and predict"
-        if devices:
+        if launch.distributes(self.parallel):
             self._distribute(devices)
-        else:
+        else:  # the CPU, or one device: JAX's default device
             self.applied["device"] = str(jax.devices()[0])
+            if devices:
+                if not self.emulated:  # a GPU, never the CPU unseen
+                    frameworks.jax_devices(jax, self.framework, 1, False, self.backend)
+                self.applied["data_parallel"] = self._describe_parallel(devices)
 
     def _distribute(self, devices):
         import numpy
@@ -122,11 +131,12 @@ class Adapter(native.NativeAdapter):
             if self.replicated is not None:
                 params = jax.device_put(params, self.replicated)
         precision = self.requested.get("precision", catalog.FLOAT32)
-        if precision != catalog.FLOAT32:
+        if catalog.mixed(precision):
             forward = self._in_precision(forward, precision)
         model.update(params=params, forward=forward)
         output = (lambda y: y) if catalog.ends_in_features(model_name) else jax.nn.softmax
         model["predict"] = jax.jit(lambda params, x: output(forward(params, x)))
+        model["output"] = output
         model["evaluate"] = jax.jit(self._sums(forward))
         if "optimizer" in hyper:
             import optax
@@ -271,6 +281,18 @@ class Adapter(native.NativeAdapter):
         import numpy
 
         return numpy.asarray(model["predict"](model["params"], x))
+
+    def training_outputs(self, model, x, draws):
+        """The outputs with dropout (a key given to the forward pass), one
+        key per draw split from the model's dropout key, ``draws`` times:
+        the equivalence check's dropout draws."""
+        import numpy
+
+        jax = self.jax
+        forward, output = model["forward"], model["output"]
+        draw = jax.jit(lambda params, x, key: output(forward(params, x, key)))
+        keys = jax.random.split(jax.random.fold_in(model["dropout_key"], draws), draws)
+        return numpy.stack([numpy.asarray(draw(model["params"], x, key)) for key in keys])
 
     def replica_divergence(self, model):
         """The largest difference between the copies of every replicated

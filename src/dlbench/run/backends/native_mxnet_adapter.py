@@ -19,7 +19,7 @@ import time
 from dlbench import catalog
 from dlbench.models import initial_weights, workloads
 from dlbench.models.layers import dropout_on, mxnet_layers
-from dlbench.run import runtime
+from dlbench.run import manifest, runtime
 from dlbench.run.backends import native
 
 
@@ -32,6 +32,7 @@ class Adapter(native.NativeAdapter):
         # import; one engine worker thread runs the operators in turn.
         os.environ.update(runtime.thread_environment(threads))
         os.environ.setdefault("MXNET_CPU_WORKER_NTHREADS", "1")
+        manifest.prepare(self.requested.get("precision", catalog.FLOAT32))
         import mxnet
         import numpy
 
@@ -60,6 +61,13 @@ class Adapter(native.NativeAdapter):
                 ),
                 "device": str(self.context),
             }
+        )
+        self.applied["manifest"] = manifest.host_manifest(
+            "MXNet",
+            int(os.environ["OMP_NUM_THREADS"]),
+            "Gluon hybridize" if self.applied["hybridize"] else "Gluon imperative",
+            probe=manifest.mxnet_probe,
+            deterministic=os.environ.get("MXNET_ENFORCE_DETERMINISM", "0") == "1",
         )
 
     def versions(self):
@@ -165,6 +173,19 @@ class Adapter(native.NativeAdapter):
 
     def predict(self, model, x):
         return self.mx.nd.softmax(self._outputs(model["net"], self._arrays(x))).asnumpy()
+
+    def training_outputs(self, model, x, draws):
+        """The softmaxed outputs in training mode (autograd.train_mode: Gluon's
+        Dropout draws a fresh mask each call), ``draws`` times: the
+        equivalence check's dropout draws."""
+        import numpy
+
+        mx, inputs = self.mx, self._arrays(x)
+        with mx.autograd.train_mode():
+            found = [
+                mx.nd.softmax(self._outputs(model["net"], inputs)).asnumpy() for _ in range(draws)
+            ]
+        return numpy.stack(found)
 
     def synchronize(self):
         self.mx.nd.waitall()

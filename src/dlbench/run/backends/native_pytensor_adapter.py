@@ -16,7 +16,7 @@ import time
 
 from dlbench.models import initial_weights, workloads
 from dlbench.models.layers import pytensor_layers
-from dlbench.run import runtime
+from dlbench.run import manifest, runtime
 from dlbench.run.backends import frameworks, native
 
 
@@ -60,6 +60,10 @@ class Adapter(native.NativeAdapter):
                 "device": "cpu",
             }
         )
+        # PyTensor's C ops run on the calling thread with OpenBLAS: numpy's probe.
+        self.applied["manifest"] = manifest.host_manifest(
+            "PyTensor", threads, "pytensor.function compiled to C", onednn=False
+        )
 
     def versions(self):
         import numpy
@@ -83,7 +87,7 @@ class Adapter(native.NativeAdapter):
 
         x, labels = pt.tensor4("x", dtype="float32"), pt.ivector("labels")
         logits = forward(x, False)
-        model = {"params": net.params}
+        model = {"params": net.params, "forward": forward}
         self.applied["own_rules"] = list(net.own_rules)
         # Compiled when first called, as Keras compiles its predict and test
         # steps: a training run never predicts and an inference run never
@@ -143,6 +147,20 @@ class Adapter(native.NativeAdapter):
 
     def predict(self, model, x):
         return model["predict"](native.channels_first(x))
+
+    def training_outputs(self, model, x, draws):
+        """The softmaxed outputs in training mode, ``draws`` times: one
+        function of the forward pass with its dropout, whose random stream
+        advances at every call (its default updates): the equivalence
+        check's dropout draws."""
+        import numpy
+
+        pt = self.pytensor.tensor
+        images = pt.tensor4("x", dtype="float32")
+        outputs = pt.special.softmax(model["forward"](images, True), axis=1)
+        draw = self.pytensor.function([images], outputs)
+        inputs = native.channels_first(x)
+        return numpy.stack([draw(inputs) for _ in range(draws)])
 
 
 def _compiled_when_called(function, inputs, outputs):

@@ -2,7 +2,7 @@
 modules (dlbench/models/workloads/<model>/in_tensorflow.py), a custom training loop
 (tf.GradientTape in a tf.function, XLA-compiled as the backend's
 ``jit_compile`` says, default on), TensorFlow's fused optimizer kernels, the
-same batches in the same order as every other backend. On devices >= 1 a
+same batches in the same order as every other backend. On devices >= 2 a
 tf.distribute.MirroredStrategy runs the step on every device and all-reduces
 the gradients (the custom-loop recipe of TensorFlow's distributed training
 guide). Mixed precision casts the float32 variables to bfloat16 or float16
@@ -17,6 +17,7 @@ import time
 from dlbench import catalog
 from dlbench.models import workloads
 from dlbench.models.layers import LOSS_SCALING, tensorflow_layers
+from dlbench.run import launch, manifest
 from dlbench.run.backends import frameworks, native
 
 
@@ -26,23 +27,30 @@ class Adapter(native.NativeAdapter):
     def setup(self, threads, seed, devices, parallel=None):
         emulated = self._start(threads, devices, parallel, distributes=True)
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        precision = self.requested.get("precision", catalog.FLOAT32)
+        manifest.prepare(precision)
         frameworks.sweep_autograph_bytecode_at_exit()
         import tensorflow as tf
 
         self.tf = tf
-        self.applied.update(frameworks.pin_tensorflow(tf, threads, devices if emulated else 0))
+        self.applied.update(
+            frameworks.pin_tensorflow(tf, threads, launch.emulated_devices(self.parallel))
+        )
         tf.random.set_seed(seed)
         self.jit = self.requested.get("jit_compile", True) is not False  # "auto": XLA
         self.applied["jit_compile"] = self.jit
         self.strategy = tf.distribute.get_strategy()  # the default: one device
         self.applied["device"] = tf.config.list_logical_devices()[0].name
         if devices:
+            self.applied["data_parallel"] = self._describe_parallel(devices)
+            if not emulated:  # a GPU, never the CPU unseen
+                frameworks.tensorflow_devices(tf, self.framework, 1, False, self.backend)
+        if launch.distributes(self.parallel):
             found = frameworks.tensorflow_devices(
                 tf, self.framework, devices, emulated, self.backend
             )
             self.strategy = tf.distribute.MirroredStrategy(found)
             self.applied["device"] = found
-            self.applied["data_parallel"] = self._describe_parallel(devices)
             if emulated and self.jit:
                 # As keras-tensorflow: XLA cannot reach the variable copies on
                 # the other logical CPUs.
@@ -51,6 +59,11 @@ class Adapter(native.NativeAdapter):
                     "off: XLA cannot use variables of other emulated CPU devices"
                 )
         self.applied["inference_call"] = "tf.function of the forward pass and output, read to numpy"
+        manifest.set_tensorflow(tf, precision, self.requested)
+        mode = "XLA (jit_compile)" if self.jit else "tf.function graph"
+        self.applied["manifest"] = manifest.tensorflow_manifest(
+            tf, bool(devices) and not emulated, mode
+        )
 
     def versions(self):
         import numpy
@@ -72,7 +85,7 @@ class Adapter(native.NativeAdapter):
             self.applied["recurrent_kernels"] = net.recurrent
         precision = self.requested.get("precision", catalog.FLOAT32)
         self.net = net
-        if precision != catalog.FLOAT32:
+        if catalog.mixed(precision):
             dtype = getattr(tf, precision.replace("mixed_", ""))
             tensorflow_layers.in_precision(tf, net, dtype)
             scheme = "float32 variables cast to {} where the layers use them".format(dtype.name)
@@ -167,6 +180,18 @@ class Adapter(native.NativeAdapter):
     def predict(model, x):
         return model["predict"](x).numpy()
 
+    def training_outputs(self, model, x, draws):
+        """The network's outputs in training mode (tf.nn.dropout drawing a
+        fresh mask each call), ``draws`` times: the equivalence check's
+        dropout draws."""
+        import numpy
+
+        tf, net = self.tf, model["net"]
+        inputs = tf.nest.map_structure(tf.convert_to_tensor, x)
+        return numpy.stack(
+            [net.output(net.forward(inputs, training=True)).numpy() for _ in range(draws)]
+        )
+
     def peak_device_memory_mb(self):
         """Peak memory on the first GPU (None on the CPU)."""
         if not self.parallel["devices"] or self.parallel["accelerator"] != "gpu":
@@ -174,7 +199,7 @@ class Adapter(native.NativeAdapter):
         return frameworks.peak_memory_tensorflow()
 
     def replica_divergence(self, model):
-        if not self.parallel["devices"]:
+        if not launch.distributes(self.parallel):
             return None
         return max(
             frameworks.largest_difference([copy.numpy() for copy in variable.values])

@@ -2,7 +2,7 @@
 (dlbench/models/workloads/<model>/in_torch.py), a hand-written training loop (the
 one PyTorch's tutorials write), the same batches in the same order as every
 other backend. torch is imported in ``setup``, after the harness pinned the
-process. On devices >= 1 each process (started by torchrun, see
+process. On devices >= 2 each process (started by torchrun, see
 dlbench.run.launch) trains its share of every global batch through
 DistributedDataParallel, as keras-torch does. Importable on Python 3.6.
 """
@@ -13,6 +13,7 @@ import time
 from dlbench import catalog
 from dlbench.models import workloads
 from dlbench.models.layers import dropout_on, torch_layers
+from dlbench.run import launch, manifest
 from dlbench.run.backends import frameworks, native
 
 # Keras' optimizer settings -> torch.optim arguments (None: handled below).
@@ -71,6 +72,7 @@ class Adapter(native.NativeAdapter):
 
     def setup(self, threads, seed, devices, parallel=None):
         emulated = self._start(threads, devices, parallel, distributes=True)
+        manifest.prepare(self.precision)
         self.applied.update(frameworks.torch_compile_cache())
         import numpy
         import torch
@@ -80,18 +82,24 @@ class Adapter(native.NativeAdapter):
         torch.manual_seed(seed)
         numpy.random.seed(seed)
         self.device = torch.device("cpu")
-        if devices:
+        if launch.distributes(self.parallel):
             group = frameworks.torch_process_group(torch, self.parallel, devices, self.backend)
             self.process_group = True
             self.applied["process_group_backend"] = group
+        if devices:
             self.applied["data_parallel"] = self._describe_parallel(devices)
             if not emulated:
+                if torch.cuda.device_count() < devices:
+                    raise frameworks.no_gpus("torch", devices, [], self.backend)
                 self.on_gpu = True
                 self.device = torch.device("cuda", self.parallel["local_rank"])
-                torch.backends.cudnn.benchmark = True  # cuDNN autotunes each shape once
-                self.applied["cudnn_benchmark"] = True
         self.applied["device"] = str(self.device)
-        if self.precision != catalog.FLOAT32:
+        manifest.set_torch(torch, self.precision, self.requested, self.on_gpu)
+        compiled = self.requested.get("jit_compile") is True
+        self.applied["manifest"] = manifest.torch_manifest(
+            torch, self.on_gpu, "torch.compile" if compiled else "eager"
+        )
+        if catalog.mixed(self.precision):
             self.autocast_dtype = getattr(torch, self.precision.replace("mixed_", ""))
             self.applied["precision"] = {
                 "asked": self.precision,
@@ -271,6 +279,21 @@ class Adapter(native.NativeAdapter):
             if model["softmax"]:
                 outputs = torch.softmax(outputs, dim=1)
             return outputs.float().cpu().numpy()
+
+    def training_outputs(self, model, x, draws):
+        """The network's outputs in training mode (dropout on, a fresh mask
+        each call), ``draws`` times, softmaxed as predict's: the
+        equivalence check's dropout draws."""
+        torch = self.torch
+        net = model["net"]
+        inputs = self._inputs(x)
+        net.train()
+        with torch.no_grad():
+            outputs = torch.stack([net(inputs) for _ in range(draws)])
+        net.eval()
+        if model["softmax"]:
+            outputs = torch.softmax(outputs, dim=-1)
+        return outputs.float().cpu().numpy()
 
     def synchronize(self):
         if self.on_gpu:
