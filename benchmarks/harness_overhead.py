@@ -15,7 +15,8 @@ import time
 
 import numpy as np
 
-from dlbench.run import backends, harness, runtime
+from dlbench.host import runtime
+from dlbench.run import backends, harness
 
 HYPER = {
     "batch_size": 128,

@@ -16,7 +16,7 @@ import sys
 import runs
 import yaml
 
-from dlbench.plan import matrix
+from dlbench.plan import matrix, run_spec
 
 ROOT = runs.ROOT
 
@@ -34,7 +34,7 @@ def main():
         config["accelerator"] = args.accelerator
     dataset, model, backend, devices = args.run.split("/")
     run = matrix.Run(dataset, model, backend, devices=int(devices), repeat=1)
-    spec = runs.with_inputs(matrix.spec(config, run), args.config)
+    spec = runs.with_inputs(run_spec.spec(config, run), args.config)
     data = str(ROOT / "results" / "data" / "{}.npz".format(dataset))
     python = runs.venv_python(spec["environment"])
     reasons = collections.Counter()

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from dlbench import catalog
-from dlbench.run import backends, runtime
+from dlbench.host import runtime
 from testkit import (
     BACKGROUND_CPU,
     BACKGROUND_READER,
@@ -58,8 +58,11 @@ def full_config():
 @pytest.fixture
 def numpy_backend(monkeypatch):
     """Registers 'numpy-test', a real numpy training loop (tests/numpy_adapter.py)."""
-    monkeypatch.setitem(catalog.BACKENDS, "numpy-test", {"family": "numpy", "framework": "numpy"})
-    monkeypatch.setitem(backends.ADAPTERS, "numpy", "numpy_adapter")
+    monkeypatch.setitem(
+        catalog.BACKENDS,
+        "numpy-test",
+        {"family": "numpy", "framework": "numpy", "adapter_module": "numpy_adapter"},
+    )
     return "numpy-test"
 
 

@@ -14,8 +14,9 @@ import pytest
 import yaml
 
 import system_requirements
-from dlbench.plan import matrix
-from dlbench.run import runtime
+from dlbench.host import runtime
+from dlbench.plan import matrix, paths
+from dlbench.record import contract
 
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
@@ -59,14 +60,13 @@ def run_json(dataset, model, backend, devices=0, repeat=1, machine=MACHINE, **di
     run = matrix.Run(
         dataset, model, backend, devices=devices, repeat=repeat, machine=machine, **dimensions
     )
-    return matrix.run_dir(run) + "/run.json"
+    return paths.run_dir(run) + "/run.json"
 
 
 def fixture_record(name, **changes):
-    """A real run record (``tests/fixtures/records/<name>.json``), changed;
-    the dimensions it predates at their defaults, as collect reads it."""
-    record = json.loads((FIXTURE_RECORDS / "{}.json".format(name)).read_text())
-    record = dict(matrix.record_cell(record), **record)
+    """A real run record (``tests/fixtures/records/<name>.json``, version 2),
+    changed, read as the current version as collect reads it."""
+    record = contract.read(json.loads((FIXTURE_RECORDS / "{}.json".format(name)).read_text()))
     record.update(changes)
     return record
 

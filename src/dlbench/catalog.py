@@ -2,13 +2,16 @@
 
 Plain data only, importable on every pinned Python (3.6 and later), so that the
 workflow, the harness inside a backend environment and the tests share one list.
+
+Imports: host (the CPU's instruction sets, for n/a reasons), models (the
+workloads' facts, from models.workloads).
 """
 
 import os.path
 from urllib.parse import urlparse
 
+from dlbench.host import cpu_isa
 from dlbench.models import workloads
-from dlbench.run import cpu_isa
 
 # Where a dataset's raw files come from. ``sha256`` (or ``md5:...``) is checked
 # before anything reads the file. ``base_url`` is the canonical location that
@@ -245,12 +248,15 @@ URL_SCHEMES = ("http", "https", "ftp", "sftp")
 # "process_per_device" starts one process per device (torchrun); ``unsupported``
 # gives the reason where there is no data-parallel training. ``gpu_build``: an
 # envs/<backend>.cuda.yaml exists for NVIDIA GPUs; ``gpu_only``: why the backend
-# has no cell on the CPU (nor an envs/<backend>.yaml). ``cannot_run``: workloads the
+# has no cell on the CPU (nor an envs/<backend>.yaml). ``environment_setup``: a step
+# its environment needs after pip (dlbench.environments.envspec.SETUP_STEPS).
+# ``adapter_module``: the adapter's module where it is not the convention's
+# dlbench.run.backends.<adapter>_adapter. ``cannot_run``: workloads the
 # backend's framework computes wrongly or not at all, with what was measured.
 # ``compile_cache``: the framework compiles its ops to C into a cache of its
 # environment that one process at a time fills (the others wait on its lock),
 # named for the Snakemake resource that lets one of its jobs run at a time.
-# devices=1: the framework's own single-device program (matrix.data_parallel).
+# devices=1: the framework's own single-device program (run_spec.data_parallel).
 SINGLE_DEVICE = "none: one device runs the single-device program"
 ONE_DEVICE_KERAS2 = "Keras 2's {} backend trains on one device: multi_gpu_model is TensorFlow-only"
 #
@@ -260,7 +266,7 @@ ONE_DEVICE_KERAS2 = "Keras 2's {} backend trains on one device: multi_gpu_model 
 # applicable; ``compile`` maps eager and compiled to the backend settings
 # that make them (``auto``, everywhere: the config's measured choice), and
 # ``compile_note`` says why a mode is missing. ``precision_cpu_level`` names
-# the oneDNN level (dlbench.run.cpu_isa) from which the framework has CPU kernels
+# the oneDNN level (dlbench.host.cpu_isa) from which the framework has CPU kernels
 # for a precision: below it, that precision's CPU cells are n/a. "Compiled" means the
 # framework's optimising compiler (XLA, torch.compile, Gluon's hybridize);
 # "eager" runs without it (TensorFlow still traces a graph, tf.function).
@@ -381,6 +387,8 @@ BACKENDS = {
         "tasks": TASKS,
         "data_parallel": {"unsupported": ONE_DEVICE_KERAS2.format("CNTK")},
         "gpu_build": False,
+        # OpenMPI 1.10 for CNTK 2.7, in the environment (envspec.SETUP_STEPS)
+        "environment_setup": "openmpi_for_cntk",
     },
     "keras-mxnet": {
         "precision_note": KERAS2_PRECISION,
@@ -512,6 +520,8 @@ BACKENDS = {
             "unsupported": "CPU only: CNTK's data-parallel SGD needs MPI workers, not set up"
         },
         "gpu_build": False,
+        # OpenMPI 1.10 for CNTK 2.7, in the environment (envspec.SETUP_STEPS)
+        "environment_setup": "openmpi_for_cntk",
     },
     # cuDNN and cuBLAS called directly (ctypes, as a C++ program would): the
     # lowest level of the cuDNN / TensorFlow / Keras latency comparison.

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from dlbench.plan import matrix
+from dlbench.plan import paths
 from testkit import INVOCATION_TIMEOUT_S, REPO
 
 SCRIPTS = sorted(path.name for path in (REPO / "benchmarks").glob("*.py"))
@@ -41,7 +41,7 @@ def keras_jax_on_digits(built_workflow):
     """The built workflow with keras-jax's venv, the digits data and the
     shared initial weights of digits/mlp."""
     built_workflow.venv("keras-jax")
-    weights = matrix.WEIGHTS.format(
+    weights = paths.WEIGHTS.format(
         dataset="digits", model="mlp", seed=built_workflow.config["seed"]
     )
     built_workflow.build("results/data/digits.npz", weights)

@@ -17,10 +17,10 @@ import pytest
 
 from dlbench.analysis import equivalence_verdicts
 from dlbench.environments.variants import PINNED
+from dlbench.host import runtime
 from dlbench.models.layers import MAX_POOL_TIES
-from dlbench.plan import matrix
+from dlbench.plan import matrix, paths, run_spec
 from dlbench.record import record_schema
-from dlbench.run import runtime
 from dlbench.run.backends import keras2_adapter, keras_adapter
 from testkit import RUN_TIMEOUT_S
 from workflows import load_test_config
@@ -131,9 +131,9 @@ def checked(ran_workflow, harness_run):
     def check(model, backend, mistake=None):
         run = workflow_check(model, backend)
         if mistake is None:
-            found = json.loads((ran_workflow / matrix.check_dir(run) / "check.json").read_text())
+            found = json.loads((ran_workflow / paths.check_dir(run) / "check.json").read_text())
             return dict(found, backend="{}-{}-correct".format(model, backend))
-        return harness_run(matrix.check_spec(CONFIG, run), mistake)
+        return harness_run(run_spec.check_spec(CONFIG, run), mistake)
 
     return check
 
@@ -161,12 +161,10 @@ def test_a_flatten_order_left_unconverted_departs_in_predictions(ran_workflow, h
         "digits", "lenet", "native-torch", threads=1, repeat=1, machine=matrix.machine_name(CONFIG)
     )
     records = [
-        json.loads(
-            (ran_workflow / matrix.run_dir(run._replace(backend=b)) / "run.json").read_text()
-        )
+        json.loads((ran_workflow / paths.run_dir(run._replace(backend=b)) / "run.json").read_text())
         for b in CORRECT + ["native-torch"]
     ]
-    spec = matrix.spec(CONFIG, run)
+    spec = run_spec.spec(CONFIG, run)
     spec["hyper"] = dict(spec["hyper"], warmup=1, latency_samples=2, throughput_batches=1)
     records.append(harness_run(spec, "flatten_order_not_converted"))
     table = equivalence_verdicts.compare_predictions(records).set_index("backend")

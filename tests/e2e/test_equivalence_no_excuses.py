@@ -17,9 +17,10 @@ import pytest
 
 from dlbench.analysis import equivalence_verdicts
 from dlbench.environments.variants import PINNED
-from dlbench.plan import matrix
+from dlbench.host import runtime
+from dlbench.plan import matrix, run_spec
 from dlbench.record import record_schema
-from dlbench.run import equivalence, runtime
+from dlbench.run import equivalence
 from testkit import RUN_TIMEOUT_S
 from workflows import load_test_config
 
@@ -64,7 +65,7 @@ def checked(built_workflow, tmp_path_factory):
             if (run.dataset, run.model, run.backend, run.versions)
             == ("digits", MODEL, backend, PINNED)
         ]
-        spec = copy.deepcopy(matrix.check_spec(CONFIG, run))
+        spec = copy.deepcopy(run_spec.check_spec(CONFIG, run))
         weights, _ = built_workflow.build(spec["initial_weights"], "results/data/digits.npz")
         spec["initial_weights"] = str(weights)
         venv = built_workflow.venv(spec["environment"])
@@ -105,7 +106,7 @@ def test_the_formerly_excused_backends_take_the_same_steps_and_draw_the_same_dro
     table = table_of(records)
     assert (table["verdict"] == equivalence_verdicts.VERDICT_SAME).all(), table
     assert table["dropout_verdict"].str.startswith(equivalence_verdicts.VERDICT_SAME_DROPOUT).all()
-    assert table["largest_relative_difference"].max() < equivalence.TOLERANCE / 10
+    assert table["largest_relative_difference"].max() < equivalence_verdicts.TOLERANCE / 10
     settings = {row["backend"]: row["check"]["settings"] for row in records}
     ran = equivalence.CHECK_EPSILON
     assert all(found["optimizer_epsilon"]["ran"] == ran for found in settings.values())
@@ -129,6 +130,7 @@ def test_a_slip_in_a_formerly_excused_backend_departs(checked, slip, backend, ve
     correct = table.drop(index=slipped["backend"])
     assert (correct["verdict"] == equivalence_verdicts.VERDICT_SAME).all(), correct
     if slip.startswith("dropout"):  # dropout is off in the steps: they stay the same
-        assert table.loc[slipped["backend"], "largest_relative_difference"] <= equivalence.TOLERANCE
+        largest = table.loc[slipped["backend"], "largest_relative_difference"]
+        assert largest <= equivalence_verdicts.TOLERANCE
     else:  # the same forward pass from the same weights: the slip is in the step
         assert table.loc[slipped["backend"], "first_step_beyond_tolerance"] >= 1

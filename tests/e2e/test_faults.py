@@ -24,8 +24,9 @@ import yaml
 from dlbench import catalog
 from dlbench.data import fixtures
 from dlbench.environments import variants
+from dlbench.host import runtime
 from dlbench.record import record_schema
-from dlbench.run import integrity, runtime
+from dlbench.run import integrity
 from testkit import (
     FAULT_TALLY,
     INVOCATION_TIMEOUT_S,

@@ -1,7 +1,7 @@
 """FLOPs counted by PyTorch's own counter (FlopCounterMode), in the session's
 venvs, against dlbench.models.flops' analytic counts: every built-in workload on
 native torch, and every Keras workload and the example model of your own as
-dlbench.models.flops_count counts them on Keras 3 over torch."""
+dlbench.run.flops_count counts them on Keras 3 over torch."""
 
 import json
 import os
@@ -39,7 +39,7 @@ def in_venv(built_workflow, environment, script, *arguments):
     done = subprocess.run(
         [str(python), "-c", script, *arguments],
         cwd=REPO,
-        env=dict(os.environ, PYTHONPATH=str(REPO / "src")),
+        env=dict(os.environ, PYTHONPATH="{}:{}".format(REPO / "src", REPO / "tests" / "e2e")),
         capture_output=True,
         text=True,
         timeout=RUN_TIMEOUT_S,
@@ -55,7 +55,7 @@ def test_torch_counter_agrees_exactly_with_every_workloads_analytic_flops(built_
         built_workflow,
         "native-torch",
         "import json, sys\n"
-        "from dlbench.analysis import flops_check\n"
+        "import flops_check\n"
         "dims = json.loads(sys.argv[1])\n"
         "print(json.dumps({m: flops_check.count(m, d) for m, d in dims.items()}))\n",
         json.dumps(dims),
@@ -86,7 +86,7 @@ def example_flops_by_hand():
 
 
 def test_keras_models_counted_by_torch_agree_with_the_analytic_flops(built_workflow):
-    """dlbench.models.flops_count, which counts the models of your own, counts every
+    """dlbench.run.flops_count, which counts the models of your own, counts every
     built-in Keras workload exactly as dlbench.models.flops computes it, and the
     example Transformer as computed by hand (attention on torch's CPU kernel
     included)."""
@@ -96,7 +96,7 @@ def test_keras_models_counted_by_torch_agree_with_the_analytic_flops(built_workf
         built_workflow,
         "keras-torch",
         "import json, sys\n"
-        "from dlbench import catalog\nfrom dlbench.models import flops_count\n"
+        "from dlbench import catalog\nfrom dlbench.run import flops_count\n"
         "catalog.add_custom_models({'imdb_transformer': {'file': sys.argv[2]}})\n"
         "pairs = json.loads(sys.argv[1])\n"
         "print(json.dumps({m: flops_count.count(m, path) for m, path in pairs.items()}))\n",

@@ -11,30 +11,29 @@ unrolled since)."""
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import numpy
+import parity_check as parity
 import pytest
 import yaml
 
 from dlbench import catalog
-from dlbench.models import parity, workloads
-from dlbench.run import runtime
+from dlbench.host import runtime
+from dlbench.models import workloads
 from testkit import REPO, RUN_TIMEOUT_S
 from workflows import load_test_config
 
-IMPLEMENTATIONS = [
-    "keras-torch",
-    "keras-mxnet",
-    "keras2-theano",
-    "keras2-cntk",
-    "native-torch",
-    "native-tensorflow",
-    "native-jax",
-    "native-mxnet",
-    "native-pytensor",
-    "native-chainer",
-    "native-cntk",
-]
+# run in each backend's environment, as a script: it is the tests', not the product's
+PARITY_CHECK = Path(parity.__file__)
+
+# Keras 3 on torch, the reference, and every implementation that is not
+# Keras 3's: the Keras 2 backends and the native ones that run on the CPU.
+IMPLEMENTATIONS = ["keras-torch"] + sorted(
+    backend
+    for backend, entry in catalog.BACKENDS.items()
+    if catalog.adapter_of(backend) != "keras" and "gpu_only" not in entry
+)
 
 
 # Checked on Theano elsewhere, or built from the same Keras 2 definition
@@ -112,19 +111,19 @@ LOADED_EVERYWHERE = {"mlp", "cnn", "lenet"}
 @pytest.fixture(scope="module")
 def shared_weights(built_workflow, tmp_path_factory):
     """Shared initial weights of every workload, drawn as the workflow draws
-    them (dlbench.models.initial_weights on keras-torch)."""
+    them (dlbench.run.shared_weights on keras-torch)."""
     folder = tmp_path_factory.mktemp("parity_weights")
     (data,) = {path.parent for path in built_workflow.build(*parity_data())}
     python = built_workflow.venv("keras-torch") / "bin" / "python"
     draw = "\n".join(
-        "initial_weights.main(['--model', '{0}', '--data', '{1}', '--seed', '{2}', "
+        "shared_weights.main(['--model', '{0}', '--data', '{1}', '--seed', '{2}', "
         "'--output', '{3}'])".format(
             model, data / "{}.npz".format(parity.dataset_of(model)), SEED, folder / (model + ".npz")
         )
         for model in WEIGHTED
     )
     done = subprocess.run(
-        [str(python), "-c", "from dlbench.models import initial_weights\n" + draw],
+        [str(python), "-c", "from dlbench.run import shared_weights\n" + draw],
         cwd=built_workflow.path / "src",
         capture_output=True,
         text=True,
@@ -139,6 +138,7 @@ def run_parity(built_workflow, backend, models, weights):
     python = venv / "bin" / "python"
     # what the environment asks for before it starts (CNTK's OpenMPI), as the supervisor gives it
     env = dict(os.environ, **runtime.environment_additions(str(venv), os.environ))
+    env["PYTHONPATH"] = str(built_workflow.path / "src")
     (data,) = {path.parent for path in built_workflow.build(*parity_data())}
     # Theano's and PyTensor's ops compiled with the workflow's g++ settings are in its cache
     settings = {
@@ -147,7 +147,7 @@ def run_parity(built_workflow, backend, models, weights):
         if key in ("cxxflags", "precompiled_headers")
     }
     done = subprocess.run(
-        [str(python), "-m", "dlbench.models.parity", "--backend", backend, "--data", str(data)]
+        [str(python), str(PARITY_CHECK), "--backend", backend, "--data", str(data)]
         + ["--models", *models, "--weights", str(weights), "--settings", json.dumps(settings)],
         cwd=built_workflow.path / "src",
         env=env,

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 from dlbench import catalog
-from dlbench.plan import matrix
-from dlbench.run import cpu_isa
+from dlbench.host import cpu_isa
+from dlbench.plan import matrix, paths, run_spec
 from testkit import NOT_EXERCISED, RUN_TIMEOUT_S, copy_workflow, run_snakemake
 from workflows import TEST_CONFIG, load_test_config, small_dataset, supervised_run
 
 CONFIG = matrix.normalise(load_test_config())
 # The cap that makes any CPU of this kind one without AVX-512 (an AMD EPYC of
-# family 23): oneDNN runs no kernel above it (dlbench.run.cpu_isa).
+# family 23): oneDNN runs no kernel above it (dlbench.host.cpu_isa).
 AVX2_ONLY = {"DNNL_MAX_CPU_ISA": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 
 
@@ -39,7 +39,7 @@ def spec_of(backend, precision, model, compile_mode="auto", epochs=1):
     # one thread, as every run of the tests' config: two, beside the session's
     # other work, wait on each other
     run = matrix.Run("digits", model, backend, precision=precision, compile=compile_mode, threads=1)
-    spec = matrix.spec(CONFIG, run)
+    spec = run_spec.spec(CONFIG, run)
     spec["hyper"] = dict(spec["hyper"], epochs=epochs)
     spec["hyper"].pop("train_samples", None)  # these runs train on small_digits, whole
     return spec
@@ -184,9 +184,9 @@ def test_on_a_cpu_without_avx512_mxnet_bfloat16_is_not_applicable_never_a_failur
             run.backend, run.precision, environ=AVX2_ONLY
         ):
             capped.add((run.backend, run.precision))
-            assert matrix.run_dir(run) not in planned, run
+            assert paths.run_dir(run) not in planned, run
         else:
-            assert matrix.run_dir(run) + "/run.json" in planned, run
+            assert paths.run_dir(run) + "/run.json" in planned, run
     # on a CPU without AVX-512 (Zen 3, say) the cap takes nothing more away:
     # those cells are n/a in the plan without it already
     capped |= {

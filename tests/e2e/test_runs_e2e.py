@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 
-from dlbench.plan import matrix
+from dlbench.plan import matrix, run_spec
 from dlbench.run import launch
 from testkit import RUN_TIMEOUT_S
 from workflows import load_test_config, supervised_run
@@ -34,7 +34,7 @@ atexit.register(_write_threads)
 def mlp_spec(config, backend, devices):
     # one thread, as every run of the tests' config
     run = matrix.Run("digits", "mlp", backend, devices=devices, threads=1, repeat=1)
-    spec = matrix.spec(config, run)
+    spec = run_spec.spec(config, run)
     spec["hyper"]["epochs"] = 2
     return spec
 

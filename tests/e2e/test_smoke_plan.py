@@ -8,7 +8,7 @@ import re
 
 import yaml
 
-from dlbench.plan import matrix
+from dlbench.plan import matrix, paths
 from testkit import REPO, run_snakemake
 from workflows import TEST_CONFIG
 
@@ -50,7 +50,7 @@ def test_the_smoke_plans_a_run_per_cell_and_the_tests_run_every_rule_path_it_tak
     config = matrix.normalise(yaml.safe_load((REPO / SMOKE_CONFIG).read_text()))
     records = {path for rule, _, outputs in smoke if rule == "bench" for path in outputs}
     records = {path for path in records if path.endswith("/run.json")}
-    assert records == {matrix.run_dir(run) + "/run.json" for run in matrix.runs(config)}
+    assert records == {paths.run_dir(run) + "/run.json" for run in matrix.runs(config)}
 
     tested = what_each_rule_takes(planned_jobs(TEST_CONFIG))
     untested = {

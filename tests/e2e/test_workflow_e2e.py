@@ -21,7 +21,7 @@ from dlbench import catalog
 from dlbench.analysis import equivalence_verdicts
 from dlbench.environments import variants
 from dlbench.models import flops, workloads
-from dlbench.plan import matrix
+from dlbench.plan import matrix, paths
 from dlbench.record import record_schema
 from dlbench.run import equivalence, manifest
 from testkit import (
@@ -62,7 +62,7 @@ def entry(model):
 
 
 def load(workdir, run):
-    return json.loads((workdir / matrix.run_dir(run) / "run.json").read_text())
+    return json.loads((workdir / paths.run_dir(run) / "run.json").read_text())
 
 
 def record(workdir, model, backend, dataset="digits", **dimensions):
@@ -167,7 +167,7 @@ def test_every_run_starts_from_the_shared_weights(workdir):
         started = load(workdir, run)["initial_weights"]
         path = workdir / started["file"]
         drawn = "trained_weights" not in entry(run.model)
-        pattern = matrix.WEIGHTS if drawn else matrix.TRAINED_WEIGHTS
+        pattern = paths.WEIGHTS if drawn else paths.TRAINED_WEIGHTS
         seed = CONFIG["seed"] + run.repeat - 1
         assert started["file"] == pattern.format(dataset=run.dataset, model=run.model, seed=seed)
         assert ("trained" in started) is not drawn
@@ -370,7 +370,7 @@ def test_every_backend_takes_the_same_steps_from_the_same_weights(workdir):
     assert {b for _, _, b in checked} == set(TRAINERS)
     assert set(zip(table["dataset"], table["model"], table["backend"])) == checked
     for run in matrix.check_runs(CONFIG):
-        found = json.loads((workdir / matrix.check_dir(run) / "check.json").read_text())
+        found = json.loads((workdir / paths.check_dir(run) / "check.json").read_text())
         assert record_schema.problems(found) == [], run
         assert found["status"] == "ok", (run, found.get("error"))
         assert found["initial_weights"]["loaded"], run
@@ -881,7 +881,7 @@ def test_added_device_counts_rerun_no_cpu_run(workdir, tmp_path):
         if "output: results/runs/" in line
     }
     expected = {
-        matrix.run_dir(run) + "/run.json"
+        paths.run_dir(run) + "/run.json"
         for run in matrix.runs(matrix.normalise(config))
         if run.model == "mlp" and run.devices > 0
     }

@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from dlbench import catalog
-from dlbench.plan import matrix
+from dlbench.plan import matrix, run_spec
 from testkit import (
     BACKGROUND_CPU,
     REPO,
@@ -124,7 +124,7 @@ class BuiltWorkflow(object):
         weights = set()
         for run in matrix.runs(config):
             entry = matrix.workload(config, run.dataset, run.model)
-            weights.update(matrix.initial_weights_entry(config, entry, run).values())
+            weights.update(run_spec.initial_weights_entry(config, entry, run).values())
         return (
             [".venvs/{}/ready.json".format(e) for e in sorted(environments)]
             + ["results/data/{}.npz".format(d) for d in sorted(datasets)]

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from snakemake.common.configfile import load_configfile
 
-from dlbench.plan import matrix, validation
+from dlbench.plan import matrix, run_spec, validation
 from testkit import REPO
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
@@ -62,7 +62,7 @@ def check_before_any_job(config, schema):
         log_path=os.devnull,  # the workflow names its log: one line more
     )
     for run in matrix.runs(config):
-        matrix.spec(config, run)
+        run_spec.spec(config, run)
 
 
 @st.composite

@@ -8,8 +8,9 @@ import json
 import pytest
 
 from dlbench import catalog
-from dlbench.plan import matrix
-from dlbench.run import cpu_isa, supervise
+from dlbench.host import cpu_isa
+from dlbench.plan import matrix, run_spec
+from dlbench.run import supervise
 
 BASE = {"sse4_1", "avx", "fma", "f16c"}
 # Flags of CPUs this project has run on (the ones cpu_isa reads)
@@ -123,7 +124,7 @@ def test_a_machine_that_cannot_compute_a_planned_cell_records_it_unavailable(
     supervisor refuses the run before it starts, with the reason."""
     config = bfloat16_config(smoke_config)
     run = matrix.Run("digits", "mlp", "native-mxnet", precision="mixed_bfloat16")
-    spec = matrix.spec(config, run)
+    spec = run_spec.spec(config, run)
     monkeypatch.setenv("DNNL_MAX_CPU_ISA", "AVX2")
     record_path = tmp_path / "run.json"
     code = supervise.supervise(

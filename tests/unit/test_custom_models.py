@@ -19,7 +19,7 @@ from snakemake.utils import validate
 from dlbench import catalog
 from dlbench.data import datasets
 from dlbench.models import lines, workloads
-from dlbench.plan import matrix
+from dlbench.plan import config_checks, matrix, run_spec
 from dlbench.record import record_schema
 from testkit import REPO, fixture_record
 
@@ -130,7 +130,7 @@ def test_a_broken_model_file_is_refused_at_planning_with_its_line(
     (Path("models") / "dense.py").write_text(source)
     config = config_with(smoke_config, dict(own_model, builder=builder))
     with pytest.raises(matrix.ConfigError) as refused:
-        matrix.check(config)
+        config_checks.check(config)
     assert str(refused.value) == message
 
 
@@ -141,31 +141,31 @@ def test_a_model_file_is_checked_without_running_it(own_model, smoke_config):
     for signature in ("keras, spec", "keras, spec, width=8", "*parts", "keras, spec=None"):
         source = "import keras\nimport not_installed_here\n\ndef make({}):\n    pass\n"
         (Path("models") / "dense.py").write_text(source.format(signature))
-        matrix.check(config_with(smoke_config, own_model))
+        config_checks.check(config_with(smoke_config, own_model))
     (Path("models") / "dense.py").unlink()
     with pytest.raises(matrix.ConfigError, match="custom_models.own_dense.file: no file .*dense"):
-        matrix.check(config_with(smoke_config, own_model))
+        config_checks.check(config_with(smoke_config, own_model))
 
 
 def test_config_check_runs_it_on_keras_backends_and_refuses_what_cannot_run(
     own_model, smoke_config
 ):
     config = config_with(smoke_config, own_model, backends=["keras-jax", "native-torch"])
-    matrix.check(config)
+    config_checks.check(config)
     runs = [run for run in matrix.runs(config) if run.model == "own_dense"]
     assert [run.backend for run in runs] == ["keras-jax"]
     (cell,) = [c for c in matrix.not_applicable_cells(config) if c["model"] == "own_dense"]
     assert cell["backend"] == "native-torch" and "of your own" in cell["reason"]
 
     with pytest.raises(matrix.ConfigError, match="does not fit dataset 'imdb_tiny'"):
-        matrix.check(config_with(smoke_config, own_model, dataset="imdb_tiny"))
+        config_checks.check(config_with(smoke_config, own_model, dataset="imdb_tiny"))
     natives_only = config_with(smoke_config, own_model, backends=["native-torch"])
     with pytest.raises(matrix.ConfigError, match="Keras backends only"):
-        matrix.check(natives_only)
+        config_checks.check(natives_only)
     clash = copy.deepcopy(config)
     clash["custom_models"]["mlp"] = own_model
     with pytest.raises(matrix.ConfigError, match="a built-in workload has that name"):
-        matrix.check(clash)
+        config_checks.check(clash)
 
 
 def test_bad_entries_are_refused_by_the_schema(own_model, smoke_config):
@@ -178,18 +178,18 @@ def test_bad_entries_are_refused_by_the_schema(own_model, smoke_config):
 
 def test_the_spec_and_record_carry_the_file_and_its_digest(own_model, smoke_config, tmp_path):
     config = config_with(smoke_config, own_model)
-    matrix.check(config)
+    config_checks.check(config)
     run = matrix.Run("digits", "own_dense", "keras-torch", devices=0, repeat=1, machine="m")
-    spec = matrix.spec(config, run)
+    spec = run_spec.spec(config, run)
     digest = hashlib.sha256(MODEL.encode()).hexdigest()
     assert spec["custom_model"] == dict(own_model, sha256=digest)
     (tmp_path / "models" / "dense.py").write_text(MODEL.replace("8)", "16)"))
-    edited = matrix.spec(config, run)
+    edited = run_spec.spec(config, run)
     assert edited["custom_model"]["sha256"] != digest  # an edit re-runs its cells
     assert {k: v for k, v in edited.items() if k != "custom_model"} == {
         k: v for k, v in spec.items() if k != "custom_model"
     }
-    mlp = matrix.spec(config, matrix.Run("digits", "mlp", "keras-torch", devices=0, repeat=1))
+    mlp = run_spec.spec(config, matrix.Run("digits", "mlp", "keras-torch", devices=0, repeat=1))
     assert "custom_model" not in mlp
     record = fixture_record("train_ok", model="own_dense", custom_model=spec["custom_model"])
     assert record_schema.problems(record) == []
@@ -245,7 +245,7 @@ def test_synthetic_datasets_take_models_of_your_own_only(synthetic, own_model, s
     config = config_with(smoke_config, entry, dataset="pixels")
     config["synthetic_datasets"] = synthetic
     validate(config, SCHEMA)
-    matrix.check(config)
+    config_checks.check(config)
     own = [run for run in matrix.runs(config) if run.model == "own_dense"]
     assert {run.dataset for run in own} == {"pixels"}
     assert sorted(run.backend for run in own) == sorted(
@@ -257,15 +257,15 @@ def test_synthetic_datasets_take_models_of_your_own_only(synthetic, own_model, s
     builtin["workloads"][-1]["model"] = "mlp"
     builtin["workloads"][-1]["dataset"] = "tokens"
     with pytest.raises(matrix.ConfigError, match="model 'mlp' does not fit dataset 'tokens'"):
-        matrix.check(builtin)
+        config_checks.check(builtin)
     unknown = copy.deepcopy(config)
     unknown["workloads"][-1]["dataset"] = "imagenet"
     with pytest.raises(matrix.ConfigError, match="'imagenet' is not one of the datasets"):
-        matrix.check(unknown)
+        config_checks.check(unknown)
     clash = copy.deepcopy(config)
     clash["synthetic_datasets"] = {"digits": SYNTHETIC["pixels"]}
     with pytest.raises(matrix.ConfigError, match="a built-in dataset has that name"):
-        matrix.check(clash)
+        config_checks.check(clash)
 
 
 def test_a_failed_model_check_is_the_reason_its_cells_are_invalid(tmp_path):
@@ -286,7 +286,7 @@ def test_a_failed_model_check_is_the_reason_its_cells_are_invalid(tmp_path):
 def test_a_model_that_failed_its_check_is_not_built_to_count_its_flops(tmp_path):
     """As its runs, the model is never built: no keras-torch is needed (this
     interpreter has no torch), and the count says why it is missing."""
-    from dlbench.models import flops_count
+    from dlbench.run import flops_count
 
     failed = tmp_path / "check.json"
     failed.write_text(json.dumps({"ok": False, "reason": "3 outputs for 10 classes"}))

@@ -12,8 +12,10 @@ import pytest
 
 from dlbench import catalog
 from dlbench.environments import envspec
+from dlbench.host import runtime
 from dlbench.plan import import_graph
-from dlbench.run import harness, runtime, supervise
+from dlbench.record import contract
+from dlbench.run import supervise
 from test_harness import spec_for
 from testkit import REPO
 
@@ -234,7 +236,7 @@ def test_spec_pins_pip_and_the_cntk_env_reads():
 
 
 def test_environment_additions_go_in_front(tmp_path):
-    from dlbench.run import runtime
+    from dlbench.host import runtime
 
     (tmp_path / runtime.ENVIRONMENT_ADDITIONS).write_text(
         json.dumps({"LD_LIBRARY_PATH": ["/env/compat", "/env/lib"], "OPAL_PREFIX": "/env"})
@@ -399,7 +401,7 @@ def test_every_run_record_carries_the_check(tmp_path, digits_npz):
             "mismatches": differs,
             "installed": {"torch": "2.11.0+cu130"},  # numpy: not installed there
         }
-        assert record["record_version"] == harness.RECORD_VERSION
+        assert record["record_version"] == contract.RECORD_VERSION
     assert json.loads((tmp_path / "unavailable.json").read_text())["reason"] == (
         "environment native-torch unavailable: no torch here"
     )

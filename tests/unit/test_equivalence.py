@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dlbench.analysis import equivalence_verdicts
-from dlbench.plan import matrix
+from dlbench.plan import config_checks, matrix, paths, run_spec
 from dlbench.run import equivalence, harness
 
 
@@ -274,10 +274,10 @@ def test_check_runs_are_the_training_workloads_on_every_backend_on_the_cpu(smoke
         backends = [run.backend for run in runs if (run.dataset, run.model) == (dataset, model)]
         assert backends == matrix.runnable_backends(smoke_config, entry, {"devices": 0})
         assert "keras-torch" in backends and "native-cntk" in backends
-    spec = matrix.check_spec(smoke_config, runs[0])
+    spec = run_spec.check_spec(smoke_config, runs[0])
     assert spec["task"] == "check" and spec["check_steps"] == 4
     assert spec["initial_weights"].startswith("results/weights/")
-    assert matrix.check_dir(runs[0]).startswith("results/checks/")
+    assert paths.check_dir(runs[0]).startswith("results/checks/")
 
     del smoke_config["equivalence_check"]["workloads"]
     trained = {
@@ -293,12 +293,12 @@ def test_check_runs_are_the_training_workloads_on_every_backend_on_the_cpu(smoke
 def test_check_settings_are_checked_against_the_config(smoke_config):
     smoke_config["equivalence_check"]["reference"] = "keras-cntk"
     with pytest.raises(matrix.ConfigError, match="reference: 'keras-cntk' is neither median"):
-        matrix.check(smoke_config)
+        config_checks.check(smoke_config)
     smoke_config["equivalence_check"].update(reference="keras-jax", workloads=["digits/vgg"])
     with pytest.raises(matrix.ConfigError, match=r"workloads\[0\]: 'digits/vgg' names no"):
-        matrix.check(smoke_config)
+        config_checks.check(smoke_config)
     smoke_config["equivalence_check"]["workloads"] = ["digits/cnn", "cifar10/vgg_cifar"]
-    matrix.check(smoke_config)  # a workload not configured is not checked
+    config_checks.check(smoke_config)  # a workload not configured is not checked
 
 
 def test_a_check_run_records_its_curve_from_the_shared_weights(tmp_path, numpy_backend, digits_npz):
@@ -307,14 +307,14 @@ def test_a_check_run_records_its_curve_from_the_shared_weights(tmp_path, numpy_b
     after the same forward pass."""
     from test_initial_weights import manifest_of
 
-    from dlbench.models import initial_weights
     from dlbench.record import record_schema
+    from dlbench.run import shared_weights
     from test_harness import spec_for
 
     features, classes = 28 * 28, 10
     weights = tmp_path / "seed7.npz"
     rng = np.random.RandomState(0)
-    initial_weights.write(
+    shared_weights.write(
         str(weights),
         manifest_of(
             [
@@ -361,7 +361,7 @@ def test_a_check_record_that_breaks_the_schema_is_shown_invalid(tmp_path):
     from dlbench.analysis import collect
 
     run = matrix.Run("digits", "mlp", "keras-jax", devices=0, threads=1, repeat=1)
-    path = tmp_path / matrix.check_dir(run) / "check.json"
+    path = tmp_path / paths.check_dir(run) / "check.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({"task": "check", "status": "ok"}))
     (found,) = collect.load_records([str(path)])

@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from dlbench.run import gpus
+from dlbench.host import gpus
 from testkit import REPO
 
 HOLDER = """
 import json, sys, time
-from dlbench.run import gpus
+from dlbench.host import gpus
 count, pool, lock_dir, hold, out = sys.argv[1:]
 pool = pool.split(",")
 with gpus.allocate(int(count), pool, lock_dir, timeout_s=60, poll_s=0.05) as allocation:

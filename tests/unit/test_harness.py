@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import numpy_adapter
-from dlbench.run import compiles, harness, runtime
+from dlbench.host import runtime
+from dlbench.run import compiles, harness
 from testkit import REPO
 
 RECORD_KEYS = {
@@ -51,7 +52,8 @@ def spec_for(backend, epochs=3):
         "threads": 1,
         "precision": "float32",
         "compile": "auto",
-        "dimensions": ["devices", "threads", "precision", "compile"],
+        "versions": "pinned",
+        "dimensions": ["devices", "threads", "precision", "compile", "versions"],
         "repeat": 1,
         "task": "train",
         "seed": 7,
@@ -309,7 +311,8 @@ def test_a_supervised_run_keeps_the_supervisors_priority():
     autogroup; it must not run at nice 0 beside a niced workflow."""
     script = """
 import os, subprocess
-from dlbench.run import runtime, supervise
+from dlbench.host import runtime
+from dlbench.run import supervise
 print(os.nice(7), runtime.autogroup_nice())
 for setup in (None, supervise._child_setup(None)):
     print(subprocess.run(["cat", "/proc/self/autogroup"], start_new_session=True,
@@ -329,7 +332,7 @@ def test_overlapping_runs_of_fewer_threads_than_cpus_pin_to_different_cpus(tmp_p
     each claim a CPU of their own; a third, with none left, shares and says
     so. The claim ends with the process that held it."""
     claim = (
-        "import json, sys\nfrom dlbench.run import runtime\n"
+        "import json, sys\nfrom dlbench.host import runtime\n"
         "print(json.dumps(runtime.claim_cpus(1, [0, 1], sys.argv[1])), flush=True)\n"
         "sys.stdin.read()\n"
     )

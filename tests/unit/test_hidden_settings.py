@@ -7,6 +7,7 @@ import json
 import pandas as pd
 
 from dlbench.analysis import collect, hidden_settings, stats, tables
+from dlbench.record import contract
 from dlbench.run import manifest
 from testkit import REPO
 
@@ -37,7 +38,7 @@ def test_a_setting_off_its_best_value_is_named_and_the_rest_are_not():
     assert texts == {
         "mxnet": "denormals kept (best: flushed)",
         "tf": "deterministic True (best: False)",
-        "old": manifest.NOT_RECORDED,
+        "old": contract.NOT_RECORDED,
     }
 
 
@@ -69,23 +70,23 @@ def test_a_record_gives_its_compared_settings_or_not_recorded():
     full = dict(IEEE_CPU, gpu_memory=manifest.CPU_ONLY, compile_mode="eager")
     text = hidden_settings.of_record(record("native-torch", full))
     assert json.loads(text) == IEEE_CPU  # only the compared settings
-    assert hidden_settings.of_record(record("x", None)) == manifest.NOT_RECORDED
+    assert hidden_settings.of_record(record("x", None)) == contract.NOT_RECORDED
     assert hidden_settings.of_record({"settings": None}) is None
 
 
 def test_the_h200_records_written_before_the_manifest_are_flagged_everywhere(tmp_path):
     metrics = collect.metrics(collect.load_records(sorted(GPU_RUNS.rglob("run.json"))))
-    assert set(metrics["manifest"].dropna()) == {manifest.NOT_RECORDED}
+    assert set(metrics["manifest"].dropna()) == {contract.NOT_RECORDED}
     summary = collect.summary(metrics)
     ran = summary[summary["status"] == "ok"]
-    assert len(ran) and set(ran[hidden_settings.COLUMN]) == {manifest.NOT_RECORDED}
+    assert len(ran) and set(ran[hidden_settings.COLUMN]) == {contract.NOT_RECORDED}
     table, _ = tables.workload_table(summary, "digits", "mlp")
-    assert set(table["hidden settings differ"].dropna()) == {manifest.NOT_RECORDED}
+    assert set(table["hidden settings differ"].dropna()) == {contract.NOT_RECORDED}
     pairs = stats.pairwise(metrics, collect.HEADLINE)
     assert len(pairs) and pairs["hidden_settings_differ"].str.contains("not recorded").all()
     listed = hidden_settings.table(metrics)
     assert set(listed["backend"]) == set(metrics["backend"])
-    assert (listed["float32_matmul"] == manifest.NOT_RECORDED).all()
+    assert (listed["float32_matmul"] == contract.NOT_RECORDED).all()
 
 
 def test_a_backend_set_apart_in_one_cell_is_flagged_in_that_cell_only():

@@ -74,5 +74,37 @@ def test_what_runs_in_an_environment_is_run_and_its_leaves():
     assert {str(p.relative_to(import_graph.PACKAGE)) for p in run_folder.rglob("*.py")} <= files
     assert "models/layers/keras_layers.py" in files  # a leaf of the Keras adapters
     outside = {path.split("/")[0] for path in files if "/" in path}
-    assert outside <= {"run", "models"}, outside
-    assert not [path for path in files if path.startswith(("analysis/", "plan/", "record/"))]
+    assert outside <= {"run", "models", "host", "record"}, outside
+    assert not [path for path in files if path.startswith(("analysis/", "plan/"))]
+    # the record's contract is written there, its schema (jsonschema) read here
+    assert "record/contract.py" in files and "record/record_schema.py" not in files
+
+
+def test_each_package_imports_only_what_its_docstring_allows():
+    """Every package (and the catalog) says in its docstring which of the
+    library's packages it imports ("Imports: ..."); its modules import
+    nothing else of the library. The analysis never imports run/: what a run
+    wrote reaches it through its record."""
+    import re
+
+    edges = import_graph.graph()
+    units = sorted({name.split(".")[1] for name in edges if name.count(".") >= 1})
+    allowed = {}
+    for unit in units:
+        path = import_graph.PACKAGE / unit
+        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        docstring = ast.get_docstring(ast.parse(path.read_text())) or ""
+        stated = re.search(r"Imports: (.*?)(?:\.(?:\s|$))", docstring, re.S)
+        assert stated, "{}: its docstring states no 'Imports:'".format(path)
+        allowed[unit] = set(re.findall(r"\b(\w+)\b", stated.group(1))) & set(units)
+    found = {}
+    for module, targets in edges.items():
+        if module.count(".") < 1:
+            continue  # the package's own __init__: a docstring
+        unit = module.split(".")[1]
+        for target in targets:
+            other = target.split(".")[1]
+            if other != unit and other not in allowed[unit]:
+                found.setdefault(unit, set()).add("{} -> {}".format(module, target))
+    assert found == {}
+    assert "run" not in allowed["analysis"] and "run" not in allowed["record"]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dlbench.models import initial_weights
-from dlbench.run import harness, integrity
+from dlbench.run import harness, integrity, shared_weights
 
 GLOROT = {"kind": "variance_scaling", "scale": 1.0, "mode": "fan_avg", "distribution": "uniform"}
 
@@ -138,7 +138,7 @@ class Loads(object):
 def test_a_run_records_what_it_started_from(tmp_path):
     manifest = manifest_of([("dense", "Dense", "kernel", [2, 1])])
     path = str(tmp_path / "seed42.npz")
-    initial_weights.write(path, manifest, [np.ones((2, 1), "float32")])
+    shared_weights.write(path, manifest, [np.ones((2, 1), "float32")])
     assert os.path.exists(integrity.seal_path(path))  # sealed like the prepared data
     digest = initial_weights.sha256_of(path)
     spec = {"initial_weights": path, "backend": "native-x"}

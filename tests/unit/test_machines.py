@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from dlbench.analysis import collect, machines
-from dlbench.plan import matrix
-from dlbench.record import imports
+from dlbench.analysis import collect, imported_results, machines
+from dlbench.plan import config_checks, matrix, paths, run_spec
+from dlbench.record import contract
 from dlbench.run import harness
 from testkit import REPO, fixture_record
 
@@ -24,9 +24,9 @@ def test_threads_list_expands_into_cells_of_their_own(smoke_config):
     assert {run.threads for run in runs} == {1, 2}
     one = [run for run in runs if run.threads == 1]
     assert len(one) * 2 == len(runs)
-    paths = {matrix.run_dir(run) for run in runs}
-    assert len(paths) == len(runs)  # no two runs share a folder
-    spec = matrix.spec(smoke_config, one[0])
+    folders = {paths.run_dir(run) for run in runs}
+    assert len(folders) == len(runs)  # no two runs share a folder
+    spec = run_spec.spec(smoke_config, one[0])
     assert spec["threads"] == 1 and spec["machine"] == matrix.machine_name(smoke_config)
 
 
@@ -39,30 +39,30 @@ def test_one_threads_value_is_a_list_of_one(smoke_config):
 def test_threads_or_gpus_the_machine_does_not_have_are_refused_at_planning(smoke_config):
     config = dict(smoke_config, threads=[1, 2, 64])
     with pytest.raises(matrix.ConfigError) as refused:
-        matrix.check_machine(config, cpus=2)
+        config_checks.check_machine(config, cpus=2)
     assert str(refused.value) == (
         "threads[2]: 64 is more than the 2 CPUs this machine lets the workflow use; "
         'use at most 2 or "all"'
     )
-    matrix.check_machine(dict(smoke_config, threads=["all", 2]), cpus=2)
+    config_checks.check_machine(dict(smoke_config, threads=["all", 2]), cpus=2)
     on_gpus = dict(smoke_config, accelerator="gpu")
     on_gpus["workloads"] = [dict(smoke_config["workloads"][0], devices=[0, 1, 4])]
     with pytest.raises(matrix.ConfigError) as refused:
-        matrix.check_machine(on_gpus, cpus=2, gpus=1)
+        config_checks.check_machine(on_gpus, cpus=2, gpus=1)
     assert str(refused.value) == (
         "workloads[0].devices[2]: 4 is more than the 1 GPUs this machine has; use at most 1"
     )
-    matrix.check_machine(on_gpus, cpus=2, gpus=None)  # jobs that run elsewhere (a cluster)
+    config_checks.check_machine(on_gpus, cpus=2, gpus=None)  # jobs that run elsewhere (a cluster)
     with pytest.raises(matrix.ConfigError) as refused:
-        matrix.check_machine(on_gpus, cpus=2, gpus=0)  # a machine without a GPU
+        config_checks.check_machine(on_gpus, cpus=2, gpus=0)  # a machine without a GPU
     assert str(refused.value).startswith(
         "workloads[0].devices[1]: 1 asks for GPUs, and this machine has none"
     )
     assert "accelerator: emulated-cpu" in str(refused.value)
     assert len(str(refused.value).splitlines()) <= 3
     emulated = dict(on_gpus, accelerator="emulated-cpu")  # emulated devices are not GPUs
-    matrix.check_machine(emulated, cpus=2, gpus=1)
-    matrix.check_machine(emulated, cpus=2, gpus=0)
+    config_checks.check_machine(emulated, cpus=2, gpus=1)
+    config_checks.check_machine(emulated, cpus=2, gpus=0)
 
 
 def test_a_machine_without_a_gpu_has_none_to_plan_on(smoke_config, monkeypatch):
@@ -94,7 +94,8 @@ def test_gpus_asked_for_on_the_command_line_keep_the_other_resources():
 
 
 def test_a_run_given_fewer_cpus_than_its_threads_is_unavailable_not_mislabelled():
-    from dlbench.run import runtime, supervise
+    from dlbench.host import runtime
+    from dlbench.run import supervise
 
     cpus = len(runtime.available_cpus())
     assert supervise.threads_not_available({"threads": cpus}) is None
@@ -137,7 +138,7 @@ def test_the_record_carries_machine_threads_and_node(tmp_path):
         "hyper": {},
     }
     record = harness.base_record(spec)
-    assert record["record_version"] == harness.RECORD_VERSION
+    assert record["record_version"] == contract.RECORD_VERSION
     assert (record["machine"], record["threads"], record["devices"]) == ("lab-box", 2, 0)
     assert (record["precision"], record["compile"]) == ("mixed_bfloat16", "eager")
     assert record["node"]
@@ -176,7 +177,7 @@ def test_an_import_refuses_bad_records_by_name_and_changes_nothing(tmp_path):
     missing = write(folder, "missing", {k: v for k, v in record(repeat=5).items() if k != "task"})
     twice = write(folder, "twice", record())
     before = digests(folder)
-    accepted, verdicts = imports.import_records([folder], local_machine="here")
+    accepted, verdicts = imported_results.import_records([folder], local_machine="here")
     assert digests(folder) == before
     assert [(r["backend"], r["repeat"]) for r in accepted] == [
         ("keras-jax", 1),
@@ -199,7 +200,7 @@ def test_an_import_refuses_numbers_that_cannot_be_measurements(tmp_path):
     inf_loss = write(folder, "inf", json.dumps(record(repeat=2, epochs=epochs)))
     too_long = write(folder, "long", record(repeat=3, seconds=600.0))  # the run took 8 s
     fine = write(folder, "fine", record(repeat=4))
-    accepted, verdicts = imports.import_records([folder], local_machine="here")
+    accepted, verdicts = imported_results.import_records([folder], local_machine="here")
     assert [r["repeat"] for r in accepted] == [4]
     reasons = {v["record"]: v["reason"] for v in verdicts if not v["accepted"]}
     assert reasons[str(nan_steady)] == "steady_epoch_seconds is nan: not a measurement"
@@ -215,11 +216,11 @@ def test_an_archive_imports_like_its_folder(tmp_path):
     archive = tmp_path / "other.tar.gz"
     with tarfile.open(archive, "w:gz") as packed:
         packed.add(folder, arcname="other")
-    from_archive, _ = imports.import_records([archive], "here")
-    from_folder, _ = imports.import_records([folder], "here")
+    from_archive, _ = imported_results.import_records([archive], "here")
+    from_folder, _ = imported_results.import_records([folder], "here")
     assert from_archive == from_folder and len(from_archive) == 2
     with pytest.raises(FileNotFoundError, match="no such results folder"):
-        imports.import_records([tmp_path / "absent"], "here")
+        imported_results.import_records([tmp_path / "absent"], "here")
 
 
 def test_settings_are_labelled_only_by_what_varies():

@@ -4,7 +4,7 @@ import pytest
 
 from dlbench import catalog
 from dlbench.models import workloads as workload_registry
-from dlbench.plan import matrix
+from dlbench.plan import config_checks, matrix, paths, run_spec
 
 KERAS3 = {"keras-tensorflow", "keras-jax", "keras-torch"}
 LEGACY = {"keras2-theano", "keras2-cntk", "keras-mxnet"}
@@ -38,7 +38,9 @@ def test_smoke_matrix_is_workloads_by_backends_by_devices_by_repeats(smoke_confi
     assert {run.repeat for run in runs if run.model == "mlp"} == {1, 2, 3}
     assert {run.repeat for run in runs if run.model != "mlp"} == {1}
     # how often a cell runs is not a hyper-parameter: it changes no run
-    third = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-jax", devices=0, repeat=3))
+    third = run_spec.spec(
+        smoke_config, matrix.Run("digits", "mlp", "keras-jax", devices=0, repeat=3)
+    )
     assert "repeats" not in third["hyper"] and third["seed"] == smoke_config["seed"] + 2
     assert len(set(runs)) == len(runs)
     assert {run.backend for run in runs if run.model == "mlp"} == KERAS3 | LEGACY | NATIVE
@@ -86,18 +88,18 @@ def test_a_workload_a_framework_computes_wrongly_is_shown_with_what_was_measured
 def test_workload_no_backend_can_run_is_refused(smoke_config):
     smoke_config["workloads"][0]["backends"] = ["keras-openvino"]
     with pytest.raises(matrix.ConfigError, match=r"workloads\[0\].backends: no backend"):
-        matrix.check(smoke_config)
+        config_checks.check(smoke_config)
 
 
 def test_existing_environments_are_named_by_backend_or_environment(smoke_config):
     smoke_config["existing_environments"] = {"native-torch": "/x/python", "keras-jax.cuda": "/y"}
-    matrix.check(smoke_config)
-    assert matrix.existing_python(smoke_config, "native-torch.cuda") == "/x/python"
-    assert matrix.existing_python(smoke_config, "keras-jax.cuda") == "/y"
-    assert matrix.existing_python(smoke_config, "keras-jax") is None
+    config_checks.check(smoke_config)
+    assert run_spec.existing_python(smoke_config, "native-torch.cuda") == "/x/python"
+    assert run_spec.existing_python(smoke_config, "keras-jax.cuda") == "/y"
+    assert run_spec.existing_python(smoke_config, "keras-jax") is None
     smoke_config["existing_environments"] = {"native-caffe": "/z"}
     with pytest.raises(matrix.ConfigError, match="existing_environments.native-caffe: not a"):
-        matrix.check(smoke_config)
+        config_checks.check(smoke_config)
 
 
 def test_existing_mode_needs_an_interpreter_for_every_environment(smoke_config):
@@ -106,9 +108,9 @@ def test_existing_mode_needs_an_interpreter_for_every_environment(smoke_config):
         matrix.ConfigError,
         match="env_mode: existing.*; keras-jax, keras-mxnet, .* native-tensorflow have none",
     ):
-        matrix.check(smoke_config)
+        config_checks.check(smoke_config)
     smoke_config["existing_environments"] = {b: "/x" for b in smoke_config["backends"]}
-    matrix.check(smoke_config)
+    config_checks.check(smoke_config)
 
 
 def test_shared_weights_in_existing_mode_need_keras_on_torch(smoke_config):
@@ -120,48 +122,48 @@ def test_shared_weights_in_existing_mode_need_keras_on_torch(smoke_config):
         workloads=[dict(mlp, backends=["native-torch"])],
     )
     with pytest.raises(matrix.ConfigError, match="initial_weights: shared .* keras-torch"):
-        matrix.check(smoke_config)
-    matrix.check(dict(smoke_config, initial_weights="own"))
+        config_checks.check(smoke_config)
+    config_checks.check(dict(smoke_config, initial_weights="own"))
     smoke_config["existing_environments"]["keras-torch"] = "/y"
-    matrix.check(smoke_config)
+    config_checks.check(smoke_config)
 
 
 def test_the_compilation_cache_is_a_setting_of_jax_backends_only(smoke_config):
     smoke_config["backends"]["keras-jax"] = {"jit_compile": True, "compilation_cache": True}
     smoke_config["workloads"][0]["backend_settings"] = {"native-jax": {"compilation_cache": True}}
-    matrix.check(smoke_config)
+    config_checks.check(smoke_config)
     (run,) = [
         run
         for run in matrix.runs(smoke_config)
         if run.backend == "keras-jax" and run.repeat == 1 and run.model == "mlp"
     ]
-    assert matrix.spec(smoke_config, run)["backend_settings"]["compilation_cache"] is True
+    assert run_spec.spec(smoke_config, run)["backend_settings"]["compilation_cache"] is True
     smoke_config["workloads"][0]["backend_settings"] = {"native-torch": {"compilation_cache": True}}
     with pytest.raises(
         matrix.ConfigError,
         match=r"workloads\[0\].backend_settings.native-torch.compilation_cache: .* on torch",
     ):
-        matrix.check(smoke_config)
+        config_checks.check(smoke_config)
 
 
 def test_theano_and_pytensor_alone_take_g_plus_plus_flags(smoke_config):
     smoke_config["backends"]["keras2-theano"] = {"cxxflags": "-O1"}
     smoke_config["backends"]["native-pytensor"] = {"cxxflags": "-O1 -march=x86-64-v3"}
-    matrix.check(smoke_config)
+    config_checks.check(smoke_config)
     smoke_config["backends"]["keras-mxnet"] = {"cxxflags": "-O1"}
     with pytest.raises(matrix.ConfigError, match=r"backends.keras-mxnet.cxxflags: .* on mxnet"):
-        matrix.check(smoke_config)
+        config_checks.check(smoke_config)
     smoke_config["backends"]["keras-mxnet"] = {"precompiled_headers": True}
     with pytest.raises(
         matrix.ConfigError, match=r"backends.keras-mxnet.precompiled_headers: .* on mxnet"
     ):
-        matrix.check(smoke_config)
+        config_checks.check(smoke_config)
 
 
 def test_training_runs_share_initial_weights_per_workload_and_seed(smoke_config):
     def spec(model, backend, repeat=1):
         run = matrix.Run("digits", model, backend, devices=0, repeat=repeat)
-        return matrix.spec(smoke_config, run)
+        return run_spec.spec(smoke_config, run)
 
     assert spec("mlp", "keras-jax")["initial_weights"] == "results/weights/digits/mlp/seed42.npz"
     assert (
@@ -203,15 +205,17 @@ def test_workload_may_restrict_backends(smoke_config):
 
 def test_run_dir_layout():
     run = matrix.Run("mnist", "mlp", "keras-jax", devices=0, threads=4, repeat=2, machine="lab-a")
-    assert matrix.run_dir(run) == (
+    assert paths.run_dir(run) == (
         "results/runs/lab-a/mnist/mlp/keras-jax/devices=0/threads=4/"
         "precision=float32/compile=auto/versions=pinned/rep2"
     )
 
 
 def test_spec_carries_the_hyper_parameters_and_a_seed_per_repeat(smoke_config):
-    first = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-jax", devices=0, repeat=1))
-    second = matrix.spec(
+    first = run_spec.spec(
+        smoke_config, matrix.Run("digits", "mlp", "keras-jax", devices=0, repeat=1)
+    )
+    second = run_spec.spec(
         smoke_config, matrix.Run("digits", "mlp", "keras-torch", devices=0, repeat=2)
     )
     assert first["hyper"] == {
@@ -233,9 +237,9 @@ def test_spec_carries_the_hyper_parameters_and_a_seed_per_repeat(smoke_config):
 
 def test_spec_of_one_workload_ignores_the_others(smoke_config):
     run = matrix.Run("digits", "mlp", "keras-jax", devices=0, repeat=1)
-    before = matrix.spec(smoke_config, run)
+    before = run_spec.spec(smoke_config, run)
     smoke_config["workloads"][1]["epochs"] = 99
-    assert matrix.spec(smoke_config, run) == before
+    assert run_spec.spec(smoke_config, run) == before
 
 
 def digits_only(config, models=("mlp", "cnn")):
@@ -250,7 +254,7 @@ def test_precision_and_compile_are_dimensions_like_devices_and_threads(smoke_con
     config = digits_only(smoke_config, ("mlp",))
     config.update(repeats=1, precision=["float32", "mixed_bfloat16"], compile=["eager", "compiled"])
     config["workloads"][0]["repeats"] = 1
-    matrix.check(config)
+    config_checks.check(config)
     runs = matrix.runs(config)
     ran = {(r.backend, r.precision, r.compile) for r in runs}
     # Keras 3 on TensorFlow and torch, native torch: every combination
@@ -283,13 +287,13 @@ def test_precision_and_compile_are_dimensions_like_devices_and_threads(smoke_con
     assert "no eager mode" in shown[("keras2-cntk", "float32", "eager")]
     # the path names every dimension
     run = next(r for r in runs if (r.backend, r.precision) == ("keras-torch", "mixed_bfloat16"))
-    assert "/precision=mixed_bfloat16/compile={}/".format(run.compile) in matrix.run_dir(run)
+    assert "/precision=mixed_bfloat16/compile={}/".format(run.compile) in paths.run_dir(run)
 
 
 def test_a_compile_mode_sets_the_backends_jit_and_auto_keeps_the_configs(smoke_config):
     def settings(model, backend, mode):
         run = matrix.Run("digits", model, backend, devices=0, compile=mode, repeat=1)
-        return matrix.spec(smoke_config, run)["backend_settings"]
+        return run_spec.spec(smoke_config, run)["backend_settings"]
 
     # the smoke turns XLA off for the cnn on TensorFlow, on for the mlp
     assert settings("cnn", "keras-tensorflow", "auto") == {"jit_compile": False}
@@ -298,7 +302,7 @@ def test_a_compile_mode_sets_the_backends_jit_and_auto_keeps_the_configs(smoke_c
     assert settings("mlp", "keras-tensorflow", "eager") == {"jit_compile": False}
     assert settings("mlp", "native-torch", "compiled") == {"jit_compile": True}
     assert settings("mlp", "native-mxnet", "eager") == {"hybridize": False}
-    spec = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-torch", repeat=1))
+    spec = run_spec.spec(smoke_config, matrix.Run("digits", "mlp", "keras-torch", repeat=1))
     assert (spec["precision"], spec["compile"]) == ("float32", "auto")
 
 
@@ -317,7 +321,7 @@ def test_a_config_where_no_backend_has_the_mode_names_every_reason(smoke_config)
     config["workloads"][0].pop("backends", None)
     config["precision"] = "mixed_float16"
     with pytest.raises(matrix.ConfigError) as refused:
-        matrix.check(config)
+        config_checks.check(config)
     message = str(refused.value)
     assert "precision ['mixed_float16']" in message
     assert catalog.KERAS2_PRECISION in message and "CNTK 2.7" in message
@@ -332,7 +336,7 @@ def test_a_workload_may_set_its_own_values_of_a_dimension(smoke_config):
     mlp, cnn, lenet = config["workloads"]
     mlp.update(repeats=1, precision=["float32", "mixed_bfloat16"], compile=["eager", "compiled"])
     cnn.update(devices=[0, 1, 2], threads=[1, 2])
-    matrix.check(config)
+    config_checks.check(config)
     runs = matrix.runs(config)
     settings = {
         model: {(r.precision, r.compile, r.devices, r.threads) for r in runs if r.model == model}
@@ -343,7 +347,7 @@ def test_a_workload_may_set_its_own_values_of_a_dimension(smoke_config):
     }
     assert settings["cnn"] == {("float32", "auto", d, t) for d in (0, 1, 2) for t in (1, 2)}
     assert settings["lenet"] == {("float32", "auto", 0, "all")}
-    assert "precision" not in matrix.spec(config, runs[0])["hyper"]  # not a hyper-parameter
+    assert "precision" not in run_spec.spec(config, runs[0])["hyper"]  # not a hyper-parameter
     assert matrix.plots(config, cnn) == ["epoch_time", "convergence", "scaling", "threads_scaling"]
     assert matrix.plots(config, mlp) == ["epoch_time", "convergence"]
     assert matrix.plots(config, lenet) == ["latency", "throughput"]
@@ -351,13 +355,13 @@ def test_a_workload_may_set_its_own_values_of_a_dimension(smoke_config):
     assert matrix.every_dimension_value(config, "devices") == [0, 1, 2]
     cnn["devices"] = [0, 3]
     with pytest.raises(matrix.ConfigError, match=r"workloads\[1\]\.devices\[1\]: 3 devices"):
-        matrix.check(config)
+        config_checks.check(config)
 
 
 def test_exclude_leaves_out_the_cells_it_names_and_says_so(smoke_config):
     left_out = {"backend": "keras-torch", "compile": "compiled"}
     config = dict(smoke_config, compile=["eager", "compiled"], exclude=[left_out])
-    matrix.check(config)
+    config_checks.check(config)
     modes = {(run.backend, run.compile) for run in matrix.runs(config) if run.model == "mlp"}
     assert ("keras-torch", "compiled") not in modes
     assert {("keras-torch", "eager"), ("native-torch", "compiled")} <= modes
@@ -383,7 +387,7 @@ def test_an_exclusion_that_leaves_out_no_cell_is_refused(smoke_config, item, com
     excluded = [{"backend": "keras-jax", "model": "mlp"}, item]
     config = dict(smoke_config, compile=compile_modes, exclude=excluded)
     with pytest.raises(matrix.ConfigError, match=r"exclude\[1\]: .* matches no cell"):
-        matrix.check(config)
+        config_checks.check(config)
 
 
 def test_an_exclusion_may_leave_out_a_check_alone(smoke_config):
@@ -400,5 +404,5 @@ def test_an_exclusion_may_leave_out_a_check_alone(smoke_config):
     assert not [run for run in matrix.runs(unexcluded) if run.backend == "keras2-theano"]
     checked = {run.backend for run in matrix.check_runs(unexcluded)}
     assert "keras2-theano" in checked
-    matrix.check(config)
+    config_checks.check(config)
     assert {run.backend for run in matrix.check_runs(config)} == checked - {"keras2-theano"}

@@ -12,8 +12,9 @@ import pytest
 
 from dlbench import catalog
 from dlbench.analysis import collect
-from dlbench.plan import matrix
-from dlbench.run import gpus, launch
+from dlbench.host import gpus
+from dlbench.plan import matrix, run_spec
+from dlbench.run import launch
 
 KERAS3 = {"keras-tensorflow", "keras-jax", "keras-torch"}
 # keras-mxnet: compile(context=[...]); native: DDP, MirroredStrategy, sharding
@@ -68,11 +69,15 @@ def test_batch_rule_is_applied_and_recorded(smoke_config, scaling):
     smoke_config["batch_scaling"] = scaling
     entry = matrix.workload(smoke_config, "digits", "mlp")
     lr = entry["optimizer"]["learning_rate"]
-    cpu = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-jax", devices=0, repeat=1))
-    four = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-jax", devices=4, repeat=1))
+    cpu = run_spec.spec(smoke_config, matrix.Run("digits", "mlp", "keras-jax", devices=0, repeat=1))
+    four = run_spec.spec(
+        smoke_config, matrix.Run("digits", "mlp", "keras-jax", devices=4, repeat=1)
+    )
     assert cpu["hyper"]["batch_size"] == 128 and cpu["parallel"]["replicas"] == 1
     block = four["parallel"]
-    assert block["batch_scaling"] == scaling and block["batch_rule"] == matrix.BATCH_RULES[scaling]
+    assert (
+        block["batch_scaling"] == scaling and block["batch_rule"] == run_spec.BATCH_RULES[scaling]
+    )
     assert block["launch"] == "one_process" and block["replicas"] == 4
     if scaling == "fixed_global":
         assert (block["global_batch"], block["per_device_batch"]) == (128, 32)
@@ -81,7 +86,7 @@ def test_batch_rule_is_applied_and_recorded(smoke_config, scaling):
         assert (block["global_batch"], block["per_device_batch"]) == (512, 128)
         assert four["hyper"]["optimizer"]["learning_rate"] == pytest.approx(4 * lr)
     assert block["learning_rate"] == four["hyper"]["optimizer"]["learning_rate"]
-    torch = matrix.spec(
+    torch = run_spec.spec(
         smoke_config, matrix.Run("digits", "mlp", "keras-torch", devices=4, repeat=1)
     )
     assert torch["parallel"]["launch"] == "process_per_device"
@@ -94,7 +99,7 @@ def test_one_device_runs_the_single_device_program(smoke_config, backend, accele
     no data-parallel wrapper; two devices start the backend's own launcher."""
     smoke_config.update(devices=[1, 2], accelerator=accelerator)
     one, two = (
-        matrix.spec(smoke_config, matrix.Run("digits", "mlp", backend, devices=n, repeat=1))
+        run_spec.spec(smoke_config, matrix.Run("digits", "mlp", backend, devices=n, repeat=1))
         for n in (1, 2)
     )
     block = one["parallel"]
@@ -225,7 +230,9 @@ def test_a_gpu_run_without_gpus_fails_with_the_reason(tmp_path, monkeypatch, smo
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     smoke_config["devices"] = [2]
-    spec = matrix.spec(smoke_config, matrix.Run("digits", "mlp", "keras-jax", devices=2, repeat=1))
+    spec = run_spec.spec(
+        smoke_config, matrix.Run("digits", "mlp", "keras-jax", devices=2, repeat=1)
+    )
     record_path = tmp_path / "run.json"
     supervise.supervise(spec, "unused.npz", str(record_path), str(tmp_path / "epochs.csv"))
     record = json.loads(record_path.read_text())

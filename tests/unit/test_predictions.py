@@ -12,10 +12,9 @@ import pytest
 from test_initial_weights import manifest_of
 
 from dlbench.analysis import collect, equivalence_verdicts, tables
-from dlbench.models import initial_weights
-from dlbench.plan import matrix
+from dlbench.plan import config_checks, matrix, run_spec
 from dlbench.record import record_schema
-from dlbench.run import harness
+from dlbench.run import harness, shared_weights
 from test_harness import infer_spec
 
 FEATURES, CLASSES = 28 * 28, 10
@@ -27,7 +26,7 @@ def write_weights(path, kernel, bias, trained=None):
     )
     if trained:
         manifest["trained"] = trained
-    initial_weights.write(str(path), manifest, [kernel, bias])
+    shared_weights.write(str(path), manifest, [kernel, bias])
     return str(path)
 
 
@@ -182,19 +181,19 @@ def test_workload_table_gains_a_same_predictions_column():
 
 
 def test_inference_runs_load_the_trained_weights_where_the_workload_trains_them(smoke_config):
-    matrix.check(smoke_config)
+    config_checks.check(smoke_config)
     entry = matrix.workload(smoke_config, "digits", "lenet")
     run = matrix.Run("digits", "lenet", "keras-jax", repeat=2)
-    assert matrix.initial_weights_entry(smoke_config, entry, run) == {
+    assert run_spec.initial_weights_entry(smoke_config, entry, run) == {
         "initial_weights": "results/weights/digits/lenet/trained_seed43.npz"
     }
-    assert "trained_weights" not in matrix.spec(smoke_config, run)["hyper"]
+    assert "trained_weights" not in run_spec.spec(smoke_config, run)["hyper"]
     resnet = matrix.workload(smoke_config, "imagenet_synthetic", "resnet50")
     run = matrix.Run("imagenet_synthetic", "resnet50", "keras-jax", repeat=2)
-    found = matrix.initial_weights_entry(smoke_config, resnet, run)
+    found = run_spec.initial_weights_entry(smoke_config, resnet, run)
     assert found == {"initial_weights": "results/weights/imagenet_synthetic/resnet50/seed43.npz"}
     own = dict(smoke_config, initial_weights="own")
-    assert matrix.initial_weights_entry(own, resnet, run) == {}
+    assert run_spec.initial_weights_entry(own, resnet, run) == {}
     assert matrix.predictions_compared(smoke_config)
     assert not matrix.predictions_compared(dict(smoke_config, initial_weights="own"))
 
@@ -203,8 +202,8 @@ def test_trained_weights_are_refused_where_they_mean_nothing(smoke_config):
     training = matrix.workload(smoke_config, "digits", "lenet")["trained_weights"]
     matrix.workload(smoke_config, "digits", "mlp")["trained_weights"] = training
     with pytest.raises(matrix.ConfigError, match=r"workloads\[0\].trained_weights: only an inf"):
-        matrix.check(smoke_config)
+        config_checks.check(smoke_config)
     del matrix.workload(smoke_config, "digits", "mlp")["trained_weights"]
     matrix.workload(smoke_config, "imagenet_synthetic", "resnet50")["trained_weights"] = training
     with pytest.raises(matrix.ConfigError, match="nothing to learn .resnet50 ends in features"):
-        matrix.check(smoke_config)
+        config_checks.check(smoke_config)

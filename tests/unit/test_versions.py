@@ -15,7 +15,7 @@ from snakemake.utils import validate
 
 from dlbench.analysis import plots, versions
 from dlbench.environments import envspec, variants
-from dlbench.plan import matrix, targets
+from dlbench.plan import config_checks, matrix, paths, run_spec, targets
 from dlbench.run import supervise
 from testkit import REPO
 
@@ -28,7 +28,7 @@ def smoke(**changes):
     config = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
     config = copy.deepcopy(dict(config, **changes))
     validate(config, SCHEMA)
-    matrix.check(config)
+    config_checks.check(config)
     return config
 
 
@@ -77,9 +77,9 @@ def test_a_variant_adds_cells_and_leaves_the_pinned_ones_as_they_were():
     # other backends have no cell at keras-jax's variant, not even an n/a one
     assert not [c for c in matrix.not_applicable_cells(with_older) if c["versions"] != "pinned"]
     run = next(iter(added))
-    assert matrix.run_environment(with_older, run) == "keras-jax@" + OLDER_LABEL
-    assert matrix.spec(with_older, run)["environment"] == "keras-jax@" + OLDER_LABEL
-    assert "/versions={}/".format(OLDER_LABEL) in matrix.run_dir(run)
+    assert run_spec.run_environment(with_older, run) == "keras-jax@" + OLDER_LABEL
+    assert run_spec.spec(with_older, run)["environment"] == "keras-jax@" + OLDER_LABEL
+    assert "/versions={}/".format(OLDER_LABEL) in paths.run_dir(run)
 
 
 def test_a_variant_is_checked_before_anything_runs():
@@ -111,8 +111,8 @@ def test_a_variant_is_an_environment_of_its_own(tmp_path):
         assert "jaxlib==0.10.1" in open(conda_file).read()
         # an existing interpreter named for the backend holds the pinned versions
         named = dict(config, existing_environments={"keras-jax": "/usr/bin/python3"})
-        assert matrix.existing_python(named, "keras-jax") == "/usr/bin/python3"
-        assert matrix.existing_python(named, environment) is None
+        assert run_spec.existing_python(named, "keras-jax") == "/usr/bin/python3"
+        assert run_spec.existing_python(named, environment) is None
     finally:
         os.chdir(before)
 

@@ -12,7 +12,7 @@ sys.path.insert(0, SRC)
 from dlbench import catalog
 from dlbench.data import datasets
 from dlbench.environments import variants
-from dlbench.plan import matrix, scheduling, targets, validation
+from dlbench.plan import matrix, paths, scheduling, targets, validation
 from dlbench.plan.machine_limits import machine_limits
 from dlbench.run import integrity
 
@@ -90,8 +90,8 @@ if workflow.is_main_process:
     for path in discarded:
         print(f"not fetched last time, tried again: {path}", file=sys.stderr)
 
-RUN_DIR = matrix.RUN_DIR.replace("{repeat}", "{rep}")
-CHECK_DIR = matrix.CHECK_DIR.replace("{repeat}", "{rep}")
+RUN_DIR = paths.RUN_DIR.replace("{repeat}", "{rep}")
+CHECK_DIR = paths.CHECK_DIR.replace("{repeat}", "{rep}")
 MAIN_ENV = "../../envs/main.yaml"
 
 

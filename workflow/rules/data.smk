@@ -67,7 +67,7 @@ rule initial_weights:
         check=plan.model_check_option,
         src=plan.src,
     shell:
-        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.models.initial_weights"
+        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.run.shared_weights"
         " --model {wildcards.model:q} {params.custom} {params.check} --data {input.data:q}"
         " --seed {wildcards.seed} --output {output:q} > {log:q} 2>&1"
 

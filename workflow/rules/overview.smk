@@ -118,7 +118,7 @@ rule count_flops:
         check=plan.model_check_option,
         src=plan.src,
     shell:
-        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.models.flops_count"
+        "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.run.flops_count"
         " --model {wildcards.model:q} {params.custom} {params.check} --data {input.data:q}"
         " --output {output:q} > {log:q} 2>&1"
 

@@ -6,10 +6,12 @@ import sys
 
 import pandas as pd
 
-from dlbench.record import imports
+from dlbench.analysis import imported_results
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
-accepted, verdicts = imports.import_records(snakemake.params.sources, snakemake.params.machine)
+accepted, verdicts = imported_results.import_records(
+    snakemake.params.sources, snakemake.params.machine
+)
 with open(snakemake.output.records, "w") as handle:
     json.dump(accepted, handle)
 pd.DataFrame(verdicts, columns=["record", "machine", "accepted", "reason"]).to_csv(

@@ -15,9 +15,8 @@ import pandas as pd
 
 from dlbench import catalog
 from dlbench.analysis import hidden_settings, stats
-from dlbench.plan import matrix
-from dlbench.record import record_schema
-from dlbench.run import harness
+from dlbench.plan import matrix, paths
+from dlbench.record import contract, record_schema
 
 CELL = list(matrix.CELL)
 # Cell columns that are names, not numbers ("all" threads): read back as text.
@@ -27,16 +26,16 @@ NOT_APPLICABLE = "not_applicable"
 RUN = CELL + ["repeat"]
 
 
-def load_records(paths):
-    """The records at ``paths``, each checked against the run record's
+def load_records(files):
+    """The records in ``files``, each checked against the run record's
     schema; one that does not parse or conform stands in the tables as an
     ``invalid`` run of the cell its path names, the reason naming the path
     and the fields."""
     loaded = []
-    for path in paths:
+    for path in files:
         try:
             with open(path) as handle:
-                record = json.load(handle)
+                record = contract.read(json.load(handle))
             found = record_schema.problems(record)
         except (OSError, ValueError) as error:
             record, found = None, ["(file): {}".format(error)]
@@ -46,9 +45,9 @@ def load_records(paths):
 
 def invalid_record(path, record, problems):
     """The stand-in for a record that breaks the schema."""
-    cell = matrix.run_of_path(path)
+    cell = paths.run_of_path(path)
     if cell is None:
-        raise ValueError("{}: not a run record's path ({})".format(path, matrix.RUN_DIR))
+        raise ValueError("{}: not a run record's path ({})".format(path, paths.RUN_DIR))
     task = record.get("task") if isinstance(record, dict) else None
     reason = "invalid run record {}: {}".format(path, "; ".join(problems[:5]))
     if len(problems) > 5:
@@ -56,7 +55,7 @@ def invalid_record(path, record, problems):
     print(reason)
     return dict(
         cell,
-        record_version=harness.RECORD_VERSION,
+        record_version=contract.RECORD_VERSION,
         task=task if task in catalog.TASKS else "train",
         status=record_schema.INVALID,
         error=reason,
@@ -285,7 +284,7 @@ def epochs(records):
     for record in records:
         for epoch in record.get("epochs") or []:
             rows.append({**_cell_of(record), "accelerator": _accelerator(record), **epoch})
-    columns = RUN + ["accelerator"] + list(harness.EPOCH_COLUMNS)
+    columns = RUN + ["accelerator"] + list(contract.EPOCH_COLUMNS)
     return pd.DataFrame(rows, columns=columns)
 
 

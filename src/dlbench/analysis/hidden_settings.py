@@ -12,7 +12,8 @@ from collections import Counter
 import pandas as pd
 
 from dlbench.plan import matrix
-from dlbench.run.manifest import COMPARED, NOT_RECORDED
+from dlbench.record.contract import COMPARED_SETTINGS as COMPARED
+from dlbench.record.contract import NOT_RECORDED
 
 COLUMN = "hidden_settings_differ"
 CAPTION = (

@@ -1,7 +1,7 @@
 """Achieved FLOP/s and model FLOP utilisation (MFU) of every measured cell.
 
 Achieved = analytic FLOPs per sample (dlbench.models.flops; counted by
-dlbench.models.flops_count for the user's own models) x samples per second:
+dlbench.run.flops_count for the user's own models) x samples per second:
 training counts the forward and backward pass at the steady-state training
 throughput; inference counts the forward pass at the batched throughput
 (seconds per 1,000 samples). MFU = achieved / peak. The peak of a GPU cell

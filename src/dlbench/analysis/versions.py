@@ -25,7 +25,7 @@ from packaging.version import InvalidVersion, Version
 from dlbench.analysis import abstraction
 from dlbench.environments import variants
 from dlbench.plan import matrix
-from dlbench.run import supervise
+from dlbench.record import environment_records
 
 GROUP = matrix.cell_columns("versions")
 CAPTION = (
@@ -134,7 +134,7 @@ def installed(marker):
         return {}
     try:
         with open(marker) as handle:
-            return supervise.installed_distributions(json.load(handle))
+            return environment_records.installed_distributions(json.load(handle))
     except (OSError, ValueError):
         return {}
 

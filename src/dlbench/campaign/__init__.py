@@ -1,0 +1,3 @@
+"""The GPU campaign (docs/gpus.md): staged cells under a device-time budget.
+
+Imports: plan, record."""

@@ -35,6 +35,8 @@ import tarfile
 import time
 from pathlib import Path
 
+from dlbench.plan import config_checks, paths
+
 KIT_DIR = ".gpu-kit"
 ENV_DIR = ".gpu-env"
 CONFIG = "config/gpu.yaml"
@@ -190,8 +192,8 @@ def planned_runs(configfiles):
         with open(path) as handle:
             config.update(yaml.safe_load(handle))
     validate(config, "workflow/schemas/config.schema.yaml")
-    matrix.check(config)
-    return [(run, matrix.run_dir(run) + "/run.json") for run in matrix.runs(config)]
+    config_checks.check(config)
+    return [(run, paths.run_dir(run) + "/run.json") for run in matrix.runs(config)]
 
 
 def in_default_mode(run, planned):
@@ -207,6 +209,7 @@ def recorded_elsewhere(packs):
     not run them again. A record is placed by its own cell (a pack written
     before a dimension existed has paths without it)."""
     from dlbench.plan import matrix
+    from dlbench.record import contract
 
     found = set()
     for path in packs or []:
@@ -216,14 +219,14 @@ def recorded_elsewhere(packs):
                     found.add(member.name)
                 if not member.name.endswith("/run.json"):
                     continue
-                record = json.load(tar.extractfile(member))
+                record = contract.read(json.load(tar.extractfile(member)))
                 if record.get("status") != "ok":
                     continue
                 cell = matrix.record_cell(record)
                 if any(cell[key] is None for key in matrix.Run._fields):
                     found.add(member.name)  # not a whole record: kept where it was
                 else:
-                    found.add(matrix.run_dir(matrix.Run(**cell)) + "/run.json")
+                    found.add(paths.run_dir(matrix.Run(**cell)) + "/run.json")
     return found
 
 

@@ -20,7 +20,7 @@ import yaml
 
 from dlbench import catalog
 from dlbench.environments import variants
-from dlbench.run import runtime
+from dlbench.host import runtime
 
 
 class EnvironmentBuildError(RuntimeError):
@@ -76,7 +76,7 @@ def identity(path, variant=None):
         "python": spec["python"],
         "pip_version": spec["pip_version"],
         "pip": [" ".join(line.split()) for line in spec["pip"]],
-        "setup_step": spec["name"] if spec["name"] in SETUP_STEPS else None,
+        "setup_step": spec["name"] if setup_step(spec["name"]) else None,
     }
 
 
@@ -211,7 +211,7 @@ def build_venv(
         requirements = destination / "requirements.txt"
         requirements.write_text("\n".join(spec["pip"]) + "\n")
         _run(install + ["-r", str(requirements)], log)
-    setup = SETUP_STEPS.get(spec["name"])
+    setup = setup_step(spec["name"])
     if setup is not None:
         setup(destination, log)
     warm_up = None
@@ -388,8 +388,15 @@ def openmpi_for_cntk(destination, log):
     print("OpenMPI for CNTK: {} -> {}".format(sorted(OPENMPI_COMPAT_LINKS), library_dir), file=log)
 
 
-# A backend's own step after its pip packages are installed, by env name.
-SETUP_STEPS = {"keras2-cntk": openmpi_for_cntk, "native-cntk": openmpi_for_cntk}
+# The steps a backend's environment may need after its pip packages are
+# installed, by the name its catalog entry gives (``environment_setup``).
+SETUP_STEPS = {"openmpi_for_cntk": openmpi_for_cntk}
+
+
+def setup_step(environment):
+    """The step the environment's backend names, or None."""
+    entry = catalog.BACKENDS.get(catalog.backend_of_environment(environment), {})
+    return SETUP_STEPS.get(entry.get("environment_setup"))
 
 
 def compare_with_pins(spec, held):

@@ -22,7 +22,7 @@ model builders (a prepared dataset's ``meta`` plus ``input_shape``):
 catalog.INPUT_SHAPES, the workload's classes in its definition), imdb_gru's
 ``vocabulary``, and babi_rnn's ``story_length``, ``query_length``,
 ``vocabulary`` and ``classes`` (no defaults: they come from the data; see
-``dims_of``). dlbench.analysis.flops_check counts the same with PyTorch's own counter.
+``dims_of``). the tests' flops_check (tests/e2e) counts the same with PyTorch's own counter.
 Importable on Python 3.6; only ``dims_of`` needs numpy.
 """
 

@@ -1,12 +1,12 @@
-"""What this machine can give the runs it plans, for matrix.check_machine:
+"""What this machine can give the runs it plans, for config_checks.check_machine:
 the CPUs the workflow may use (its affinity) and the GPUs it has, where it
 can tell (CUDA_VISIBLE_DEVICES or nvidia-smi; asked only when the config
 runs on GPUs). A machine where nvidia-smi lists no GPU, or that has none,
 has 0: its GPU cells would only fail, one by one, after their environments
 were built."""
 
+from dlbench.host import gpus, runtime
 from dlbench.plan import matrix
-from dlbench.run import gpus, runtime
 
 
 def machine_limits(config):

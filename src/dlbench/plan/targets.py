@@ -20,11 +20,11 @@ from pathlib import Path
 from dlbench import catalog
 from dlbench.environments import envspec, variants
 from dlbench.models import lines, workloads
-from dlbench.plan import import_graph, matrix
+from dlbench.plan import import_graph, matrix, paths, run_spec
 
 # The workflow builds Keras models itself in this environment: to count the
-# FLOPs of the user's own models (dlbench.models.flops_count) and to draw the
-# shared initial weights (dlbench.models.initial_weights), whichever backends run.
+# FLOPs of the user's own models (dlbench.run.flops_count) and to draw the
+# shared initial weights (dlbench.run.shared_weights), whichever backends run.
 KERAS_ON_TORCH = matrix.KERAS_ON_TORCH
 # The GPU's probe runs in keras-torch's CUDA environment.
 TORCH_ON_GPUS = catalog.environment_of(KERAS_ON_TORCH, 1, "gpu")
@@ -81,7 +81,7 @@ class Plan(object):
         """The folders of this machine's run and check records of ``dataset``."""
         return [
             folder.split("{model}")[0].format(machine=self.machine, dataset=dataset)
-            for folder in (matrix.RUN_DIR, matrix.CHECK_DIR)
+            for folder in (paths.RUN_DIR, paths.CHECK_DIR)
         ]
 
     def env_file(self, environment):
@@ -112,7 +112,7 @@ class Plan(object):
     def environment_mode(self, environment):
         """existing where the config names an interpreter for the environment or
         its backend, else the workflow's mode."""
-        if matrix.existing_python(self.config, environment):
+        if run_spec.existing_python(self.config, environment):
             return "existing"
         return self.env_mode
 
@@ -130,7 +130,7 @@ class Plan(object):
         return envspec.identity(self.env_spec_path(wildcards), variant)
 
     def existing_interpreter(self, wildcards):
-        return matrix.existing_python(self.config, wildcards.environment)
+        return run_spec.existing_python(self.config, wildcards.environment)
 
     def existing_fingerprint(self, wildcards):
         """Installing or removing a package in an existing interpreter checks it again."""
@@ -164,12 +164,12 @@ class Plan(object):
 
     def check_records(self):
         """The equivalence check's records (dlbench.run.equivalence)."""
-        return [f"{matrix.check_dir(run)}/check.json" for run in self.check_runs]
+        return [f"{paths.check_dir(run)}/check.json" for run in self.check_runs]
 
     def inference_records(self):
         """This machine's inference run records, whose predictions are compared."""
         return [
-            f"{matrix.run_dir(run)}/run.json"
+            f"{paths.run_dir(run)}/run.json"
             for run in self.runs
             if self.workload(run.dataset, run.model)["task"] == "infer"
         ]
@@ -188,7 +188,7 @@ class Plan(object):
         return inputs
 
     def run_records(self):
-        return [f"{matrix.run_dir(run)}/run.json" for run in self.runs]
+        return [f"{paths.run_dir(run)}/run.json" for run in self.runs]
 
     def import_sources(self):
         """The imported results folders and archives, as given."""
@@ -263,7 +263,7 @@ class Plan(object):
         imported."""
         found = {}
         every = bool(self.config.get("import_results"))
-        for environment in sorted({matrix.run_environment(self.config, r) for r in self.runs}):
+        for environment in sorted({run_spec.run_environment(self.config, r) for r in self.runs}):
             backend = catalog.backend_of_environment(variants.split(environment)[0])
             marker = self.environment_marker(environment)
             if marker and (every or len(variants.variants_of(self.config, backend)) > 1):
@@ -293,7 +293,7 @@ class Plan(object):
 
     def interpreter_available(self, environment):
         """False only where it is an existing interpreter the config does not name."""
-        named = matrix.existing_python(self.config, environment)
+        named = run_spec.existing_python(self.config, environment)
         return self.environment_mode(environment) != "existing" or bool(named)
 
     def environment_python(self, environment):
@@ -301,7 +301,7 @@ class Plan(object):
         return {
             "venv": f".venvs/{environment}/bin/python",
             "conda": "python",
-            "existing": matrix.existing_python(self.config, environment),
+            "existing": run_spec.existing_python(self.config, environment),
             "current": sys.executable,
         }[self.environment_mode(environment)]
 
@@ -379,13 +379,14 @@ class Plan(object):
         ]
 
     def flops_count_inputs(self, wildcards):
-        code = self.code("models/flops_count")
+        code = self.code("run/flops_count")
         return dict(
             self.keras_model_inputs(wildcards), code=code, **self.model_check_input(wildcards)
         )
 
     def initial_weights_inputs(self, wildcards):
-        code = self.code("models/initial_weights")
+        # the script and the draws it makes (the initialisers' numpy draws)
+        code = [self.code("run/shared_weights"), self.code("models/initial_weights")]
         return dict(
             self.keras_model_inputs(wildcards), code=code, **self.model_check_input(wildcards)
         )
@@ -406,7 +407,7 @@ class Plan(object):
         training's own module."""
         return dict(
             self.keras_model_inputs(wildcards),
-            drawn=matrix.WEIGHTS.format(**wildcards),
+            drawn=paths.WEIGHTS.format(**wildcards),
             family="results/code/keras.sha256",
             code=self.code("run/trained_weights"),
         )
@@ -449,15 +450,15 @@ class Plan(object):
         return f"resources/checksums/{wildcards.dataset}/{wildcards.filename}.sha256"
 
     def run_spec(self, wildcards):
-        return json.dumps(matrix.spec(self.config, self.run_of(wildcards)), sort_keys=True)
+        return json.dumps(run_spec.spec(self.config, self.run_of(wildcards)), sort_keys=True)
 
     def check_spec(self, wildcards):
-        return json.dumps(matrix.check_spec(self.config, self.run_of(wildcards)), sort_keys=True)
+        return json.dumps(run_spec.check_spec(self.config, self.run_of(wildcards)), sort_keys=True)
 
     def run_environment(self, wildcards):
         """The backend's CPU environment, or its CUDA one on GPUs, of the
         run's version variant."""
-        return matrix.run_environment(self.config, self.run_of(wildcards))
+        return run_spec.run_environment(self.config, self.run_of(wildcards))
 
     def run_env_file(self, wildcards):
         """The conda env of a run; none where it runs in an existing interpreter."""
@@ -480,7 +481,7 @@ class Plan(object):
         if workloads.is_custom(wildcards.model):
             inputs["model"] = os.path.relpath(workloads.source(wildcards.model, family))
             inputs.update(self.model_check_input(wildcards))
-        weights = matrix.initial_weights_entry(
+        weights = run_spec.initial_weights_entry(
             self.config,
             self.workload(wildcards.dataset, wildcards.model),
             self.run_of(wildcards),

@@ -1,5 +1,6 @@
 """The run record's contract: its JSON Schema (``run_record.schema.json``,
-one version per ``harness.RECORD_VERSION``), checked where records are read
+one version per ``contract.RECORD_VERSION``; older versions are read as
+the current one by ``contract.read``), checked where records are read
 (collect, import) and, in the tests, where they are written. Main
 environment only: it needs jsonschema, which backend environments lack."""
 

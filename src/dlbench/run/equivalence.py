@@ -32,8 +32,6 @@ dlbench.analysis.equivalence_verdicts, in the workflow's. Importable on Python 3
 from dlbench.models import layers
 
 CHECK_SAMPLES = 256
-# float32 rounding of the same computation in another order; see compare().
-TOLERANCE = 2e-4
 
 # RMSprop's epsilon goes under the square root (Keras 3, optax with
 # eps_in_sqrt, MXNet, Chainer, PyTensor) or after it (torch.optim, Keras 2).

@@ -23,24 +23,16 @@ import time
 import traceback
 
 from dlbench import catalog
+from dlbench.host import runtime
 from dlbench.models import initial_weights
-from dlbench.run import backends, compiles, energy, equivalence, launch, probe, runtime
+from dlbench.record import contract
+from dlbench.run import backends, compiles, energy, equivalence, launch, probe, shared_weights
 from dlbench.run.run_data import (
     epoch_order,
     first_samples,
     load_dataset,
     take,
     validation_split,
-)
-
-EPOCH_COLUMNS = (
-    "epoch",
-    "seconds",
-    "wall_seconds",
-    "loss",
-    "accuracy",
-    "val_loss",
-    "val_accuracy",
 )
 
 
@@ -112,7 +104,7 @@ def load_initial_weights(spec, adapter, model):
         return initial_weights.record_of(
             path, False, "{} cannot load shared weights yet".format(spec["backend"])
         )
-    manifest, weights = initial_weights.read(path)
+    manifest, weights = shared_weights.read(path)
     trained = manifest.get("trained")
     try:
         loader(model, manifest, weights)
@@ -128,7 +120,7 @@ class EpochLog(object):
     """Per-epoch CSV written as the run goes, so progress is visible and a
     crashed run still shows how far it got."""
 
-    def __init__(self, path, columns=EPOCH_COLUMNS):
+    def __init__(self, path, columns=contract.EPOCH_COLUMNS):
         self.handle = open(path, "w", newline="")
         self.writer = csv.DictWriter(self.handle, fieldnames=columns)
         self.writer.writeheader()
@@ -447,13 +439,9 @@ def inject_fault(spec):
         raise ValueError("unknown fault {!r} in {}".format(kind, FAULTS_VARIABLE))
 
 
-# The run-record format, written here and checked on import (dlbench.record.imports).
-RECORD_VERSION = 2
-
-
 def base_record(spec):
     record = {
-        "record_version": RECORD_VERSION,
+        "record_version": contract.RECORD_VERSION,
         "machine": spec.get("machine"),
         "dataset": spec["dataset"],
         "model": spec["model"],
@@ -517,7 +505,7 @@ def run(spec, data_path, record_path, epochs_path):
     if processes == 1 and threads < len(available):
         chosen, claim = runtime.claim_cpus(threads, available)
     cpus = runtime.pin_to_cpus(threads, chosen)
-    columns = equivalence.STEP_COLUMNS if spec["task"] == "check" else EPOCH_COLUMNS
+    columns = equivalence.STEP_COLUMNS if spec["task"] == "check" else contract.EPOCH_COLUMNS
     epoch_log = EpochLog(epochs_path if rank == 0 else os.devnull, columns)
     adapter = None
     try:

@@ -49,7 +49,7 @@ def one_process_on_the_cpu():
 
 
 def parallel_of(spec):
-    """The run's ``parallel`` block (matrix.data_parallel); a spec without
+    """The run's ``parallel`` block (run_spec.data_parallel); a spec without
     one runs on the CPU."""
     return dict(ON_THE_CPU, **(spec.get("parallel") or {}))
 

@@ -14,6 +14,8 @@ inputs are rounded to TensorFloat-32's or bfloat16's mantissa; 1e-38 times
 
 import os
 
+from dlbench.record import contract
+
 # name: what it is (docs/glossary.md and the report's manifest table say the same)
 SETTINGS = {
     "float32_matmul": "float32 matrix products: ieee, or tf32 / bf16 inputs",
@@ -30,21 +32,8 @@ SETTINGS = {
     "compile_mode": "how the framework runs the model's steps",
     "tensor_float_32_execution": "TensorFlow's TF32 switch (it acts on GPUs only)",
 }
-# Settings whose differing values make two runs unlike: the tables say so
-# where rows that differ in one are set side by side. The others describe
-# each framework's own way (its memory allocator, its compiler).
-COMPARED = (
-    "float32_matmul",
-    "float32_convolution",
-    "float32_observed",
-    "cudnn_autotune",
-    "deterministic",
-    "intra_op_threads",
-    "inter_op_threads",
-    "onednn_fpmath_mode",
-    "denormals",
-)
-NOT_RECORDED = "not recorded"
+# The settings the tables compare are the record's contract.
+COMPARED = contract.COMPARED_SETTINGS
 CPU_ONLY = "n/a (CPU)"
 ONEDNN_FPMATH = "ONEDNN_DEFAULT_FPMATH_MODE"
 TF32 = "tf32"

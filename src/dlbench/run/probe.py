@@ -126,7 +126,7 @@ GPU_SIZES = (1024, 2048, 4096, 8192, 16384)
 def gpu_probe(precision, lock_dir=None, wait_s=3600):
     """One GPU's attainable rate in ``precision`` (the GPU taken under the
     runs' lock files, so that no timed run shares it), with what it ran on."""
-    from dlbench.run import gpus, runtime
+    from dlbench.host import gpus, runtime
 
     with gpus.assign(1, lock_dir=lock_dir, timeout_s=wait_s) as allocation:
         os.environ.update(allocation.environment())
@@ -156,7 +156,7 @@ def machine_probe(precision, threads, largest=PLATEAU_SIZES[-1]):
     """The machine's attainable rate in ``precision`` on ``threads`` pinned
     threads, with what it ran on; products up to ``largest`` (config
     probe_largest_size)."""
-    from dlbench.run import runtime
+    from dlbench.host import runtime
 
     cpus = runtime.pin_to_cpus(threads)
     import torch
@@ -185,7 +185,7 @@ def main(argv=None):
     import argparse
     import json
 
-    from dlbench.run import runtime
+    from dlbench.host import runtime
 
     parser = argparse.ArgumentParser(description="The machine's matrix-product rate, per precision")
     parser.add_argument("--precision", required=True, choices=sorted(TORCH_DTYPES))

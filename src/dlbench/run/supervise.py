@@ -21,7 +21,9 @@ import threading
 import time
 
 from dlbench import catalog
-from dlbench.run import cpu_isa, gpus, harness, launch, model_check, run_data, runtime
+from dlbench.host import cpu_isa, gpus, runtime
+from dlbench.record import environment_records
+from dlbench.run import harness, launch, model_check, run_data
 
 ERROR_TAIL_LINES = 30
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -69,29 +71,11 @@ def environment_check(mode, marker):
     if found.get("bytecode"):  # a venv's
         check["bytecode"] = found["bytecode"]
     check["mismatches"] = found.get("mismatches", [])
-    check["installed"] = installed_distributions(found) or None
+    check["installed"] = environment_records.installed_distributions(found) or None
     if found.get("status", "ok") == "ok":
         return check, None
     reason = "environment {} unavailable: {}".format(found.get("backend"), found.get("reason"))
     return check, reason
-
-
-def installed_distributions(marker):
-    """{distribution: version} an environment's marker says it holds: a
-    venv's ``pip freeze``, or what the check of an existing interpreter
-    found of the distributions its env file pins."""
-    if marker.get("installed"):
-        return {
-            name.lower(): str(version)
-            for name, version in marker["installed"].items()
-            if version is not None
-        }
-    held = {}
-    for line in marker.get("pip_freeze") or []:
-        name, _, version = line.partition("==")
-        if version:
-            held[name.lower().replace("_", "-")] = version
-    return held
 
 
 def threads_not_available(spec):

@@ -28,8 +28,7 @@ def train(model_name, data_path, drawn_path, training, seed):
     ``training`` (a training workload's hyper-parameters)."""
     import numpy as np
 
-    from dlbench.models import initial_weights
-    from dlbench.run import backends, harness, launch
+    from dlbench.run import backends, harness, launch, shared_weights
 
     adapter = backends.adapter_for(BACKEND, {"jit_compile": False})
     adapter.setup(
@@ -56,7 +55,7 @@ def train(model_name, data_path, drawn_path, training, seed):
     drawn = result["initial_weights"]  # the loader checked every shape against the file
     if not drawn["loaded"]:
         raise RuntimeError("the drawn weights did not load: " + drawn["reason"])
-    manifest, _ = initial_weights.read(drawn_path)
+    manifest, _ = shared_weights.read(drawn_path)
     weights = [np.asarray(values, dtype="float32") for values in model.get_weights()]
     manifest["trained"] = {
         "backend": BACKEND,
@@ -84,13 +83,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     from dlbench import catalog
     from dlbench.models import initial_weights
-    from dlbench.run import run_data
+    from dlbench.run import run_data, shared_weights
 
     no_data = run_data.unavailable_reason(args.data)
     if no_data:  # the inference runs never start: nothing to train, the reason kept
         os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
         manifest = {"format": initial_weights.FORMAT, "seed": args.seed, "weights": []}
-        initial_weights.write(args.output, dict(manifest, not_drawn=no_data), [])
+        shared_weights.write(args.output, dict(manifest, not_drawn=no_data), [])
         print(no_data)
         return 0
     if args.custom:
@@ -99,7 +98,7 @@ def main(argv=None):
         args.model, args.data, args.weights, json.loads(args.training), args.seed
     )
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    initial_weights.write(args.output, manifest, weights)
+    shared_weights.write(args.output, manifest, weights)
     print(
         "trained {} for {} epochs on {}: test accuracy {:.4f}, loss {:.4f} -> {}".format(
             args.model,

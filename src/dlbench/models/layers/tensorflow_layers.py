@@ -14,7 +14,6 @@ until a model is built; ``tf`` is the module the adapter imported.
 """
 
 from dlbench.models.layers import LOSS_SCALE_GROWTH_INTERVAL, LOSS_SCALE_INITIAL, dropout_on
-from dlbench.run.backends import native
 
 
 def new_model(tf, name, output="softmax"):
@@ -294,11 +293,13 @@ OPTIMIZERS = {
 CENTERED_RMSPROP = ("ResourceApplyCenteredRMSProp", ("mg", "ms", "mom"))
 
 
-def optimizer(tf, variables, settings):
+def optimizer(tf, variables, settings, native):
     """The optimizer of the config's ``settings`` over ``variables``: zero
     slot variables and the step count (Keras' ``iterations``) in a tf.Module;
     ``apply(gradients)`` runs one update, with Keras 2's ``decay`` as
-    inverse-time decay of the learning rate per step."""
+    inverse-time decay of the learning rate per step. ``native``: the native
+    adapters' optimizer helpers (dlbench.run.backends.native), handed in as
+    every family's optimizer mapping takes them."""
     kernel, slots, renames = OPTIMIZERS[settings["name"]]
     if settings.get("centered"):
         kernel, slots = CENTERED_RMSPROP

@@ -36,7 +36,7 @@ class CustomWorkload(object):
     """A Keras model of the user's: ``builder(keras, spec)`` in ``file``
     returns the model, as an ``in_keras.py`` module's ``build`` does. Its
     facts are what the config says; its parameter count is the built
-    model's and its FLOPs are counted (dlbench.models.flops_count), not written."""
+    model's and its FLOPs are counted (dlbench.run.flops_count), not written."""
 
     FAMILIES = ("keras",)
     PARAMETERS = None

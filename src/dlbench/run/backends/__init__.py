@@ -6,7 +6,7 @@ harness needs (the contract is ``base.Adapter``)::
     setup(threads, seed, devices, parallel)
                                        pin the framework's threads, seed it;
                                        on devices >= 1 set up data parallelism
-                                       as ``parallel`` says (matrix.data_parallel
+                                       as ``parallel`` says (run_spec.data_parallel
                                        plus this process' rank, local_rank and
                                        processes; see dlbench.run.launch)
     versions() -> dict                 framework versions for the record
@@ -39,20 +39,16 @@ import importlib
 
 from dlbench import catalog
 
-ADAPTERS = {
-    "keras": "dlbench.run.backends.keras_adapter",
-    "keras2": "dlbench.run.backends.keras2_adapter",
-    "native_torch": "dlbench.run.backends.native_torch_adapter",
-    "native_tensorflow": "dlbench.run.backends.native_tensorflow_adapter",
-    "native_jax": "dlbench.run.backends.native_jax_adapter",
-    "native_mxnet": "dlbench.run.backends.native_mxnet_adapter",
-    "native_pytensor": "dlbench.run.backends.native_pytensor_adapter",
-    "native_chainer": "dlbench.run.backends.native_chainer_adapter",
-    "native_cntk": "dlbench.run.backends.native_cntk_adapter",
-    "native_cudnn": "dlbench.run.backends.native_cudnn_adapter",
-}
+
+def adapter_module(backend):
+    """The module of a backend's adapter: ``<adapter>_adapter`` here, found by
+    the name (catalog.adapter_of), or the entry's own ``adapter_module``."""
+    entry = catalog.BACKENDS[backend]
+    return entry.get("adapter_module") or "{}.{}_adapter".format(
+        __name__, catalog.adapter_of(backend)
+    )
 
 
 def adapter_for(backend, settings):
-    module = importlib.import_module(ADAPTERS[catalog.adapter_of(backend)])
+    module = importlib.import_module(adapter_module(backend))
     return module.Adapter(catalog.BACKENDS[backend]["framework"], settings)

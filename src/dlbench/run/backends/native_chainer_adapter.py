@@ -19,9 +19,10 @@ import time
 import numpy
 
 from dlbench import catalog
+from dlbench.host import runtime
 from dlbench.models import initial_weights, workloads
 from dlbench.models.layers import chainer_layers
-from dlbench.run import manifest, runtime
+from dlbench.run import manifest
 from dlbench.run.backends import native
 
 

@@ -17,9 +17,10 @@ import os
 import time
 
 from dlbench import catalog
+from dlbench.host import runtime
 from dlbench.models import initial_weights, workloads
 from dlbench.models.layers import dropout_on, mxnet_layers
-from dlbench.run import manifest, runtime
+from dlbench.run import manifest
 from dlbench.run.backends import native
 
 

@@ -14,9 +14,10 @@ import sys
 import sysconfig
 import time
 
+from dlbench.host import runtime
 from dlbench.models import initial_weights, workloads
 from dlbench.models.layers import pytensor_layers
-from dlbench.run import manifest, runtime
+from dlbench.run import manifest
 from dlbench.run.backends import frameworks, native
 
 

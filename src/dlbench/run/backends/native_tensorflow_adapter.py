@@ -108,7 +108,7 @@ class Adapter(native.NativeAdapter):
         total = tf.distribute.ReduceOp.SUM
         variables = net.trainable_variables
         with self.strategy.scope():
-            apply = tensorflow_layers.optimizer(tf, variables, settings).apply
+            apply = tensorflow_layers.optimizer(tf, variables, settings, native).apply
             scaling = None
             if net.compute_dtype == tf.float16:  # float16 gradients underflow unscaled
                 scaling = tensorflow_layers.LossScale(tf)

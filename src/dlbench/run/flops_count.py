@@ -3,7 +3,7 @@ the user's own (``custom_models``), whose FLOPs nobody wrote down.
 
 Runs in the keras-torch environment (Keras 3 on torch, CPU)::
 
-    python -m dlbench.models.flops_count --model NAME [--custom JSON] \\
+    python -m dlbench.run.flops_count --model NAME [--custom JSON] \\
         [--model-check CHECK.json] --data DATA.npz --output OUT.json
 
 It builds the model as a run does, takes ``BATCH`` samples of the prepared
@@ -20,7 +20,7 @@ Two things the counter would otherwise miss: torch's CPU attention kernel
 MultiHeadAttention reaches) has no formula in the counter, so it gets the
 counter's own formula for the GPU kernels, less the scores the flash kernel
 recomputes in its backward pass (the model's FLOPs, not a kernel's choice);
-and recurrent layers run with oneDNN off, as in dlbench.analysis.flops_check.
+and recurrent layers run with oneDNN off, as in the tests' flops_check (tests/e2e).
 """
 
 import argparse
@@ -120,7 +120,8 @@ def main(argv=None):
     parser.add_argument("--output", required=True, help="where to write the counts (JSON)")
     args = parser.parse_args(argv)
     from dlbench import catalog
-    from dlbench.run import model_check, run_data, runtime
+    from dlbench.host import runtime
+    from dlbench.run import model_check, run_data
 
     failed = run_data.unavailable_reason(args.data)
     if not failed and args.model_check:

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-from dlbench.run import cpu_isa
+from dlbench.host import cpu_isa
 
 # Variables that size the thread pools of BLAS libraries and of TensorFlow.
 # They must be in the environment before the libraries load, so the
@@ -58,11 +58,11 @@ _CLAIMED = []
 def claim_cpus(count, cpus, lock_dir=None):
     """``count`` of ``cpus`` that no other run on this machine holds: one lock
     file per CPU, held until ``release_cpus`` or the process' end (as
-    ``dlbench.run.gpus`` does for GPUs). Runs of fewer threads than CPUs that
+    ``dlbench.host.gpus`` does for GPUs). Runs of fewer threads than CPUs that
     overlap (equivalence checks two at a time, ``concurrent_cpu_runs``) then
     pin to different CPUs instead of all to the first. Where fewer are free, the first ``count``,
     shared. Returns the CPUs and how they were chosen."""
-    from dlbench.run import gpus
+    from dlbench.host import gpus
 
     lock_dir = lock_dir or os.path.join(tempfile.gettempdir(), "dlbench-cpu-locks")
     os.makedirs(lock_dir, exist_ok=True)

@@ -6,7 +6,7 @@ with ``--weights``, the outputs after loading the shared initial weights
 across frameworks. Runs inside a backend environment (Python 3.6 and
 later); prints JSON.
 
-    python -m dlbench.models.parity --backend native-torch --data results/data \\
+    python tests/e2e/parity_check.py --backend native-torch --data results/data \\
         --models mlp cnn hrnn [--weights results/parity_weights] \\
         [--settings '{"cxxflags": "-O1"}']
 """
@@ -17,8 +17,7 @@ import os
 import traceback
 
 from dlbench import catalog
-from dlbench.models import initial_weights
-from dlbench.run import backends, launch, run_data
+from dlbench.run import backends, launch, run_data, shared_weights
 
 # The dataset each model is built on: the smallest prepared data of its input.
 DATASETS = {
@@ -52,7 +51,7 @@ def check_model(adapter, model, data, weights_file=None):
     found, shared = {}, None
     if weights_file:
         try:
-            shared = initial_weights.read(weights_file)
+            shared = shared_weights.read(weights_file)
         except Exception as error:  # the build is still reported
             found["weights_error"] = "{}: {}".format(type(error).__name__, error)
     # only weights that were read follow the build (an adapter may skip its draw)

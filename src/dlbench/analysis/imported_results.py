@@ -9,10 +9,9 @@ import tarfile
 from pathlib import Path
 
 from dlbench.plan import matrix
-from dlbench.record import record_schema
-from dlbench.run import harness
+from dlbench.record import contract, record_schema
 
-READABLE_RECORD_VERSIONS = (harness.RECORD_VERSION,)
+READABLE_RECORD_VERSIONS = contract.READABLE_VERSIONS
 
 
 def _folder_records(folder):
@@ -50,7 +49,7 @@ def problem(record, local_machine):
         return "record_version {} is not one this code reads ({})".format(
             version, ", ".join(map(str, READABLE_RECORD_VERSIONS))
         )
-    found = record_schema.problems(record)
+    found = record_schema.problems(contract.read(record))
     if found:
         return "not a valid run record: {}".format("; ".join(found[:3]))
     unmeasurable = not_a_measurement(record)
@@ -109,7 +108,7 @@ def _time(text):
 
 
 def run_key(record):
-    return tuple(str(value) for value in matrix.record_cell(record).values())
+    return tuple(str(value) for value in matrix.record_cell(contract.read(record)).values())
 
 
 def import_records(sources, local_machine):

@@ -1,6 +1,6 @@
 """FLOPs per sample counted by PyTorch itself, to check dlbench.models.flops.
 
-Runs in a native-torch environment: ``python -m dlbench.analysis.flops_check <model>
+Runs in a native-torch environment: ``python tests/e2e/flops_check.py <model>
 '<dims json>'`` prints {"forward": n, "training": n, "counter": "..."}.
 
 The counter is torch.utils.flop_counter.FlopCounterMode, which counts the
@@ -100,7 +100,7 @@ def count(model, dims):
 def main(argv=None):
     args = sys.argv[1:] if argv is None else argv
     if len(args) not in (1, 2):
-        sys.exit("usage: python -m dlbench.analysis.flops_check MODEL ['DIMS JSON']")
+        sys.exit("usage: python tests/e2e/flops_check.py MODEL ['DIMS JSON']")
     dims = json.loads(args[1]) if len(args) == 2 else {}
     import torch
 

@@ -1,0 +1,338 @@
+"""The config checked before any job starts, for what its JSON Schema cannot
+express (dlbench.plan.validation checks the schema first): workloads that fit
+their datasets, backends that can run them, exclusions that exclude
+something, the equivalence check's settings, version variants, existing
+environments, and what this machine can run (``check_machine``). A refusal is
+a ``matrix.ConfigError`` naming the key."""
+
+import itertools
+
+from dlbench import catalog
+from dlbench.environments import variants
+from dlbench.models import workloads
+from dlbench.plan import matrix, run_spec
+
+# Backend settings only some frameworks have, and those frameworks.
+FRAMEWORK_SETTINGS = {
+    "compilation_cache": (("jax",), "JAX's persistent compilation cache"),
+    "cxxflags": (("theano", "pytensor"), "the g++ flags Theano and PyTensor compile ops with"),
+    "precompiled_headers": (
+        ("theano", "pytensor"),
+        "Theano's and PyTensor's ops compiled with their #include lines precompiled",
+    ),
+    "deterministic": (
+        ("torch", "tensorflow", "jax"),
+        "deterministic algorithms (torch, TensorFlow and XLA have a switch for them)",
+    ),
+    "cudnn_autotune": (("torch",), "torch's cudnn.benchmark"),
+}
+
+
+def _check_framework_settings(config):
+    """A setting of one framework's (``FRAMEWORK_SETTINGS``) is refused on
+    any other framework's backend."""
+    places = [("backends.{}".format(b), b, settings) for b, settings in config["backends"].items()]
+    for index, workload in enumerate(config["workloads"]):
+        for backend, settings in (workload.get("backend_settings") or {}).items():
+            places.append(
+                ("workloads[{}].backend_settings.{}".format(index, backend), backend, settings)
+            )
+    for where, backend, settings in places:
+        framework = catalog.BACKENDS.get(backend, {}).get("framework")
+        for key in sorted(settings or {}):
+            frameworks, what = FRAMEWORK_SETTINGS.get(key, (None, None))
+            if frameworks is not None and framework not in frameworks:
+                raise matrix.ConfigError(
+                    "{}.{}: {}; {} runs on {}".format(where, key, what, backend, framework)
+                )
+
+
+def check(config):
+    """Refuse, before any job starts, what the JSON schema cannot express
+    (and make whole-number floats integers: ``normalise``)."""
+    matrix.normalise(config)
+    try:
+        catalog.add_from_config(config)
+    except ValueError as error:  # a name the built-in workloads or datasets have
+        raise matrix.ConfigError(str(error)) from None
+    _check_versions(config)
+    for name in sorted(config.get("custom_models") or {}):
+        problem = workloads.facts(name).source_problem()
+        if problem:
+            raise matrix.ConfigError(problem)
+    seen = {}
+    for index, workload in enumerate(config["workloads"]):
+        key = "workloads[{}]".format(index)
+        name = "{}/{}".format(workload["dataset"], workload["model"])
+        if workload["dataset"] not in catalog.DATASETS:
+            raise matrix.ConfigError(
+                "{}.dataset: '{}' is not one of the datasets ({}; or one of your own under "
+                "synthetic_datasets)".format(
+                    key, workload["dataset"], ", ".join(sorted(catalog.DATASETS))
+                )
+            )
+        if workload["model"] not in catalog.MODELS:
+            raise matrix.ConfigError(
+                "{}.model: '{}' is not one of the workloads ({}; one folder each in "
+                "src/dlbench/models/workloads, or a model of your own under custom_models)".format(
+                    key, workload["model"], ", ".join(sorted(catalog.MODELS))
+                )
+            )
+        if not catalog.model_fits_dataset(workload["model"], workload["dataset"]):
+            raise matrix.ConfigError(
+                "{}.model: model '{}' does not fit dataset '{}' (input {}); it takes "
+                "inputs {}".format(
+                    key,
+                    workload["model"],
+                    workload["dataset"],
+                    catalog.DATASETS[workload["dataset"]]["input"],
+                    catalog.MODELS[workload["model"]]["inputs"],
+                )
+            )
+        if name in seen:
+            raise matrix.ConfigError(
+                "{}: workload {} is already defined at workloads[{}]".format(key, name, seen[name])
+            )
+        seen[name] = index
+        for backend in workload.get("backends", []):
+            if backend not in config["backends"]:
+                raise matrix.ConfigError(
+                    "{}.backends: '{}' is not among the configured backends {}".format(
+                        key, backend, sorted(config["backends"])
+                    )
+                )
+        task = workload.get("task", "train")
+        if workload.get("trained_weights") and task != "infer":
+            raise matrix.ConfigError(
+                "{}.trained_weights: only an inference workload's weights are trained before "
+                "its runs; {} trains from the shared initial weights".format(key, name)
+            )
+        if workload.get("trained_weights") and (
+            catalog.speed_only(workload["dataset"]) or catalog.ends_in_features(workload["model"])
+        ):
+            raise matrix.ConfigError(
+                "{}.trained_weights: there is nothing to learn ({}): leave trained_weights out "
+                "(its runs share the initial draw)".format(
+                    key,
+                    "{} ends in features, not classes".format(workload["model"])
+                    if catalog.ends_in_features(workload["model"])
+                    else "{}'s labels are random".format(workload["dataset"]),
+                )
+            )
+        if not matrix.runnable_backends(config, workload):
+            backends = matrix.workload_backends(config, workload)
+            reasons = sorted(
+                {
+                    matrix.cell_not_applicable(config, workload, b, setting)
+                    for b in backends
+                    for setting in matrix.settings(config, workload)
+                }
+            )
+            raise matrix.ConfigError(
+                "{}.backends: no backend of {} can run task '{}' at any setting of {} ({})".format(
+                    key,
+                    backends,
+                    task,
+                    ", ".join(
+                        "{} {}".format(name, matrix.dimension_values(config, name, workload))
+                        for name in matrix.DIMENSION_NAMES
+                    ),
+                    "; ".join(reasons),
+                )
+            )
+    _check_existing_environments(config)
+    _check_framework_settings(config)
+    _check_equivalence_settings(config)
+    _check_exclusions(config)
+    for entry_index, entry in enumerate(config["workloads"]):
+        key = "workloads[{}].devices".format(entry_index) if "devices" in entry else "devices"
+        for index, devices in enumerate(matrix.dimension_values(config, "devices", entry)):
+            if devices and entry.get("task", "train") == "train" and entry["batch_size"] % devices:
+                raise matrix.ConfigError(
+                    "{}[{}]: {} devices cannot split workload {}/{}'s batch_size {} "
+                    "evenly (batch_scaling: {} keeps the global batch); use a batch_size "
+                    "divisible by every device count".format(
+                        key,
+                        index,
+                        devices,
+                        entry["dataset"],
+                        entry["model"],
+                        entry["batch_size"],
+                        matrix.option(config, "batch_scaling"),
+                    )
+                )
+
+
+def _check_exclusions(config):
+    """An ``exclude`` item that leaves out no cell the matrix would run, nor
+    an equivalence check's run, is a mistake (a misspelt value, a backend the
+    workload does not run)."""
+    excluded = config.get("exclude") or []
+    if not excluded:
+        return
+    unexcluded = dict(config, exclude=[])
+    used = set()
+    for entry in config["workloads"]:
+        for backend, setting in itertools.product(
+            matrix.workload_backends(config, entry), matrix.settings(config, entry)
+        ):
+            item = matrix.exclusion(config, entry, backend, setting)
+            if item is not None and not matrix.cell_not_applicable(
+                unexcluded, entry, backend, setting
+            ):
+                used.add(excluded.index(item))
+    for run in matrix.check_runs(unexcluded):
+        entry = matrix.workload(config, run.dataset, run.model)
+        item = matrix.exclusion(config, entry, run.backend, run._asdict())
+        if item is not None:
+            used.add(excluded.index(item))
+    for index, item in enumerate(excluded):
+        if index not in used:
+            raise matrix.ConfigError(
+                "exclude[{}]: {} matches no cell of the config's workloads, backends and "
+                "dimensions".format(index, matrix.describe_entry(item))
+            )
+
+
+def check_machine(config, cpus, gpus=None):
+    """Refuse what this machine cannot be, before any job starts: a thread
+    count above ``cpus`` (the CPUs the workflow may use), a device count
+    above ``gpus`` (None: the machine cannot tell). A cell would otherwise be
+    labelled with threads or GPUs it never had."""
+    for key, entry in [(None, config)] + [
+        ("workloads[{}]".format(i), entry) for i, entry in enumerate(config["workloads"])
+    ]:
+        for name, limit, what in (
+            ("threads", cpus, "CPUs this machine lets the workflow use"),
+            ("devices", gpus, "GPUs this machine has"),
+        ):
+            if limit is None or name not in entry:
+                continue
+            if name == "devices" and matrix.option(config, "accelerator") != "gpu":
+                continue
+            for index, value in enumerate(matrix.dimension_values(config, name, entry)):
+                if name == "devices" and limit == 0 and int(value) > 0:
+                    raise matrix.ConfigError(
+                        "{}[{}]: {} asks for GPUs, and this machine has none (nvidia-smi "
+                        "lists none, or CUDA_VISIBLE_DEVICES is empty)\nrun devices >= 1 on a "
+                        "GPU machine or through a cluster profile (docs/clusters.md), or set "
+                        "accelerator: emulated-cpu to try the data-parallel code on the "
+                        "CPU".format(name if key is None else key + "." + name, index, value)
+                    )
+                if value != "all" and int(value) > limit:
+                    raise matrix.ConfigError(
+                        "{}[{}]: {} is more than the {} {}; use at most {}{}".format(
+                            name if key is None else key + "." + name,
+                            index,
+                            value,
+                            limit,
+                            what,
+                            limit,
+                            ' or "all"' if name == "threads" else "",
+                        )
+                    )
+
+
+def _check_equivalence_settings(config):
+    settings = matrix.check_settings(config)
+    reference = settings["reference"]
+    if reference != "median" and reference not in config["backends"]:
+        raise matrix.ConfigError(
+            "equivalence_check.reference: '{}' is neither median nor a configured backend "
+            "({})".format(reference, ", ".join(sorted(config["backends"])))
+        )
+    # A config cut down to fewer workloads keeps its list: names are
+    # checked against the datasets and models, not the workloads configured.
+    for index, name in enumerate(settings.get("workloads") or []):
+        dataset, model = name.split("/")
+        if dataset not in catalog.DATASETS or model not in catalog.MODELS:
+            raise matrix.ConfigError(
+                "equivalence_check.workloads[{}]: '{}' names no dataset/model (datasets: {}; "
+                "models: {})".format(
+                    index,
+                    name,
+                    ", ".join(sorted(catalog.DATASETS)),
+                    ", ".join(sorted(catalog.MODELS)),
+                )
+            )
+
+
+def _check_versions(config):
+    """Each version variant belongs to a configured backend and names exact
+    versions of distributions; no two variants of a backend install the same."""
+    for backend, listed in sorted((config.get("versions") or {}).items()):
+        if backend not in config["backends"]:
+            raise matrix.ConfigError(
+                "versions.{}: not among the configured backends {}".format(
+                    backend, sorted(config["backends"])
+                )
+            )
+        seen = set()
+        for index, pins in enumerate(listed):
+            try:
+                name = variants.label(pins)
+            except variants.VariantError as error:
+                raise matrix.ConfigError(
+                    "versions.{}[{}]: {}".format(backend, index, error)
+                ) from None
+            if name in seen:
+                raise matrix.ConfigError(
+                    "versions.{}[{}]: {} is listed twice".format(backend, index, name)
+                )
+            seen.add(name)
+    known = {
+        name for backend in config["backends"] for name in variants.variants_of(config, backend)
+    }
+    for index, entry in enumerate(config["workloads"]):
+        for name in entry.get("versions", []):
+            if name not in known:
+                raise matrix.ConfigError(
+                    "workloads[{}].versions: {} is neither pinned nor a variant "
+                    "in versions ({})".format(index, name, ", ".join(sorted(known)))
+                )
+
+
+def _check_existing_environments(config):
+    named = config.get("existing_environments") or {}
+    known = {
+        variants.environment_name(catalog.environment_of(b, d, "gpu"), version)
+        for b in catalog.BACKENDS
+        for d in (0, 1)
+        for version in variants.variants_of(config, b)
+    }
+    for name in sorted(named):
+        if name not in known:
+            raise matrix.ConfigError(
+                "existing_environments.{}: not a backend or environment (one of {})".format(
+                    name, ", ".join(sorted(known))
+                )
+            )
+    if config.get("env_mode") == "existing":
+        accelerator = matrix.option(config, "accelerator")
+        unnamed = sorted(
+            {
+                variants.environment_name(
+                    catalog.environment_of(backend, devices, accelerator), version
+                )
+                for backend in config["backends"]
+                for devices in matrix.every_dimension_value(config, "devices")
+                for version in variants.variants_of(config, backend)
+            }
+            - {name for name in known if run_spec.existing_python(config, name)}
+        )
+        if unnamed:
+            raise matrix.ConfigError(
+                "env_mode: existing runs every backend in an interpreter named in "
+                "existing_environments; {} have none (name one, e.g. existing_environments: "
+                '{{"{}": /path/to/python}}, or leave them to env_mode auto)'.format(
+                    ", ".join(unnamed), unnamed[0]
+                )
+            )
+        trains = any(entry.get("task", "train") == "train" for entry in config["workloads"])
+        shared = config.get("initial_weights", "shared") == "shared"
+        if trains and shared and not run_spec.existing_python(config, matrix.KERAS_ON_TORCH):
+            raise matrix.ConfigError(
+                "initial_weights: shared draws the weights by building the Keras model on "
+                "{0}; under env_mode: existing name an interpreter for it in "
+                "existing_environments, or set initial_weights: own".format(matrix.KERAS_ON_TORCH)
+            )

@@ -1,0 +1,51 @@
+"""Where a run's files are: its record's folder (``RUN_DIR``), an equivalence
+check's (``CHECK_DIR``), the shared and trained initial weights; and the
+cell a record's path names (``run_of_path``)."""
+
+import re
+from pathlib import PurePosixPath
+
+from dlbench.plan import matrix
+
+RUN_DIR = "results/runs/{machine}/{dataset}/{model}/{backend}/"
+RUN_DIR += "/".join("%s={%s}" % (name, name) for name in matrix.DIMENSION_NAMES) + "/rep{repeat}"
+
+
+# The equivalence check (dlbench.run.equivalence): one run per training workload
+# and backend, beside the timed runs, never among them.
+CHECK_DIR = RUN_DIR.replace("results/runs/", "results/checks/", 1)
+
+
+def run_of_path(path):
+    """The cell and repeat a run record's path names (``RUN_DIR``, or
+    ``CHECK_DIR`` for an equivalence check's record), or None."""
+    pattern = re.escape(RUN_DIR).replace(r"\{", "{").replace(r"\}", "}")
+    pattern = re.sub(r"{(\w+)}", r"(?P<\1>[^/]+)", pattern)
+    pattern = pattern.replace("results/runs/", "results/(?:runs|checks)/", 1)
+    found = re.search(pattern + r"/(?:run|check)\.json$", str(path))
+    if found is None:
+        return None
+    fields = found.groupdict()
+    try:
+        for dimension in matrix.DIMENSIONS:
+            fields[dimension.name] = dimension.parse(fields[dimension.name])
+        fields["repeat"] = int(fields["repeat"])
+    except ValueError:
+        return None
+    return fields
+
+
+def run_dir(run):
+    return str(PurePosixPath(RUN_DIR.format(**run._asdict())))
+
+
+def check_dir(run):
+    return str(PurePosixPath(CHECK_DIR.format(**run._asdict())))
+
+
+# The shared initial weights of a workload and seed (dlbench.models.initial_weights),
+# and an inference workload's trained from them (dlbench.run.trained_weights).
+WEIGHTS = "results/weights/{dataset}/{model}/seed{seed}.npz"
+
+
+TRAINED_WEIGHTS = "results/weights/{dataset}/{model}/trained_seed{seed}.npz"
