@@ -1,0 +1,141 @@
+"""Two results folders of the same config (a smoke before and after a change
+to the code), table by table: the tables each has, and for each CSV table
+in both its columns and its rows (by the columns that name a row: the
+cell's, a workload's, a pair's). Prints what one has that the other has
+not, and, for columns that are no measurement of time, how many values
+differ. Exit status 1 where a table, a column or a row is missing on one
+side.
+
+    python benchmarks/compare_results.py BEFORE/results AFTER/results
+"""
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+# Columns that name a row, where a table has them.
+KEYS = (
+    "machine",
+    "dataset",
+    "model",
+    "workload",
+    "backend",
+    "faster",
+    "slower",
+    "devices",
+    "threads",
+    "precision",
+    "compile",
+    "versions",
+    "repeat",
+    "epoch",
+    "step",
+    "stage",
+    "pair",
+)
+# Columns whose values are timings, rates or what depends on them: expected
+# to change from run to run.
+TIMED = (
+    "second",
+    "_s",
+    "_ms",
+    "latency",
+    "throughput",
+    "rate",
+    "gflops",
+    "mfu",
+    "ratio",
+    "p_",
+    "cv",
+    "relative",
+    "speed",
+    "efficiency",
+    "noisy",
+    "significant",
+    "vs fastest",
+    "vs_fastest",
+    "joules",
+    "watts",
+    "memory",
+    "started",
+    "load_average",
+    "ci_",
+    "median",
+    "interval",
+    "faster",
+    "slower",
+    "loss",
+    "accuracy",
+    "parity",
+    "gap",
+)
+
+
+def tables(folder):
+    return {
+        str(path.relative_to(folder)): path
+        for path in sorted(Path(folder).rglob("*"))
+        if path.is_file()
+        and path.suffix in (".csv", ".md", ".html", ".png")
+        and "/runs/" not in str(path)
+        and "/checks/" not in str(path)
+    }
+
+
+def compare_csv(before, after):
+    """(missing columns, extra columns, missing rows, extra rows, differing values)."""
+    old, new = pd.read_csv(before), pd.read_csv(after)
+    columns = (sorted(set(old) - set(new)), sorted(set(new) - set(old)))
+    keys = [key for key in KEYS if key in old and key in new]
+    if not keys:
+        return columns + ((len(old) != len(new)) * [len(old) - len(new)], [], {})
+    rows_old = set(map(tuple, old[keys].astype(str).values))
+    rows_new = set(map(tuple, new[keys].astype(str).values))
+    differing = {}
+    shared = [c for c in old if c in new and c not in keys]
+    if old[keys].astype(str).duplicated().any() or new[keys].astype(str).duplicated().any():
+        return columns + (sorted(rows_old - rows_new), sorted(rows_new - rows_old), {})
+    joined = old.assign(_key=old[keys].astype(str).agg("|".join, axis=1)).merge(
+        new.assign(_key=new[keys].astype(str).agg("|".join, axis=1)), on="_key"
+    )
+    for column in shared:
+        if any(word in column.lower() for word in TIMED):
+            continue
+        left, right = joined[column + "_x"].astype(str), joined[column + "_y"].astype(str)
+        count = int((left != right).sum())
+        if count:
+            differing[column] = count
+    return columns + (sorted(rows_old - rows_new), sorted(rows_new - rows_old), differing)
+
+
+def main(before, after):
+    old, new = tables(before), tables(after)
+    missing = False
+    for name in sorted(set(old) | set(new)):
+        if name not in new or name not in old:
+            print("{}: only {}".format(name, "before" if name in old else "after"))
+            missing = True
+            continue
+        if not name.endswith(".csv"):
+            continue
+        lost, added, rows_lost, rows_added, differing = compare_csv(old[name], new[name])
+        if lost or added or rows_lost or rows_added:
+            missing = missing or bool(lost or rows_lost)
+        parts = []
+        if lost:
+            parts.append("columns gone: {}".format(", ".join(lost)))
+        if added:
+            parts.append("columns new: {}".format(", ".join(added)))
+        if rows_lost:
+            parts.append("rows gone: {}".format(rows_lost[:5]))
+        if rows_added:
+            parts.append("rows new: {}".format(rows_added[:5]))
+        if differing:
+            parts.append("values differ: {}".format(differing))
+        print("{}: {}".format(name, "; ".join(parts) or "same columns and rows"))
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:3]))
