@@ -19,7 +19,7 @@ from dlbench.analysis import equivalence_verdicts
 from dlbench.environments.variants import PINNED
 from dlbench.host import runtime
 from dlbench.models.layers import MAX_POOL_TIES
-from dlbench.plan import matrix, paths, run_spec
+from dlbench.plan import comparisons, matrix, paths, run_spec
 from dlbench.record import record_schema
 from dlbench.run.backends import keras2_adapter, keras_adapter
 from testkit import RUN_TIMEOUT_S
@@ -117,7 +117,7 @@ def workflow_check(model, backend):
     """The tests' workflow's equivalence-check run of ``model`` on ``backend``."""
     (run,) = [
         run
-        for run in matrix.check_runs(CONFIG)
+        for run in comparisons.check_runs(CONFIG)
         if (run.dataset, run.model, run.backend, run.versions) == ("digits", model, backend, PINNED)
     ]
     return run

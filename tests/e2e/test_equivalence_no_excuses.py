@@ -18,7 +18,7 @@ import pytest
 from dlbench.analysis import equivalence_verdicts
 from dlbench.environments.variants import PINNED
 from dlbench.host import runtime
-from dlbench.plan import matrix, run_spec
+from dlbench.plan import comparisons, matrix, run_spec
 from dlbench.record import record_schema
 from dlbench.run import equivalence
 from testkit import RUN_TIMEOUT_S
@@ -61,7 +61,7 @@ def checked(built_workflow, tmp_path_factory):
             return found[backend, slip]
         (run,) = [
             run
-            for run in matrix.check_runs(CONFIG)
+            for run in comparisons.check_runs(CONFIG)
             if (run.dataset, run.model, run.backend, run.versions)
             == ("digits", MODEL, backend, PINNED)
         ]

@@ -21,7 +21,7 @@ from dlbench import catalog
 from dlbench.analysis import equivalence_verdicts
 from dlbench.environments import variants
 from dlbench.models import flops, workloads
-from dlbench.plan import matrix, paths
+from dlbench.plan import comparisons, matrix, paths
 from dlbench.record import record_schema
 from dlbench.run import equivalence, manifest
 from testkit import (
@@ -365,11 +365,11 @@ def test_every_backend_takes_the_same_steps_from_the_same_weights(workdir):
     iDeep, drew one mask at every call before its layers went around iDeep
     for dropout: chainer_layers.dropout)."""
     table = pd.read_csv(workdir / "results/tables/equivalence.csv")
-    checked = {(run.dataset, run.model, run.backend) for run in matrix.check_runs(CONFIG)}
+    checked = {(run.dataset, run.model, run.backend) for run in comparisons.check_runs(CONFIG)}
     assert {(d, m) for d, m, _ in checked} == {("digits", "mlp"), ("digits", "cnn")}
     assert {b for _, _, b in checked} == set(TRAINERS)
     assert set(zip(table["dataset"], table["model"], table["backend"])) == checked
-    for run in matrix.check_runs(CONFIG):
+    for run in comparisons.check_runs(CONFIG):
         found = json.loads((workdir / paths.check_dir(run) / "check.json").read_text())
         assert record_schema.problems(found) == [], run
         assert found["status"] == "ok", (run, found.get("error"))
@@ -863,7 +863,7 @@ def test_conda_mode_plans_no_venvs(workdir):
         if line.startswith("Shell command:") and "-m dlbench.run.supervise" in line
     ]
     # the timed runs and the equivalence check's
-    assert len(bench_commands) == len(runs()) + len(matrix.check_runs(CONFIG))
+    assert len(bench_commands) == len(runs()) + len(comparisons.check_runs(CONFIG))
     assert all(command.startswith("PYTHONPATH=src python -m ") for command in bench_commands)
 
 

@@ -8,7 +8,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from dlbench import catalog
-from dlbench.plan import config_checks, matrix
+from dlbench.plan import config_rules, matrix
 from testkit import REPO
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
@@ -22,7 +22,7 @@ def validated(config):
 
 def test_shipped_configs_are_valid(smoke_config, full_config):
     for config in (smoke_config, full_config):
-        config_checks.check(validated(config))
+        config_rules.validate(validated(config))
 
 
 def test_schema_fills_defaults(smoke_config):
@@ -35,8 +35,10 @@ def test_schema_names_match_the_catalog():
     with open(SCHEMA) as handle:
         schema = yaml.safe_load(handle)
     workload = schema["properties"]["workloads"]["items"]["properties"]
-    assert "enum" not in workload["dataset"]  # the catalog's and the config's: config_checks.check
-    assert "enum" not in workload["model"]  # the registry's folders: config_checks.check
+    assert (
+        "enum" not in workload["dataset"]
+    )  # the catalog's and the config's: config_rules.validate
+    assert "enum" not in workload["model"]  # the registry's folders: config_rules.validate
     assert set(workload["task"]["enum"]) == set(catalog.TASKS)
     assert set(schema["properties"]["backends"]["propertyNames"]["enum"]) == set(catalog.BACKENDS)
     assert set(workload["backends"]["items"]["enum"]) == set(catalog.BACKENDS)
@@ -74,7 +76,7 @@ def test_a_model_that_is_no_workload_is_refused_naming_the_key(smoke_config):
     with pytest.raises(
         matrix.ConfigError, match=r"workloads\[1\]\.model: 'transformer' is not one"
     ):
-        config_checks.check(validated(smoke_config))
+        config_rules.validate(validated(smoke_config))
 
 
 def test_model_that_does_not_fit_the_dataset(smoke_config):
@@ -83,7 +85,7 @@ def test_model_that_does_not_fit_the_dataset(smoke_config):
         matrix.ConfigError,
         match=r"workloads\[0\]\.model: model 'mlp' does not fit dataset 'cifar10'",
     ):
-        config_checks.check(validated(smoke_config))
+        config_rules.validate(validated(smoke_config))
 
 
 def test_duplicate_workload(smoke_config):
@@ -95,19 +97,19 @@ def test_duplicate_workload(smoke_config):
             index
         ),
     ):
-        config_checks.check(smoke_config)
+        config_rules.validate(smoke_config)
 
 
 def test_workload_backend_must_be_configured(smoke_config):
     del smoke_config["backends"]["keras-jax"]
     smoke_config["workloads"][0]["backends"] = ["keras-jax"]
     with pytest.raises(matrix.ConfigError, match=r"workloads\[0\]\.backends: 'keras-jax'"):
-        config_checks.check(smoke_config)
+        config_rules.validate(smoke_config)
 
 
 def test_a_device_count_that_cannot_split_a_batch_is_refused(smoke_config):
     smoke_config["devices"] = [0, 1, 3]  # digits/mlp's batch of 128 is not divisible by 3
     with pytest.raises(matrix.ConfigError, match=r"devices\[2\]: 3 devices cannot split"):
-        config_checks.check(smoke_config)
+        config_rules.validate(smoke_config)
     smoke_config["devices"] = [0, 1, 2, 4]
-    config_checks.check(smoke_config)
+    config_rules.validate(smoke_config)

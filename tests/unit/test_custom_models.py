@@ -19,7 +19,7 @@ from snakemake.utils import validate
 from dlbench import catalog
 from dlbench.data import datasets
 from dlbench.models import lines, workloads
-from dlbench.plan import config_checks, matrix, run_spec
+from dlbench.plan import config_rules, matrix, run_spec
 from dlbench.record import record_schema
 from testkit import REPO, fixture_record
 
@@ -130,7 +130,7 @@ def test_a_broken_model_file_is_refused_at_planning_with_its_line(
     (Path("models") / "dense.py").write_text(source)
     config = config_with(smoke_config, dict(own_model, builder=builder))
     with pytest.raises(matrix.ConfigError) as refused:
-        config_checks.check(config)
+        config_rules.validate(config)
     assert str(refused.value) == message
 
 
@@ -141,31 +141,31 @@ def test_a_model_file_is_checked_without_running_it(own_model, smoke_config):
     for signature in ("keras, spec", "keras, spec, width=8", "*parts", "keras, spec=None"):
         source = "import keras\nimport not_installed_here\n\ndef make({}):\n    pass\n"
         (Path("models") / "dense.py").write_text(source.format(signature))
-        config_checks.check(config_with(smoke_config, own_model))
+        config_rules.validate(config_with(smoke_config, own_model))
     (Path("models") / "dense.py").unlink()
     with pytest.raises(matrix.ConfigError, match="custom_models.own_dense.file: no file .*dense"):
-        config_checks.check(config_with(smoke_config, own_model))
+        config_rules.validate(config_with(smoke_config, own_model))
 
 
 def test_config_check_runs_it_on_keras_backends_and_refuses_what_cannot_run(
     own_model, smoke_config
 ):
     config = config_with(smoke_config, own_model, backends=["keras-jax", "native-torch"])
-    config_checks.check(config)
+    config_rules.validate(config)
     runs = [run for run in matrix.runs(config) if run.model == "own_dense"]
     assert [run.backend for run in runs] == ["keras-jax"]
     (cell,) = [c for c in matrix.not_applicable_cells(config) if c["model"] == "own_dense"]
     assert cell["backend"] == "native-torch" and "of your own" in cell["reason"]
 
     with pytest.raises(matrix.ConfigError, match="does not fit dataset 'imdb_tiny'"):
-        config_checks.check(config_with(smoke_config, own_model, dataset="imdb_tiny"))
+        config_rules.validate(config_with(smoke_config, own_model, dataset="imdb_tiny"))
     natives_only = config_with(smoke_config, own_model, backends=["native-torch"])
     with pytest.raises(matrix.ConfigError, match="Keras backends only"):
-        config_checks.check(natives_only)
+        config_rules.validate(natives_only)
     clash = copy.deepcopy(config)
     clash["custom_models"]["mlp"] = own_model
     with pytest.raises(matrix.ConfigError, match="a built-in workload has that name"):
-        config_checks.check(clash)
+        config_rules.validate(clash)
 
 
 def test_bad_entries_are_refused_by_the_schema(own_model, smoke_config):
@@ -178,7 +178,7 @@ def test_bad_entries_are_refused_by_the_schema(own_model, smoke_config):
 
 def test_the_spec_and_record_carry_the_file_and_its_digest(own_model, smoke_config, tmp_path):
     config = config_with(smoke_config, own_model)
-    config_checks.check(config)
+    config_rules.validate(config)
     run = matrix.Run("digits", "own_dense", "keras-torch", devices=0, repeat=1, machine="m")
     spec = run_spec.spec(config, run)
     digest = hashlib.sha256(MODEL.encode()).hexdigest()
@@ -245,7 +245,7 @@ def test_synthetic_datasets_take_models_of_your_own_only(synthetic, own_model, s
     config = config_with(smoke_config, entry, dataset="pixels")
     config["synthetic_datasets"] = synthetic
     validate(config, SCHEMA)
-    config_checks.check(config)
+    config_rules.validate(config)
     own = [run for run in matrix.runs(config) if run.model == "own_dense"]
     assert {run.dataset for run in own} == {"pixels"}
     assert sorted(run.backend for run in own) == sorted(
@@ -257,15 +257,15 @@ def test_synthetic_datasets_take_models_of_your_own_only(synthetic, own_model, s
     builtin["workloads"][-1]["model"] = "mlp"
     builtin["workloads"][-1]["dataset"] = "tokens"
     with pytest.raises(matrix.ConfigError, match="model 'mlp' does not fit dataset 'tokens'"):
-        config_checks.check(builtin)
+        config_rules.validate(builtin)
     unknown = copy.deepcopy(config)
     unknown["workloads"][-1]["dataset"] = "imagenet"
     with pytest.raises(matrix.ConfigError, match="'imagenet' is not one of the datasets"):
-        config_checks.check(unknown)
+        config_rules.validate(unknown)
     clash = copy.deepcopy(config)
     clash["synthetic_datasets"] = {"digits": SYNTHETIC["pixels"]}
     with pytest.raises(matrix.ConfigError, match="a built-in dataset has that name"):
-        config_checks.check(clash)
+        config_rules.validate(clash)
 
 
 def test_a_failed_model_check_is_the_reason_its_cells_are_invalid(tmp_path):

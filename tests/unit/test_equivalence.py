@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dlbench.analysis import equivalence_verdicts
-from dlbench.plan import config_checks, matrix, paths, run_spec
+from dlbench.plan import comparisons, config_rules, matrix, paths, run_spec
 from dlbench.run import equivalence, harness
 
 
@@ -264,7 +264,7 @@ def test_the_check_takes_the_first_batches_of_the_shared_order_across_epochs():
 
 
 def test_check_runs_are_the_training_workloads_on_every_backend_on_the_cpu(smoke_config):
-    runs = matrix.check_runs(smoke_config)
+    runs = comparisons.check_runs(smoke_config)
     chosen = smoke_config["equivalence_check"]["workloads"]
     assert {"{}/{}".format(run.dataset, run.model) for run in runs} == set(chosen)
     assert {(run.devices, run.threads, run.repeat) for run in runs} == {(0, 1, 1)}
@@ -285,20 +285,20 @@ def test_check_runs_are_the_training_workloads_on_every_backend_on_the_cpu(smoke
         for entry in smoke_config["workloads"]
         if entry.get("task", "train") == "train"
     }
-    assert {(run.dataset, run.model) for run in matrix.check_runs(smoke_config)} == trained
-    assert not matrix.check_runs(dict(smoke_config, initial_weights="own"))
-    assert not matrix.check_runs(dict(smoke_config, equivalence_check={"steps": 0}))
+    assert {(run.dataset, run.model) for run in comparisons.check_runs(smoke_config)} == trained
+    assert not comparisons.check_runs(dict(smoke_config, initial_weights="own"))
+    assert not comparisons.check_runs(dict(smoke_config, equivalence_check={"steps": 0}))
 
 
 def test_check_settings_are_checked_against_the_config(smoke_config):
     smoke_config["equivalence_check"]["reference"] = "keras-cntk"
     with pytest.raises(matrix.ConfigError, match="reference: 'keras-cntk' is neither median"):
-        config_checks.check(smoke_config)
+        config_rules.validate(smoke_config)
     smoke_config["equivalence_check"].update(reference="keras-jax", workloads=["digits/vgg"])
     with pytest.raises(matrix.ConfigError, match=r"workloads\[0\]: 'digits/vgg' names no"):
-        config_checks.check(smoke_config)
+        config_rules.validate(smoke_config)
     smoke_config["equivalence_check"]["workloads"] = ["digits/cnn", "cifar10/vgg_cifar"]
-    config_checks.check(smoke_config)  # a workload not configured is not checked
+    config_rules.validate(smoke_config)  # a workload not configured is not checked
 
 
 def test_a_check_run_records_its_curve_from_the_shared_weights(tmp_path, numpy_backend, digits_npz):

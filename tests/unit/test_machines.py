@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from dlbench.analysis import collect, imported_results, machines
-from dlbench.plan import config_checks, matrix, paths, run_spec
+from dlbench.plan import config_rules, matrix, paths, run_spec
 from dlbench.record import contract
 from dlbench.run import harness
 from testkit import REPO, fixture_record
@@ -39,30 +39,30 @@ def test_one_threads_value_is_a_list_of_one(smoke_config):
 def test_threads_or_gpus_the_machine_does_not_have_are_refused_at_planning(smoke_config):
     config = dict(smoke_config, threads=[1, 2, 64])
     with pytest.raises(matrix.ConfigError) as refused:
-        config_checks.check_machine(config, cpus=2)
+        config_rules.validate_machine(config, cpus=2)
     assert str(refused.value) == (
         "threads[2]: 64 is more than the 2 CPUs this machine lets the workflow use; "
         'use at most 2 or "all"'
     )
-    config_checks.check_machine(dict(smoke_config, threads=["all", 2]), cpus=2)
+    config_rules.validate_machine(dict(smoke_config, threads=["all", 2]), cpus=2)
     on_gpus = dict(smoke_config, accelerator="gpu")
     on_gpus["workloads"] = [dict(smoke_config["workloads"][0], devices=[0, 1, 4])]
     with pytest.raises(matrix.ConfigError) as refused:
-        config_checks.check_machine(on_gpus, cpus=2, gpus=1)
+        config_rules.validate_machine(on_gpus, cpus=2, gpus=1)
     assert str(refused.value) == (
         "workloads[0].devices[2]: 4 is more than the 1 GPUs this machine has; use at most 1"
     )
-    config_checks.check_machine(on_gpus, cpus=2, gpus=None)  # jobs that run elsewhere (a cluster)
+    config_rules.validate_machine(on_gpus, cpus=2, gpus=None)  # jobs that run elsewhere (a cluster)
     with pytest.raises(matrix.ConfigError) as refused:
-        config_checks.check_machine(on_gpus, cpus=2, gpus=0)  # a machine without a GPU
+        config_rules.validate_machine(on_gpus, cpus=2, gpus=0)  # a machine without a GPU
     assert str(refused.value).startswith(
         "workloads[0].devices[1]: 1 asks for GPUs, and this machine has none"
     )
     assert "accelerator: emulated-cpu" in str(refused.value)
     assert len(str(refused.value).splitlines()) <= 3
     emulated = dict(on_gpus, accelerator="emulated-cpu")  # emulated devices are not GPUs
-    config_checks.check_machine(emulated, cpus=2, gpus=1)
-    config_checks.check_machine(emulated, cpus=2, gpus=0)
+    config_rules.validate_machine(emulated, cpus=2, gpus=1)
+    config_rules.validate_machine(emulated, cpus=2, gpus=0)
 
 
 def test_a_machine_without_a_gpu_has_none_to_plan_on(smoke_config, monkeypatch):

@@ -4,7 +4,7 @@ import pytest
 
 from dlbench import catalog
 from dlbench.models import workloads as workload_registry
-from dlbench.plan import config_checks, matrix, paths, run_spec
+from dlbench.plan import comparisons, config_rules, matrix, paths, run_spec
 
 KERAS3 = {"keras-tensorflow", "keras-jax", "keras-torch"}
 LEGACY = {"keras2-theano", "keras2-cntk", "keras-mxnet"}
@@ -88,18 +88,18 @@ def test_a_workload_a_framework_computes_wrongly_is_shown_with_what_was_measured
 def test_workload_no_backend_can_run_is_refused(smoke_config):
     smoke_config["workloads"][0]["backends"] = ["keras-openvino"]
     with pytest.raises(matrix.ConfigError, match=r"workloads\[0\].backends: no backend"):
-        config_checks.check(smoke_config)
+        config_rules.validate(smoke_config)
 
 
 def test_existing_environments_are_named_by_backend_or_environment(smoke_config):
     smoke_config["existing_environments"] = {"native-torch": "/x/python", "keras-jax.cuda": "/y"}
-    config_checks.check(smoke_config)
+    config_rules.validate(smoke_config)
     assert run_spec.existing_python(smoke_config, "native-torch.cuda") == "/x/python"
     assert run_spec.existing_python(smoke_config, "keras-jax.cuda") == "/y"
     assert run_spec.existing_python(smoke_config, "keras-jax") is None
     smoke_config["existing_environments"] = {"native-caffe": "/z"}
     with pytest.raises(matrix.ConfigError, match="existing_environments.native-caffe: not a"):
-        config_checks.check(smoke_config)
+        config_rules.validate(smoke_config)
 
 
 def test_existing_mode_needs_an_interpreter_for_every_environment(smoke_config):
@@ -108,9 +108,9 @@ def test_existing_mode_needs_an_interpreter_for_every_environment(smoke_config):
         matrix.ConfigError,
         match="env_mode: existing.*; keras-jax, keras-mxnet, .* native-tensorflow have none",
     ):
-        config_checks.check(smoke_config)
+        config_rules.validate(smoke_config)
     smoke_config["existing_environments"] = {b: "/x" for b in smoke_config["backends"]}
-    config_checks.check(smoke_config)
+    config_rules.validate(smoke_config)
 
 
 def test_shared_weights_in_existing_mode_need_keras_on_torch(smoke_config):
@@ -122,16 +122,16 @@ def test_shared_weights_in_existing_mode_need_keras_on_torch(smoke_config):
         workloads=[dict(mlp, backends=["native-torch"])],
     )
     with pytest.raises(matrix.ConfigError, match="initial_weights: shared .* keras-torch"):
-        config_checks.check(smoke_config)
-    config_checks.check(dict(smoke_config, initial_weights="own"))
+        config_rules.validate(smoke_config)
+    config_rules.validate(dict(smoke_config, initial_weights="own"))
     smoke_config["existing_environments"]["keras-torch"] = "/y"
-    config_checks.check(smoke_config)
+    config_rules.validate(smoke_config)
 
 
 def test_the_compilation_cache_is_a_setting_of_jax_backends_only(smoke_config):
     smoke_config["backends"]["keras-jax"] = {"jit_compile": True, "compilation_cache": True}
     smoke_config["workloads"][0]["backend_settings"] = {"native-jax": {"compilation_cache": True}}
-    config_checks.check(smoke_config)
+    config_rules.validate(smoke_config)
     (run,) = [
         run
         for run in matrix.runs(smoke_config)
@@ -143,21 +143,21 @@ def test_the_compilation_cache_is_a_setting_of_jax_backends_only(smoke_config):
         matrix.ConfigError,
         match=r"workloads\[0\].backend_settings.native-torch.compilation_cache: .* on torch",
     ):
-        config_checks.check(smoke_config)
+        config_rules.validate(smoke_config)
 
 
 def test_theano_and_pytensor_alone_take_g_plus_plus_flags(smoke_config):
     smoke_config["backends"]["keras2-theano"] = {"cxxflags": "-O1"}
     smoke_config["backends"]["native-pytensor"] = {"cxxflags": "-O1 -march=x86-64-v3"}
-    config_checks.check(smoke_config)
+    config_rules.validate(smoke_config)
     smoke_config["backends"]["keras-mxnet"] = {"cxxflags": "-O1"}
     with pytest.raises(matrix.ConfigError, match=r"backends.keras-mxnet.cxxflags: .* on mxnet"):
-        config_checks.check(smoke_config)
+        config_rules.validate(smoke_config)
     smoke_config["backends"]["keras-mxnet"] = {"precompiled_headers": True}
     with pytest.raises(
         matrix.ConfigError, match=r"backends.keras-mxnet.precompiled_headers: .* on mxnet"
     ):
-        config_checks.check(smoke_config)
+        config_rules.validate(smoke_config)
 
 
 def test_training_runs_share_initial_weights_per_workload_and_seed(smoke_config):
@@ -254,7 +254,7 @@ def test_precision_and_compile_are_dimensions_like_devices_and_threads(smoke_con
     config = digits_only(smoke_config, ("mlp",))
     config.update(repeats=1, precision=["float32", "mixed_bfloat16"], compile=["eager", "compiled"])
     config["workloads"][0]["repeats"] = 1
-    config_checks.check(config)
+    config_rules.validate(config)
     runs = matrix.runs(config)
     ran = {(r.backend, r.precision, r.compile) for r in runs}
     # Keras 3 on TensorFlow and torch, native torch: every combination
@@ -309,7 +309,7 @@ def test_a_compile_mode_sets_the_backends_jit_and_auto_keeps_the_configs(smoke_c
 def test_the_equivalence_check_runs_in_float32_at_a_mode_each_backend_has(smoke_config):
     config = digits_only(smoke_config, ("mlp",))
     config.update(precision=["mixed_bfloat16", "float32"], compile=["eager", "compiled"])
-    checks = {run.backend: run for run in matrix.check_runs(config)}
+    checks = {run.backend: run for run in comparisons.check_runs(config)}
     assert {run.precision for run in checks.values()} == {"float32"}
     assert checks["keras-torch"].compile == "eager" and checks["keras-jax"].compile == "compiled"
     assert checks["keras2-cntk"].compile == "compiled"  # a static graph: no eager mode
@@ -321,7 +321,7 @@ def test_a_config_where_no_backend_has_the_mode_names_every_reason(smoke_config)
     config["workloads"][0].pop("backends", None)
     config["precision"] = "mixed_float16"
     with pytest.raises(matrix.ConfigError) as refused:
-        config_checks.check(config)
+        config_rules.validate(config)
     message = str(refused.value)
     assert "precision ['mixed_float16']" in message
     assert catalog.KERAS2_PRECISION in message and "CNTK 2.7" in message
@@ -336,7 +336,7 @@ def test_a_workload_may_set_its_own_values_of_a_dimension(smoke_config):
     mlp, cnn, lenet = config["workloads"]
     mlp.update(repeats=1, precision=["float32", "mixed_bfloat16"], compile=["eager", "compiled"])
     cnn.update(devices=[0, 1, 2], threads=[1, 2])
-    config_checks.check(config)
+    config_rules.validate(config)
     runs = matrix.runs(config)
     settings = {
         model: {(r.precision, r.compile, r.devices, r.threads) for r in runs if r.model == model}
@@ -351,17 +351,17 @@ def test_a_workload_may_set_its_own_values_of_a_dimension(smoke_config):
     assert matrix.plots(config, cnn) == ["epoch_time", "convergence", "scaling", "threads_scaling"]
     assert matrix.plots(config, mlp) == ["epoch_time", "convergence"]
     assert matrix.plots(config, lenet) == ["latency", "throughput"]
-    assert matrix.modes_compared(config)
+    assert comparisons.modes_compared(config)
     assert matrix.every_dimension_value(config, "devices") == [0, 1, 2]
     cnn["devices"] = [0, 3]
     with pytest.raises(matrix.ConfigError, match=r"workloads\[1\]\.devices\[1\]: 3 devices"):
-        config_checks.check(config)
+        config_rules.validate(config)
 
 
 def test_exclude_leaves_out_the_cells_it_names_and_says_so(smoke_config):
     left_out = {"backend": "keras-torch", "compile": "compiled"}
     config = dict(smoke_config, compile=["eager", "compiled"], exclude=[left_out])
-    config_checks.check(config)
+    config_rules.validate(config)
     modes = {(run.backend, run.compile) for run in matrix.runs(config) if run.model == "mlp"}
     assert ("keras-torch", "compiled") not in modes
     assert {("keras-torch", "eager"), ("native-torch", "compiled")} <= modes
@@ -387,7 +387,7 @@ def test_an_exclusion_that_leaves_out_no_cell_is_refused(smoke_config, item, com
     excluded = [{"backend": "keras-jax", "model": "mlp"}, item]
     config = dict(smoke_config, compile=compile_modes, exclude=excluded)
     with pytest.raises(matrix.ConfigError, match=r"exclude\[1\]: .* matches no cell"):
-        config_checks.check(config)
+        config_rules.validate(config)
 
 
 def test_an_exclusion_may_leave_out_a_check_alone(smoke_config):
@@ -402,7 +402,7 @@ def test_an_exclusion_may_leave_out_a_check_alone(smoke_config):
     )
     unexcluded = dict(config, exclude=[])
     assert not [run for run in matrix.runs(unexcluded) if run.backend == "keras2-theano"]
-    checked = {run.backend for run in matrix.check_runs(unexcluded)}
+    checked = {run.backend for run in comparisons.check_runs(unexcluded)}
     assert "keras2-theano" in checked
-    config_checks.check(config)
-    assert {run.backend for run in matrix.check_runs(config)} == checked - {"keras2-theano"}
+    config_rules.validate(config)
+    assert {run.backend for run in comparisons.check_runs(config)} == checked - {"keras2-theano"}

@@ -12,7 +12,7 @@ import pytest
 from test_initial_weights import manifest_of
 
 from dlbench.analysis import collect, equivalence_verdicts, tables
-from dlbench.plan import config_checks, matrix, run_spec
+from dlbench.plan import comparisons, config_rules, matrix, run_spec
 from dlbench.record import record_schema
 from dlbench.run import harness, shared_weights
 from test_harness import infer_spec
@@ -181,7 +181,7 @@ def test_workload_table_gains_a_same_predictions_column():
 
 
 def test_inference_runs_load_the_trained_weights_where_the_workload_trains_them(smoke_config):
-    config_checks.check(smoke_config)
+    config_rules.validate(smoke_config)
     entry = matrix.workload(smoke_config, "digits", "lenet")
     run = matrix.Run("digits", "lenet", "keras-jax", repeat=2)
     assert run_spec.initial_weights_entry(smoke_config, entry, run) == {
@@ -194,16 +194,16 @@ def test_inference_runs_load_the_trained_weights_where_the_workload_trains_them(
     assert found == {"initial_weights": "results/weights/imagenet_synthetic/resnet50/seed43.npz"}
     own = dict(smoke_config, initial_weights="own")
     assert run_spec.initial_weights_entry(own, resnet, run) == {}
-    assert matrix.predictions_compared(smoke_config)
-    assert not matrix.predictions_compared(dict(smoke_config, initial_weights="own"))
+    assert comparisons.predictions_compared(smoke_config)
+    assert not comparisons.predictions_compared(dict(smoke_config, initial_weights="own"))
 
 
 def test_trained_weights_are_refused_where_they_mean_nothing(smoke_config):
     training = matrix.workload(smoke_config, "digits", "lenet")["trained_weights"]
     matrix.workload(smoke_config, "digits", "mlp")["trained_weights"] = training
     with pytest.raises(matrix.ConfigError, match=r"workloads\[0\].trained_weights: only an inf"):
-        config_checks.check(smoke_config)
+        config_rules.validate(smoke_config)
     del matrix.workload(smoke_config, "digits", "mlp")["trained_weights"]
     matrix.workload(smoke_config, "imagenet_synthetic", "resnet50")["trained_weights"] = training
     with pytest.raises(matrix.ConfigError, match="nothing to learn .resnet50 ends in features"):
-        config_checks.check(smoke_config)
+        config_rules.validate(smoke_config)

@@ -15,7 +15,7 @@ from snakemake.utils import validate
 
 from dlbench.analysis import plots, versions
 from dlbench.environments import envspec, variants
-from dlbench.plan import config_checks, matrix, paths, run_spec, targets
+from dlbench.plan import config_rules, matrix, paths, run_spec, targets
 from dlbench.run import supervise
 from testkit import REPO
 
@@ -28,7 +28,7 @@ def smoke(**changes):
     config = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
     config = copy.deepcopy(dict(config, **changes))
     validate(config, SCHEMA)
-    config_checks.check(config)
+    config_rules.validate(config)
     return config
 
 

@@ -12,7 +12,7 @@ sys.path.insert(0, SRC)
 from dlbench import catalog
 from dlbench.data import datasets
 from dlbench.environments import variants
-from dlbench.plan import matrix, paths, scheduling, targets, validation
+from dlbench.plan import comparisons, matrix, paths, scheduling, targets, validation
 from dlbench.plan.machine_limits import machine_limits
 from dlbench.run import integrity
 

@@ -198,7 +198,7 @@ rule versions_table:
                 category="Versions",
                 labels={"figure": "versions table (CSV)"},
             )
-            if matrix.versions_configured(config)
+            if comparisons.versions_configured(config)
             else "results/tables/versions.csv"
         ),
         html=(
@@ -208,7 +208,7 @@ rule versions_table:
                 category="Versions",
                 labels={"figure": "versions table"},
             )
-            if matrix.versions_configured(config)
+            if comparisons.versions_configured(config)
             else "results/tables/versions.html"
         ),
         markdown="results/tables/versions.md",
@@ -235,7 +235,7 @@ rule plot_versions:
                 category="Versions",
                 labels={"figure": "versions"},
             )
-            if matrix.versions_configured(config)
+            if comparisons.versions_configured(config)
             else "results/plots/versions.png"
         ),
     log:

@@ -49,7 +49,7 @@ rule equivalence_table:
     conda:
         MAIN_ENV
     params:
-        settings=matrix.check_settings(config),
+        settings=comparisons.check_settings(config),
     script:
         "../scripts/equivalence_table.py"
 
@@ -76,6 +76,6 @@ rule predictions_table:
     conda:
         MAIN_ENV
     params:
-        settings=matrix.check_settings(config),
+        settings=comparisons.check_settings(config),
     script:
         "../scripts/predictions_table.py"

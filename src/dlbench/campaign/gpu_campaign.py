@@ -35,7 +35,7 @@ import tarfile
 import time
 from pathlib import Path
 
-from dlbench.plan import config_checks, paths
+from dlbench.plan import config_rules, paths
 
 KIT_DIR = ".gpu-kit"
 ENV_DIR = ".gpu-env"
@@ -192,7 +192,7 @@ def planned_runs(configfiles):
         with open(path) as handle:
             config.update(yaml.safe_load(handle))
     validate(config, "workflow/schemas/config.schema.yaml")
-    config_checks.check(config)
+    config_rules.validate(config)
     return [(run, paths.run_dir(run) + "/run.json") for run in matrix.runs(config)]
 
 

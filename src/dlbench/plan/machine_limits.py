@@ -1,4 +1,4 @@
-"""What this machine can give the runs it plans, for config_checks.check_machine:
+"""What this machine can give the runs it plans, for config_rules.validate_machine:
 the CPUs the workflow may use (its affinity) and the GPUs it has, where it
 can tell (CUDA_VISIBLE_DEVICES or nvidia-smi; asked only when the config
 runs on GPUs). A machine where nvidia-smi lists no GPU, or that has none,

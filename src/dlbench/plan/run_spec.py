@@ -6,7 +6,7 @@ and interpreter a run takes."""
 from dlbench import catalog
 from dlbench.environments import variants
 from dlbench.models import workloads
-from dlbench.plan import matrix, paths
+from dlbench.plan import comparisons, matrix, paths
 
 
 def run_environment(config, run):
@@ -31,7 +31,9 @@ def existing_python(config, environment):
 
 def check_spec(config, run):
     """A check run's spec: the run's, with task ``check`` and its steps."""
-    return dict(spec(config, run), task="check", check_steps=matrix.check_settings(config)["steps"])
+    return dict(
+        spec(config, run), task="check", check_steps=comparisons.check_settings(config)["steps"]
+    )
 
 
 BATCH_RULES = {

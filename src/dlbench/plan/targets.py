@@ -20,7 +20,7 @@ from pathlib import Path
 from dlbench import catalog
 from dlbench.environments import envspec, variants
 from dlbench.models import lines, workloads
-from dlbench.plan import import_graph, matrix, paths, run_spec
+from dlbench.plan import comparisons, import_graph, matrix, paths, run_spec
 
 # The workflow builds Keras models itself in this environment: to count the
 # FLOPs of the user's own models (dlbench.run.flops_count) and to draw the
@@ -52,7 +52,7 @@ class Plan(object):
         self.env_mode = env_mode
         self.machine = config["machine"]
         self.runs = matrix.runs(config)
-        self.check_runs = matrix.check_runs(config)
+        self.check_runs = comparisons.check_runs(config)
         self.workloads = [(w["dataset"], w["model"], w["task"]) for w in config["workloads"]]
         self._entries = {(w["dataset"], w["model"]): w for w in config["workloads"]}
 
@@ -183,7 +183,7 @@ class Plan(object):
         task = self.workload(wildcards.dataset, wildcards.model)["task"]
         if (wildcards.dataset, wildcards.model) in checked:
             inputs["checks"] = "results/tables/equivalence.csv"
-        elif task == "infer" and matrix.predictions_compared(self.config):
+        elif task == "infer" and comparisons.predictions_compared(self.config):
             inputs["checks"] = "results/tables/predictions.csv"
         return inputs
 
@@ -243,11 +243,11 @@ class Plan(object):
         ]
         if self.check_records():
             outputs.append("results/tables/equivalence.md")
-        if matrix.predictions_compared(self.config):
+        if comparisons.predictions_compared(self.config):
             outputs.append("results/tables/predictions.md")
-        if matrix.versions_compared(self.config):
+        if comparisons.versions_compared(self.config):
             outputs += ["results/tables/versions.md", "results/plots/versions.png"]
-        if matrix.modes_compared(self.config):
+        if comparisons.modes_compared(self.config):
             outputs += ["results/tables/speedups.md", "results/plots/speedups.png"]
         if catalog.keras_native_pairs(set(self.config["backends"])):
             outputs += [

@@ -1,6 +1,6 @@
 """A config validated before any job is planned: against the schema, then
-by the matrix's own rules (``config_checks.check``), then against what this machine
-has (``config_checks.check_machine``). Each mistake is told in at most three lines:
+by the matrix's own rules (``config_rules.validate``), then against what this machine
+has (``config_rules.validate_machine``). Each mistake is told in at most three lines:
 where, the value, and what is allowed there.
 
 jsonschema's own answer prints the schema fragment and the whole config (for
@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 from jsonschema import exceptions, validators
 
-from dlbench.plan import config_checks, matrix
+from dlbench.plan import config_rules, matrix
 
 # Keys and values listed after "allowed:" are cut at this many characters:
 # the message stays readable on a terminal, and the log has them all.
@@ -42,11 +42,11 @@ def validate_config(config, schema, schema_path, machine=None, log_path=None):
     if problem:
         raise matrix.ConfigError(problem)
     validate(config, str(schema_path))  # its defaults, into the config
-    config_checks.check(config)
+    config_rules.validate(config)
     if machine is None:
         return None
     limits = machine(config)
-    config_checks.check_machine(config, *limits)
+    config_rules.validate_machine(config, *limits)
     return limits
 
 

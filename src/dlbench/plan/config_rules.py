@@ -2,7 +2,7 @@
 express (dlbench.plan.validation checks the schema first): workloads that fit
 their datasets, backends that can run them, exclusions that exclude
 something, the equivalence check's settings, version variants, existing
-environments, and what this machine can run (``check_machine``). A refusal is
+environments, and what this machine can run (``validate_machine``). A refusal is
 a ``matrix.ConfigError`` naming the key."""
 
 import itertools
@@ -10,7 +10,7 @@ import itertools
 from dlbench import catalog
 from dlbench.environments import variants
 from dlbench.models import workloads
-from dlbench.plan import matrix, run_spec
+from dlbench.plan import comparisons, matrix, run_spec
 
 # Backend settings only some frameworks have, and those frameworks.
 FRAMEWORK_SETTINGS = {
@@ -47,7 +47,7 @@ def _check_framework_settings(config):
                 )
 
 
-def check(config):
+def validate(config):
     """Refuse, before any job starts, what the JSON schema cannot express
     (and make whole-number floats integers: ``normalise``)."""
     matrix.normalise(config)
@@ -181,7 +181,7 @@ def _check_exclusions(config):
                 unexcluded, entry, backend, setting
             ):
                 used.add(excluded.index(item))
-    for run in matrix.check_runs(unexcluded):
+    for run in comparisons.check_runs(unexcluded):
         entry = matrix.workload(config, run.dataset, run.model)
         item = matrix.exclusion(config, entry, run.backend, run._asdict())
         if item is not None:
@@ -194,7 +194,7 @@ def _check_exclusions(config):
             )
 
 
-def check_machine(config, cpus, gpus=None):
+def validate_machine(config, cpus, gpus=None):
     """Refuse what this machine cannot be, before any job starts: a thread
     count above ``cpus`` (the CPUs the workflow may use), a device count
     above ``gpus`` (None: the machine cannot tell). A cell would otherwise be
@@ -234,7 +234,7 @@ def check_machine(config, cpus, gpus=None):
 
 
 def _check_equivalence_settings(config):
-    settings = matrix.check_settings(config)
+    settings = comparisons.check_settings(config)
     reference = settings["reference"]
     if reference != "median" and reference not in config["backends"]:
         raise matrix.ConfigError(
