@@ -31,6 +31,7 @@ SETTINGS = {
     "denormals": "denormal numbers flushed to zero or kept (observed)",
     "compile_mode": "how the framework runs the model's steps",
     "tensor_float_32_execution": "TensorFlow's TF32 switch (it acts on GPUs only)",
+    "openvino_precision_hint": "the OpenVINO CPU plugin's INFERENCE_PRECISION_HINT asked",
 }
 # The settings the tables compare are the record's contract.
 COMPARED = contract.COMPARED_SETTINGS
