@@ -69,6 +69,11 @@ TIMED = (
     "accuracy",
     "parity",
     "gap",
+    "s/epoch",
+    "s_per_",
+    "gflop",
+    "value",
+    "rank",
 )
 
 
@@ -83,9 +88,25 @@ def tables(folder):
     }
 
 
+def unordered_pairs(frame):
+    """A pair of backends named as faster and slower is the same pair
+    whichever was faster: keyed by the two names in order."""
+    if "faster" in frame and "slower" in frame:
+        names = frame[["faster", "slower"]].astype(str)
+        frame = frame.assign(pair=names.min(axis=1) + " / " + names.max(axis=1))
+        frame = frame.drop(columns=["faster", "slower"])
+    return frame
+
+
+def count_differing(left, right):
+    """How many of two aligned columns' values differ (missing on both: the same)."""
+    same = (left.astype(str) == right.astype(str)) | (left.isna() & right.isna())
+    return int((~same).sum())
+
+
 def compare_csv(before, after):
     """(missing columns, extra columns, missing rows, extra rows, differing values)."""
-    old, new = pd.read_csv(before), pd.read_csv(after)
+    old, new = unordered_pairs(pd.read_csv(before)), unordered_pairs(pd.read_csv(after))
     columns = (sorted(set(old) - set(new)), sorted(set(new) - set(old)))
     keys = [key for key in KEYS if key in old and key in new]
     if not keys:
@@ -102,8 +123,7 @@ def compare_csv(before, after):
     for column in shared:
         if any(word in column.lower() for word in TIMED):
             continue
-        left, right = joined[column + "_x"].astype(str), joined[column + "_y"].astype(str)
-        count = int((left != right).sum())
+        count = count_differing(joined[column + "_x"], joined[column + "_y"])
         if count:
             differing[column] = count
     return columns + (sorted(rows_old - rows_new), sorted(rows_new - rows_old), differing)
