@@ -98,18 +98,58 @@ def pytest_collection_modifyitems(config, items):
     )
 
 
-def pytest_itemcollected(item):
-    """pytest-xdist's unit of work (``--dist loadgroup``, pyproject.toml): a
-    module's tests, or those of its tests that read the background workflow
-    apart, so that a module's fixtures are made once on one worker. With
-    ``--no-loadscope-reorder`` the units go out in the order
-    ``pytest_collection_modifyitems`` gives (xdist's own order would start with
-    the modules of most tests), to whichever worker is free: the tests that
-    wait for the background workflow come last."""
-    group = item.nodeid.split("::")[0]
-    if BACKGROUND_READER in getattr(item, "fixturenames", ()):
-        group += "#reads-the-workflow"
-    item.add_marker(pytest.mark.xdist_group(group))
+try:
+    from xdist.scheduler import LoadScopeScheduling
+except ImportError:  # pytest runs every test itself
+    LoadScopeScheduling = None
+
+if LoadScopeScheduling is not None:
+
+    class ModuleRunScheduling(LoadScopeScheduling):
+        """pytest-xdist's unit of work here: a run of consecutive tests of one
+        module in the order ``pytest_collection_modifyitems`` gave, handed out
+        in that order to whichever worker is free. A module's fixtures are
+        then made once, and the tests that wait for the background workflow
+        still come last (xdist's own scopes would start with the modules of
+        most tests)."""
+
+        def schedule(self):
+            if self.collection is None and self.collection_is_completed:
+                collection = next(iter(self.registered_collections.values()))
+                self.run_of = {}
+                run = 0
+                for previous, nodeid in zip([None, *collection], collection):
+                    if previous is None or _module(previous) != _module(nodeid):
+                        run += 1
+                    self.run_of[nodeid] = "{}#{}".format(_module(nodeid), run)
+            super().schedule()
+
+        def _split_scope(self, nodeid):
+            return self.run_of[nodeid]
+
+        def _reschedule(self, node):
+            """xdist's, but a worker gets its next run only when it holds
+            back nothing but the last test of its runs (xdist's gives it one
+            while two are left): the modules that read the built workflow
+            start as it ends, and one queued behind a module still running
+            on one worker left the other idle at the end of the session."""
+            if node.shutting_down:
+                return
+            if not self.workqueue:
+                node.shutdown()
+                return
+            if self._pending_of(self.assigned_work[node]) > 1:
+                return
+            self._assign_work_unit(node)
+
+    def _module(nodeid):
+        return nodeid.split("::")[0]
+
+    def pytest_xdist_make_scheduler(config, log):
+        if config.getvalue("dist") == "load":  # -n's default
+            config.option.loadscopereorder = False
+            return ModuleRunScheduling(config, log)
+        return None
 
 
 def pytest_configure(config):

@@ -6,7 +6,7 @@ not, and, for columns that are no measurement of time, how many values
 differ. Exit status 1 where a table, a column or a row is missing on one
 side.
 
-    python benchmarks/compare_results.py BEFORE/results AFTER/results
+    python tests/compare_results.py BEFORE/results AFTER/results
 """
 
 import sys
