@@ -25,8 +25,7 @@ import sys
 
 from dlbench import catalog
 from dlbench.models import flops, workloads
-
-BATCH = 2
+from dlbench.run.flops_count import BATCH, per_sample
 
 
 @contextlib.contextmanager
@@ -60,14 +59,6 @@ def _batch(torch, model, spec):
     return inputs, labels
 
 
-def _per_sample(total, what):
-    if total % BATCH:
-        raise ArithmeticError(
-            "{} FLOPs {} do not divide by the batch {}".format(what, total, BATCH)
-        )
-    return total // BATCH
-
-
 def count(model, dims):
     """FLOPs per sample of ``model`` on ``dims``, as FlopCounterMode counts them."""
     import torch
@@ -90,8 +81,8 @@ def count(model, dims):
                 loss = torch.nn.functional.cross_entropy(outputs, labels)
             loss.backward()
     return {
-        "forward": _per_sample(forward.get_total_flops(), "forward"),
-        "training": _per_sample(training.get_total_flops(), "training"),
+        "forward": per_sample(forward.get_total_flops(), "forward"),
+        "training": per_sample(training.get_total_flops(), "training"),
         "counter": "torch.utils.flop_counter.FlopCounterMode (torch {}, CPU, oneDNN off, "
         "batch {})".format(torch.__version__, BATCH),
     }

@@ -10,20 +10,17 @@ framework rules the check found, measured where they arise."""
 
 import copy
 import json
-import os
 import subprocess
 
 import pytest
 
 from dlbench.analysis import equivalence_verdicts
 from dlbench.environments.variants import PINNED
-from dlbench.host import runtime
 from dlbench.models.layers import MAX_POOL_TIES
 from dlbench.plan import comparisons, matrix, paths, run_spec
-from dlbench.record import record_schema
 from dlbench.run.backends import keras2_adapter, keras_adapter
 from testkit import RUN_TIMEOUT_S
-from workflows import load_test_config
+from workflows import harness_with, load_test_config
 
 CONFIG = matrix.normalise(load_test_config())
 
@@ -87,26 +84,16 @@ def harness_run(ran_workflow, built_workflow, tmp_path_factory):
         spec["initial_weights"] = str(weights)
         if mistake == "adadelta_default_learning_rate":
             spec["hyper"]["optimizer"]["learning_rate"] = 0.001
-        venv = built_workflow.venv(backend)
         name = "{}-{}-{}-{}".format(spec["task"], model, backend, mistake or "correct")
-        record_path, steps_path = folder / (name + ".json"), folder / (name + ".csv")
-        program = (MISTAKES.get(mistake) or "") + (
-            "import sys\nfrom dlbench.run import harness\nsys.exit(harness.main(sys.argv[1:]))\n"
+        record = harness_with(
+            built_workflow,
+            backend,
+            spec,
+            data,
+            folder / (name + ".json"),
+            folder / (name + ".csv"),
+            MISTAKES.get(mistake) or "",
         )
-        done = subprocess.run(
-            [str(venv / "bin" / "python"), "-c", program]
-            + ["--spec", json.dumps(spec), "--data", str(data)]
-            + ["--record", str(record_path), "--epochs", str(steps_path)],
-            cwd=built_workflow.path / "src",
-            env=dict(os.environ, **runtime.environment_additions(str(venv), os.environ)),
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_S,
-        )
-        record = json.loads(record_path.read_text())
-        assert done.returncode == 0, (record.get("error"), done.stderr[-3000:])
-        assert record_schema.problems(record) == []
-        assert record["initial_weights"]["loaded"], record["initial_weights"]
         found[key] = dict(record, backend=name)
         return found[key]
 

@@ -9,20 +9,14 @@ the harness in the backend's own environment, with the tests' config's
 shared weights; no workflow stage is read."""
 
 import copy
-import json
-import os
-import subprocess
 
 import pytest
 
 from dlbench.analysis import equivalence_verdicts
 from dlbench.environments.variants import PINNED
-from dlbench.host import runtime
 from dlbench.plan import comparisons, matrix, run_spec
-from dlbench.record import record_schema
 from dlbench.run import equivalence
-from testkit import RUN_TIMEOUT_S
-from workflows import load_test_config
+from workflows import harness_with, load_test_config
 
 CONFIG = matrix.normalise(load_test_config())
 MODEL = "mlp"  # RMSprop, lr 0.001, dropout 0.2 after both hidden layers
@@ -68,26 +62,16 @@ def checked(built_workflow, tmp_path_factory):
         spec = copy.deepcopy(run_spec.check_spec(CONFIG, run))
         weights, _ = built_workflow.build(spec["initial_weights"], "results/data/digits.npz")
         spec["initial_weights"] = str(weights)
-        venv = built_workflow.venv(spec["environment"])
         name = "{}-{}".format(backend, slip or "as-written")
-        record_path = folder / (name + ".json")
-        program = SLIPS.get(slip, "") + (
-            "import sys\nfrom dlbench.run import harness\nsys.exit(harness.main(sys.argv[1:]))\n"
+        record = harness_with(
+            built_workflow,
+            spec["environment"],
+            spec,
+            data,
+            folder / (name + ".json"),
+            folder / (name + ".csv"),
+            SLIPS.get(slip, ""),
         )
-        done = subprocess.run(
-            [str(venv / "bin" / "python"), "-c", program]
-            + ["--spec", json.dumps(spec), "--data", str(data)]
-            + ["--record", str(record_path), "--epochs", str(folder / (name + ".csv"))],
-            cwd=built_workflow.path / "src",
-            env=dict(os.environ, **runtime.environment_additions(str(venv), os.environ)),
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_S,
-        )
-        record = json.loads(record_path.read_text())
-        assert done.returncode == 0, (record.get("error"), done.stderr[-3000:])
-        assert record_schema.problems(record) == []
-        assert record["initial_weights"]["loaded"], record["initial_weights"]
         found[backend, slip] = dict(record, backend=name)
         return found[backend, slip]
 

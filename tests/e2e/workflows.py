@@ -288,6 +288,35 @@ def supervised_run(built, spec, folder, data="results/data/digits.npz", env=None
     return json.loads(record.read_text())
 
 
+def harness_with(built, environment, spec, data, record, steps, first=""):
+    """One run of ``spec`` by the harness in ``environment``'s venv of the
+    built workflow, with the Python ``first`` run in its process before it
+    (a mistake put into a framework, for the equivalence check's tests); its
+    record, which must conform and have loaded the shared weights."""
+    from dlbench.host import runtime
+    from dlbench.record import record_schema
+
+    venv = built.venv(environment)
+    program = first + (
+        "import sys\nfrom dlbench.run import harness\nsys.exit(harness.main(sys.argv[1:]))\n"
+    )
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", program]
+        + ["--spec", json.dumps(spec), "--data", str(data)]
+        + ["--record", str(record), "--epochs", str(steps)],
+        cwd=built.path / "src",
+        env=dict(os.environ, **runtime.environment_additions(str(venv), os.environ)),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+    )
+    found = json.loads(Path(record).read_text())
+    assert done.returncode == 0, (found.get("error"), done.stderr[-3000:])
+    assert record_schema.problems(found) == []
+    assert found["initial_weights"]["loaded"], found["initial_weights"]
+    return found
+
+
 def small_dataset(built, folder, dataset="digits", train=256, test=128):
     """The built workflow's prepared ``dataset`` cut to its first ``train``
     and ``test`` samples: the same format, a few steps an epoch, for runs

@@ -57,7 +57,8 @@ def _register_cpu_attention(torch):
             flop_counter.register_flop_formula(operator)(formula)
 
 
-def _per_sample(total, what):
+def per_sample(total, what):
+    """A batch's FLOPs per sample (the batch must divide them)."""
     if total % BATCH:
         raise ArithmeticError(
             "{} FLOPs {} do not divide by the batch {}".format(what, total, BATCH)
@@ -103,8 +104,8 @@ def count(model_name, data_path):
     finally:
         torch.backends.mkldnn.enabled = enabled
     return {
-        "forward": _per_sample(forward.get_total_flops(), "forward"),
-        "training": _per_sample(training.get_total_flops(), "training"),
+        "forward": per_sample(forward.get_total_flops(), "forward"),
+        "training": per_sample(training.get_total_flops(), "training"),
         "parameters": int(model.count_params()),
         "counter": "torch.utils.flop_counter.FlopCounterMode on Keras {} (torch {}, CPU, "
         "oneDNN off, batch {})".format(keras.__version__, torch.__version__, BATCH),

@@ -19,6 +19,11 @@ class Adapter(object):
         self.first_step_seconds = None
         # Where the framework reports its compiles: a dlbench.run.compiles.Counter.
         self.compile_counter = None
+        # Set in ``setup``: reads the hidden settings back from the framework
+        # (dlbench.run.manifest); ``settings`` calls it once, when the record
+        # is written, so that its probes run outside every clock.
+        self.read_manifest = None
+        self._manifest_read = None
         # Set by the caller before ``build`` when shared weights will be
         # loaded into the model: the adapter may skip its own random draw.
         self.weights_follow = False
@@ -35,8 +40,14 @@ class Adapter(object):
         raise NotImplementedError
 
     def settings(self):
-        """The settings that ran (jit, kernels, precision, threads)."""
-        return dict(self.applied)
+        """The settings that ran (jit, kernels, precision, threads) and the
+        manifest of hidden settings, read back once."""
+        found = dict(self.applied)
+        if self._manifest_read is None and self.read_manifest is not None:
+            self._manifest_read = self.read_manifest()
+        if self._manifest_read is not None:
+            found["manifest"] = self._manifest_read
+        return found
 
     def build(self, model, data_spec, hyper):
         """The model, compiled; ``data_spec`` is the dataset's meta with its

@@ -98,7 +98,8 @@ class Adapter(base.Adapter):
                 "image_data_format": keras.backend.image_data_format(),
             }
         )
-        self.applied["manifest"] = self._manifest(threads)
+        self._set_hidden_settings()
+        self.read_manifest = lambda: self._manifest(threads)
 
     @property
     def on_gpu(self):
@@ -119,23 +120,35 @@ class Adapter(base.Adapter):
             return "eager" + (" (tf.function graph)" if self.framework == "tensorflow" else "")
         return "Keras' jit_compile=auto"
 
-    def _manifest(self, threads):
-        """The hidden settings (dlbench.run.manifest), set as the run asks
-        and read back from the framework underneath Keras."""
+    def _set_hidden_settings(self):
+        """The hidden settings (dlbench.run.manifest) of the framework
+        underneath Keras, set as the run asks."""
         if self.framework == "tensorflow":
             import tensorflow as tf
 
             manifest.set_tensorflow(tf, self.precision, self.requested)
+        elif self.framework == "jax":
+            import jax
+
+            manifest.set_jax(jax, self.precision)
+        elif self.framework == "torch":
+            import torch
+
+            manifest.set_torch(torch, self.precision, self.requested, self.on_gpu)
+
+    def _manifest(self, threads):
+        """The hidden settings, read back from the framework underneath Keras."""
+        if self.framework == "tensorflow":
+            import tensorflow as tf
+
             return manifest.tensorflow_manifest(tf, self.on_gpu, self._compile_mode())
         if self.framework == "jax":
             import jax
 
-            manifest.set_jax(jax, self.precision)
             return manifest.jax_manifest(jax, self.on_gpu, self._compile_mode())
         if self.framework == "torch":
             import torch
 
-            manifest.set_torch(torch, self.precision, self.requested, self.on_gpu)
             return manifest.torch_manifest(torch, self.on_gpu, self._compile_mode())
         return self._host_manifest(threads)
 
@@ -365,9 +378,7 @@ class Adapter(base.Adapter):
         return {"cuda": torch.version.cuda, "cudnn": cudnn}
 
     def settings(self):
-        found = dict(self.applied)
-        if "manifest" in found:
-            found["manifest"] = dict(found["manifest"], compile_mode=self._compile_mode())
+        found = base.Adapter.settings(self)  # read after build: the compile mode that ran
         found["jit_compile"] = self.jit_compile
         if self.forced_jit:
             found["jit_compile_reason"] = self.forced_jit

@@ -57,7 +57,7 @@ class NativeAdapter(Adapter):
         }
 
     def settings(self):
-        found = dict(self.applied)
+        found = Adapter.settings(self)
         if "precision" in found and self.computed_dtype:
             found["precision"] = dict(found["precision"], compute_dtype=self.computed_dtype)
         return found

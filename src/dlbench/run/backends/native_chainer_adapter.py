@@ -53,7 +53,7 @@ class Adapter(native.NativeAdapter):
             }
         )
         # Chainer computes with numpy (and iDeep) on the calling thread.
-        self.applied["manifest"] = manifest.host_manifest(
+        self.read_manifest = lambda: manifest.host_manifest(
             "Chainer", threads, "define-by-run (no compiler)"
         )
         if self.mixed16:

@@ -37,7 +37,7 @@ class Adapter(native.NativeAdapter):
                 "(the minibatch's mean gradient, as Keras)",
             }
         )
-        self.applied["manifest"] = manifest.host_manifest(
+        self.read_manifest = lambda: manifest.host_manifest(
             "CNTK", threads, "CNTK's static graph", probe=manifest.cntk_probe
         )
 

@@ -88,7 +88,7 @@ class Adapter(native.NativeAdapter):
         return found
 
     def settings(self):
-        found = dict(self.applied)
+        found = super(Adapter, self).settings()
         found["inference_call"] = (
             "cudnnConvolutionForward, cudnnAddTensor, cudnnPoolingForward, cublasSgemm, "
             "cudnnActivationForward, cudnnSoftmaxForward (ctypes)"

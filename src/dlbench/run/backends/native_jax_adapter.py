@@ -57,8 +57,7 @@ class Adapter(native.NativeAdapter):
         self.jax = jax
         manifest.set_jax(jax, precision)
         on_gpu = bool(devices) and not self.emulated
-        # read before the compile counter starts: the probes compile
-        self.applied["manifest"] = manifest.jax_manifest(jax, on_gpu, "jax.jit (XLA)")
+        self.read_manifest = lambda: manifest.jax_manifest(jax, on_gpu, "jax.jit (XLA)")
         self.compile_counter = compiles.jax_counter()
         self.key = jax.random.PRNGKey(seed)
         # Always jitted, JAX's documented way: the jit_compile setting is not consulted.

@@ -63,7 +63,7 @@ class Adapter(native.NativeAdapter):
                 "device": str(self.context),
             }
         )
-        self.applied["manifest"] = manifest.host_manifest(
+        self.read_manifest = lambda: manifest.host_manifest(
             "MXNet",
             int(os.environ["OMP_NUM_THREADS"]),
             "Gluon hybridize" if self.applied["hybridize"] else "Gluon imperative",

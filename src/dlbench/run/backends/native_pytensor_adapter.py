@@ -62,7 +62,7 @@ class Adapter(native.NativeAdapter):
             }
         )
         # PyTensor's C ops run on the calling thread with OpenBLAS: numpy's probe.
-        self.applied["manifest"] = manifest.host_manifest(
+        self.read_manifest = lambda: manifest.host_manifest(
             "PyTensor", threads, "pytensor.function compiled to C", onednn=False
         )
 

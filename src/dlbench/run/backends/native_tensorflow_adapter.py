@@ -61,7 +61,7 @@ class Adapter(native.NativeAdapter):
         self.applied["inference_call"] = "tf.function of the forward pass and output, read to numpy"
         manifest.set_tensorflow(tf, precision, self.requested)
         mode = "XLA (jit_compile)" if self.jit else "tf.function graph"
-        self.applied["manifest"] = manifest.tensorflow_manifest(
+        self.read_manifest = lambda: manifest.tensorflow_manifest(
             tf, bool(devices) and not emulated, mode
         )
 

@@ -96,7 +96,7 @@ class Adapter(native.NativeAdapter):
         self.applied["device"] = str(self.device)
         manifest.set_torch(torch, self.precision, self.requested, self.on_gpu)
         compiled = self.requested.get("jit_compile") is True
-        self.applied["manifest"] = manifest.torch_manifest(
+        self.read_manifest = lambda: manifest.torch_manifest(
             torch, self.on_gpu, "torch.compile" if compiled else "eager"
         )
         if catalog.mixed(self.precision):
@@ -136,7 +136,7 @@ class Adapter(native.NativeAdapter):
         }
 
     def settings(self):
-        found = dict(self.applied)
+        found = super(Adapter, self).settings()
         found["inference_call"] = "model(x) under torch.inference_mode"
         return found
 
