@@ -17,8 +17,8 @@ import sys
 import runs
 import yaml
 
-from dlbench import catalog
 from dlbench.plan import matrix, run_spec
+from dlbench.registry import BUILT_IN
 
 ROOT = runs.ROOT
 
@@ -43,7 +43,7 @@ def main():
     dataset, model = args.workload.split("/")
     data = str(ROOT / "results" / "data" / "{}.npz".format(dataset))
     backends = args.backends or [
-        b for b in config["backends"] if not catalog.not_applicable(b, "train", 2, "emulated-cpu")
+        b for b in config["backends"] if not BUILT_IN.not_applicable(b, "train", 2, "emulated-cpu")
     ]
     rows = []
     for backend in backends:

@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 from dlbench import catalog  # noqa: E402
 from dlbench.plan import matrix  # noqa: E402
+from dlbench.registry import BUILT_IN  # noqa: E402
 
 MINIMAL_WORKFLOW = """
 rule all:
@@ -48,8 +49,8 @@ def generated_config(target_runs=1000, threads=None):
     template = {entry["model"]: entry for entry in full["workloads"]}
     workloads = [
         dict(template[model], dataset=dataset, repeats=1)
-        for dataset, model in itertools.product(catalog.DATASETS, catalog.MODELS)
-        if catalog.model_fits_dataset(model, dataset)
+        for dataset, model in itertools.product(BUILT_IN.datasets, BUILT_IN.models)
+        if BUILT_IN.fits(model, dataset)
     ]
     config = dict(full, workloads=workloads, backends={b: None for b in catalog.BACKENDS})
     if threads:

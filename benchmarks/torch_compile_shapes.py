@@ -80,7 +80,7 @@ def main():
     torch.backends.cudnn.benchmark = True
     spec, batch = SPECS[args.model]
     batch = args.batch or batch
-    net = workloads.builder(args.model, "torch")(torch, spec).to(device).eval()
+    net = workloads.module(args.model, "torch").build(torch, spec).to(device).eval()
     rng = np.random.RandomState(0)
     height, width, channels = spec["input_shape"]
     inputs = [

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dlbench import catalog
 from dlbench.host import runtime
+from dlbench.registry import Registry
 from testkit import (
     BACKGROUND_CPU,
     BACKGROUND_READER,
@@ -55,15 +55,29 @@ def full_config():
         return yaml.safe_load(handle)
 
 
+NUMPY_BACKEND = "numpy-test"
+
+
 @pytest.fixture
-def numpy_backend(monkeypatch):
-    """Registers 'numpy-test', a real numpy training loop (tests/numpy_adapter.py)."""
-    monkeypatch.setitem(
-        catalog.BACKENDS,
-        "numpy-test",
-        {"family": "numpy", "framework": "numpy", "adapter_module": "numpy_adapter"},
+def numpy_backend():
+    """'numpy-test', a real numpy training loop (tests/numpy_adapter.py): the
+    name of a backend that ``numpy_registry`` holds."""
+    return NUMPY_BACKEND
+
+
+@pytest.fixture
+def numpy_registry():
+    """The built-in registry with the backend 'numpy-test' beside the catalog's."""
+    return Registry(
+        backends={
+            NUMPY_BACKEND: {
+                "family": "numpy",
+                "framework": "numpy",
+                "adapter_module": "numpy_adapter",
+                "tasks": ("train", "infer"),
+            }
+        }
     )
-    return "numpy-test"
 
 
 @pytest.fixture(scope="session")

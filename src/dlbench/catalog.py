@@ -1,24 +1,27 @@
-"""What the benchmark knows about: datasets, models, backends.
+"""What the benchmark knows about: the built-in datasets and the backends.
 
-Plain data only, importable on every pinned Python (3.6 and later), so that the
-workflow, the harness inside a backend environment and the tests share one list.
+Read-only data and what follows from it, importable on every pinned Python
+(3.6 and later), so that the workflow, the harness inside a backend
+environment and the tests share one list. The workloads are their folders
+(dlbench.models.workloads); a config's own models and datasets join the
+built-in ones in a registry (dlbench.registry), never here.
 
-Imports: host (the CPU's instruction sets, for n/a reasons), models (the
-workloads' facts, from models.workloads).
+Imports: host (the CPU's instruction sets, for n/a reasons).
 """
 
 import os.path
+from collections.abc import Mapping
+from types import MappingProxyType
 from urllib.parse import urlparse
 
 from dlbench.host import cpu_isa
-from dlbench.models import workloads
 
 # Where a dataset's raw files come from. ``sha256`` (or ``md5:...``) is checked
 # before anything reads the file. ``base_url`` is the canonical location that
 # Keras' own loaders use; ``data_mirror`` in the config replaces it. ``input``
 # is the kind of model input the prepared dataset provides.
 KERAS_DATASETS = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
-DATASETS = {
+_DATASETS = {
     "mnist": {
         "base_url": KERAS_DATASETS,
         "files": {
@@ -127,94 +130,8 @@ DATASETS = {
     # needs no network, for the smoke config and the tests.
     "digits": {"base_url": None, "files": {}, "input": "image28"},
 }
-
-# The workloads, from their folders (dlbench/models/workloads/<model>/): the input
-# kinds each takes, its parameter count on its own dataset (None where the
-# data decides: parameter_count), and its outputs where it ends in features.
-MODELS = {
-    name: {
-        "inputs": list(workloads.facts(name).INPUTS),
-        "parameters": workloads.facts(name).PARAMETERS,
-        **(
-            {"outputs": workloads.facts(name).OUTPUTS}
-            if hasattr(workloads.facts(name), "OUTPUTS")
-            else {}
-        ),
-    }
-    for name in workloads.names()
-}
-
-
-def add_from_config(config):
-    """What a config adds to the catalog: its models of the user's own and
-    its synthetic datasets (idempotent)."""
-    add_synthetic_datasets(config.get("synthetic_datasets"))
-    add_custom_models(config.get("custom_models"))
-
-
-def add_synthetic_datasets(synthetic_datasets):
-    """Register the config's ``synthetic_datasets`` ({name: {input_shape,
-    classes, vocabulary, train, test}}): random inputs of the given shape
-    with random labels, for speed-only runs of the user's own models (the
-    input kind ``synthetic``, which no built-in workload takes)."""
-    for name, entry in sorted((synthetic_datasets or {}).items()):
-        if name in DATASETS and SYNTHETIC not in DATASETS[name]:
-            raise ValueError(
-                "synthetic_datasets.{}: a built-in dataset has that name; choose another".format(
-                    name
-                )
-            )
-        DATASETS[name] = {
-            "base_url": None,
-            "files": {},
-            "input": SYNTHETIC,
-            "like": SYNTHETIC,
-            SYNTHETIC: dict(entry),
-        }
-
-
-def speed_only(dataset):
-    """Random labels: accuracy means nothing there and is not compared."""
-    return SYNTHETIC in DATASETS[dataset]
-
-
-def input_shape_of(dataset):
-    """The shape of one sample of ``dataset``'s model input (a dict of them
-    for several named inputs; None where the data decides a length)."""
-    entry = DATASETS[dataset]
-    if SYNTHETIC in entry:
-        return tuple(entry[SYNTHETIC]["input_shape"])
-    return INPUT_SHAPES[entry["input"]]
-
-
-def add_custom_models(custom_models):
-    """Register the config's ``custom_models`` ({name: {file, builder,
-    inputs, description}}), the user's own Keras models, beside the built-in
-    workloads. A model that names no inputs takes every input kind: its
-    builder gets the dataset's spec (input_shape, classes, ...) and must fit it."""
-    for name, entry in sorted((custom_models or {}).items()):
-        found = workloads.register(
-            name,
-            entry["file"],
-            entry.get("builder", workloads.BUILDER),
-            entry.get("inputs") or sorted(INPUT_SHAPES),
-            entry.get("description"),
-        )
-        MODELS[name] = {"inputs": list(found.INPUTS), "parameters": None}
-
-
-def ends_in_features(model):
-    """A model that outputs features (no classifier, no softmax)."""
-    return "outputs" in MODELS[model]
-
-
-def parameter_count(model, meta):
-    """The parameter count a model must have on data described by ``meta``."""
-    facts = workloads.facts(model)
-    if facts.PARAMETERS is None:
-        return facts.parameters(meta)
-    return facts.PARAMETERS
-
+# Read-only: a config's own datasets join them in a registry (dlbench.registry).
+DATASETS = MappingProxyType(_DATASETS)
 
 INPUT_SHAPES = {
     "image28": (28, 28, 1),
@@ -228,6 +145,16 @@ INPUT_SHAPES = {
     "synthetic": None,
 }
 SYNTHETIC = "synthetic"
+
+
+def input_shape(entry):
+    """The shape of one sample of a dataset's model input, from its entry (a
+    dict of them for several named inputs; None where the data decides a length)."""
+    if SYNTHETIC in entry:
+        return tuple(entry[SYNTHETIC]["input_shape"])
+    return INPUT_SHAPES[entry["input"]]
+
+
 # Several named inputs are stored as x_<split>__<name> in a prepared file.
 INPUT_SEPARATOR = "__"
 # The array a prepared file holds instead of the data where the data could
@@ -251,8 +178,8 @@ URL_SCHEMES = ("http", "https", "ftp", "sftp")
 # has no cell on the CPU (nor an envs/<backend>.yaml). ``environment_setup``: a step
 # its environment needs after pip (dlbench.environments.envspec.SETUP_STEPS).
 # ``adapter_module``: the adapter's module where it is not the convention's
-# dlbench.run.backends.<adapter>_adapter. ``cannot_run``: workloads the
-# backend's framework computes wrongly or not at all, with what was measured.
+# dlbench.run.backends.<adapter>_adapter. What a backend computes wrongly or
+# not at all for one workload is the workload's (its folder's CANNOT_RUN).
 # ``compile_cache``: the framework compiles its ops to C into a cache of its
 # environment that one process at a time fills (the others wait on its lock),
 # named for the Snakemake resource that lets one of its jobs run at a time.
@@ -310,7 +237,7 @@ JAX_EAGER = (
 )
 CNTK_COMPILED = "CNTK runs every model as a static graph in its own engine: it has no eager mode"
 XLA_OR_NOT = {"eager": {"jit_compile": False}, "compiled": {"jit_compile": True}}
-BACKENDS = {
+_DEFINITIONS = {
     "keras-tensorflow": {
         "precision": KERAS3_PRECISION,
         "compile": XLA_OR_NOT,
@@ -404,12 +331,6 @@ BACKENDS = {
             "method": "keras-mxnet compile(context=[...]): MXNet Module, one executor per device",
         },
         "gpu_build": True,
-        # Measured with the shared initial weights (tests/e2e/test_parity.py).
-        "cannot_run": {
-            "hrnn": "keras-mxnet 2.2.4.3 on MXNet 1.9: an LSTM inside TimeDistributed returns "
-            "zeros through MXNet's loop over time, and unrolled it does not bind "
-            "(dot shape error)",
-        },
     },
     # Native implementations: the framework's own API, no Keras; the workloads
     # a family implements are its modules in dlbench/models/workloads/<model>/ (the
@@ -560,10 +481,97 @@ BACKENDS = {
 }
 
 
-def adapter_of(backend):
-    """The adapter module (``dlbench.run.backends.<name>_adapter``) of a backend."""
-    entry = BACKENDS[backend]
-    return entry.get("adapter", entry["family"])
+class Backend(Mapping):
+    """One backend: its definition (read as a mapping, as written above) and
+    the reasons it has no cell for a task, a device count, a precision or a
+    compilation mode."""
+
+    def __init__(self, name, definition):
+        self.name = name
+        self._definition = dict(definition)
+
+    def __getitem__(self, key):
+        return self._definition[key]
+
+    def __iter__(self):
+        return iter(self._definition)
+
+    def __len__(self):
+        return len(self._definition)
+
+    def __repr__(self):
+        return "Backend({!r})".format(self.name)
+
+    @property
+    def adapter(self):
+        """The adapter's name (dlbench.run.backends.<adapter>_adapter)."""
+        return self.get("adapter", self["family"])
+
+    def task_not_applicable(self, task):
+        """Why the backend does not run ``task`` at all, or None."""
+        if task in self["tasks"]:
+            return None
+        return "n/a ({} only)".format(" and ".join(TASK_WORDS[t] for t in self["tasks"]))
+
+    def devices_not_applicable(self, task, devices, accelerator):
+        """Why the backend cannot run ``task`` on ``devices`` (GPUs, or CPU
+        devices emulating them), or None."""
+        if "gpu_only" in self and (not devices or accelerator != "gpu"):
+            return "n/a ({})".format(self["gpu_only"])
+        if not devices:
+            return None
+        if task == "infer":
+            if devices > 1:
+                return "n/a (inference is timed on one device)"
+            if accelerator == "emulated-cpu":
+                return "n/a (emulated devices exercise data-parallel training only)"
+        elif "unsupported" in self["data_parallel"]:
+            return "n/a ({})".format(self["data_parallel"]["unsupported"])
+        if accelerator == "gpu" and not self["gpu_build"]:
+            return "n/a (no NVIDIA GPU build)"
+        return None
+
+    def precision_not_applicable(self, precision):
+        """Why the backend has no mode for ``precision``, or None."""
+        if precision == TF32:
+            if self.name in TF32_MODES:
+                return None
+            return "n/a ({}: {})".format(precision, NO_TF32.format(self["framework"]))
+        if precision == FLOAT32 or precision in self.get("precision", {}):
+            return None
+        return "n/a ({}: {})".format(precision, self["precision_note"])
+
+    def precision_cpu_not_applicable(self, precision, flags=None, environ=None):
+        """Why this CPU (its ``flags`` and oneDNN cap, this machine's by
+        default) cannot run the backend in ``precision``, or None."""
+        needed = self.get("precision_cpu_level", {}).get(precision)
+        reason = needed and cpu_isa.missing(needed, flags, environ)
+        if not reason:
+            return None
+        return "n/a on this CPU ({} on {} {})".format(precision, self["framework"], reason)
+
+    def compile_not_applicable(self, mode):
+        """Why the backend has no ``mode`` of compilation, or None."""
+        if mode == COMPILE_AUTO or mode in self["compile"]:
+            return None
+        return "n/a ({}: {})".format(mode, self["compile_note"])
+
+    def compile_settings(self, mode):
+        """The backend settings that make ``mode`` (nothing for auto: the
+        config's own, measured choice)."""
+        if mode == COMPILE_AUTO:
+            return {}
+        return dict(self["compile"][mode])
+
+    def environment(self, devices, accelerator):
+        """The environment a run uses: envs/<backend>.yaml on the CPU (and for
+        emulated devices), envs/<backend>.cuda.yaml on GPUs."""
+        if devices and accelerator == "gpu" and self["gpu_build"]:
+            return self.name + ".cuda"
+        return self.name
+
+
+BACKENDS = MappingProxyType({name: Backend(name, entry) for name, entry in _DEFINITIONS.items()})
 
 
 def keras_native_pairs(backends):
@@ -577,124 +585,20 @@ def keras_native_pairs(backends):
     return sorted(found)
 
 
-def models_of(backend):
-    """The workloads a backend's family implements, sorted."""
-    family = BACKENDS[backend]["family"]
-    return [model for model in sorted(MODELS) if workloads.implemented(model, family)]
-
-
-def not_applicable(backend, task, devices=None, accelerator="gpu", model=None):
-    """Why ``backend`` has no cell for ``task`` (of ``model``) on
-    ``devices`` (None: on some device count), or None when it has one.
-    Devices >= 1 are GPUs, or CPU devices emulating them."""
-    entry = BACKENDS[backend]
-    if task not in entry["tasks"]:
-        return "n/a ({} only)".format(" and ".join(TASK_WORDS[t] for t in entry["tasks"]))
-    if model is not None and not workloads.implemented(model, entry["family"]):
-        return "n/a ({})".format(workloads.missing(model, entry["family"]))
-    if model in entry.get("cannot_run", {}):
-        return "n/a ({})".format(entry["cannot_run"][model])
-    if devices is None:
-        return None
-    return devices_not_applicable(backend, task, devices, accelerator)
-
-
-def devices_not_applicable(backend, task, devices, accelerator):
-    """Why ``backend`` cannot run ``task`` on ``devices``, or None."""
-    entry = BACKENDS[backend]
-    if "gpu_only" in entry and (not devices or accelerator != "gpu"):
-        return "n/a ({})".format(entry["gpu_only"])
-    if not devices:
-        return None
-    if task == "infer":
-        if devices > 1:
-            return "n/a (inference is timed on one device)"
-        if accelerator == "emulated-cpu":
-            return "n/a (emulated devices exercise data-parallel training only)"
-    elif "unsupported" in entry["data_parallel"]:
-        return "n/a ({})".format(entry["data_parallel"]["unsupported"])
-    if accelerator == "gpu" and not entry["gpu_build"]:
-        return "n/a (no NVIDIA GPU build)"
-    return None
-
-
-def precision_not_applicable(backend, precision):
-    """Why ``backend`` has no mode for ``precision``, or None."""
-    if precision == TF32:
-        if backend in TF32_MODES:
-            return None
-        return "n/a ({}: {})".format(precision, NO_TF32.format(BACKENDS[backend]["framework"]))
-    if precision == FLOAT32 or precision in BACKENDS[backend].get("precision", {}):
-        return None
-    return "n/a ({}: {})".format(precision, BACKENDS[backend]["precision_note"])
-
-
-def precision_cpu_not_applicable(backend, precision, flags=None, environ=None):
-    """Why this CPU (its ``flags`` and oneDNN cap, this machine's by default)
-    cannot run ``backend`` in ``precision``, or None."""
-    entry = BACKENDS.get(backend, {})  # the harness names a backend it does not know
-    needed = entry.get("precision_cpu_level", {}).get(precision)
-    reason = needed and cpu_isa.missing(needed, flags, environ)
-    if not reason:
-        return None
-    return "n/a on this CPU ({} on {} {})".format(precision, entry["framework"], reason)
-
-
-def compile_not_applicable(backend, mode):
-    """Why ``backend`` has no ``mode`` of compilation, or None."""
-    if mode == COMPILE_AUTO or mode in BACKENDS[backend]["compile"]:
-        return None
-    return "n/a ({}: {})".format(mode, BACKENDS[backend]["compile_note"])
-
-
-def compile_settings(backend, mode):
-    """The backend settings that make ``mode`` (nothing for auto: the
-    config's own, measured choice)."""
-    if mode == COMPILE_AUTO:
-        return {}
-    return dict(BACKENDS[backend]["compile"][mode])
-
-
-def environment_of(backend, devices, accelerator):
-    """The environment a run uses: envs/<backend>.yaml on the CPU (and for
-    emulated devices), envs/<backend>.cuda.yaml on GPUs."""
-    if devices and accelerator == "gpu" and BACKENDS[backend]["gpu_build"]:
-        return backend + ".cuda"
-    return backend
-
-
 def backend_of_environment(environment):
     """``keras-torch.cuda`` -> ``keras-torch``."""
     return environment[: -len(".cuda")] if environment.endswith(".cuda") else environment
 
 
-def model_fits_dataset(model, dataset):
-    return DATASETS[dataset]["input"] in MODELS[model]["inputs"]
-
-
-def generated(dataset):
-    return "generated" in DATASETS[dataset]
-
-
-def downloaded(dataset):
-    return bool(DATASETS[dataset]["files"]) and not generated(dataset)
-
-
-# The suffix of a downloaded dataset's stand-in of the same shape and size.
-GENERATED_SUFFIX = "_generated"
-
-
-def generated_stand_in(dataset):
-    """The generated dataset of the same shape and size as a downloaded one,
-    or the dataset itself where it has none (or needs no download)."""
-    name = dataset + GENERATED_SUFFIX
-    return name if name in DATASETS else dataset
-
-
 def source_of(dataset, filename, mirror=None):
-    """Where to get one raw file: the canonical URL, or the same file name
-    under ``mirror`` (a URL base or a local folder) for offline clusters."""
+    """Where to get one raw file of a built-in dataset: the canonical URL, or
+    the same file name under ``mirror`` (a URL base or a local folder) for
+    offline clusters."""
     base = mirror or DATASETS[dataset]["base_url"]
     if urlparse(base).scheme in URL_SCHEMES:
         return base.rstrip("/") + "/" + filename
     return os.path.join(os.path.expanduser(base), filename)
+
+
+# The suffix of a downloaded dataset's stand-in of the same shape and size.
+GENERATED_SUFFIX = "_generated"

@@ -10,7 +10,7 @@ torch model (dlbench/models/workloads/<model>/in_torch.py), built from the same 
 (flops.spec_of), on the CPU with a batch of ``BATCH`` random samples:
 ``forward`` is one forward pass, ``training`` a forward pass, the
 cross-entropy loss and ``loss.backward()`` (no optimizer step). Every
-workload of catalog.MODELS is checked this way.
+workload of BUILT_IN.models is checked this way.
 
 torch's CPU LSTM and GRU run as one oneDNN (mkldnn) kernel that the counter
 cannot see. With oneDNN disabled, torch runs the same recurrence as linear
@@ -23,8 +23,8 @@ import contextlib
 import json
 import sys
 
-from dlbench import catalog
-from dlbench.models import flops, workloads
+from dlbench.models import flops
+from dlbench.registry import BUILT_IN
 from dlbench.run.flops_count import BATCH, per_sample
 
 
@@ -43,7 +43,7 @@ def _batch(torch, model, spec):
     """Random inputs of the model's shapes (images channels-first, word ids
     int64) and random labels."""
     generator = torch.Generator().manual_seed(0)
-    kind = catalog.MODELS[model]["inputs"][0]
+    kind = BUILT_IN.models[model]["inputs"][0]
     if kind == "story_question":
         inputs = {
             name: torch.randint(1, spec["vocabulary"], (BATCH, spec[length]), generator=generator)
@@ -66,7 +66,7 @@ def count(model, dims):
 
     torch.manual_seed(0)
     spec = flops.spec_of(model, dims)
-    net = workloads.builder(model, "torch")(torch, spec)
+    net = BUILT_IN.builder(model, "torch")(torch, spec)
     inputs, labels = _batch(torch, model, spec)
     with _without_onednn(torch):
         net.eval()
@@ -75,7 +75,7 @@ def count(model, dims):
         net.train()
         with FlopCounterMode(display=False) as training:
             outputs = net(inputs)
-            if catalog.ends_in_features(model):
+            if BUILT_IN.ends_in_features(model):
                 loss = outputs.sum()  # no classifier; any scalar gives the same backward
             else:
                 loss = torch.nn.functional.cross_entropy(outputs, labels)

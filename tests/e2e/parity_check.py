@@ -16,7 +16,7 @@ import json
 import os
 import traceback
 
-from dlbench import catalog
+from dlbench.registry import BUILT_IN
 from dlbench.run import backends, launch, run_data, shared_weights
 
 # The dataset each model is built on: the smallest prepared data of its input.
@@ -31,12 +31,12 @@ SAMPLES = 2
 
 
 def dataset_of(model):
-    return DATASETS[catalog.MODELS[model]["inputs"][0]]
+    return DATASETS[BUILT_IN.models[model]["inputs"][0]]
 
 
 def outputs_of(model, meta):
     """A model's outputs per sample: its class probabilities, or its features."""
-    return catalog.MODELS[model].get("outputs", meta["classes"])
+    return BUILT_IN.models[model].get("outputs", meta["classes"])
 
 
 def first_samples(x, count):
@@ -68,7 +68,7 @@ def check_model(adapter, model, data, weights_file=None):
     return dict(
         found,
         parameters=int(adapter.parameter_count(built)),
-        expected_parameters=catalog.parameter_count(model, data["meta"]),
+        expected_parameters=BUILT_IN.parameter_count(model, data["meta"]),
         output_shape=[int(n) for n in getattr(outputs, "shape", ())],
         expected_output_shape=[SAMPLES, outputs_of(model, data["meta"])],
     )

@@ -9,8 +9,8 @@ import subprocess
 
 import numpy as np
 
-from dlbench import catalog
 from dlbench.models import flops, workloads
+from dlbench.registry import BUILT_IN
 from testkit import REPO, RUN_TIMEOUT_S
 
 # The prepared dataset each input kind is counted on (the tests' config's).
@@ -26,7 +26,7 @@ COUNTED_ON = {
 def workload_data(built_workflow, models):
     """{model: the built workflow's prepared data file it is counted on}."""
     found = {
-        model: "results/data/{}.npz".format(COUNTED_ON[catalog.MODELS[model]["inputs"][0]])
+        model: "results/data/{}.npz".format(COUNTED_ON[BUILT_IN.models[model]["inputs"][0]])
         for model in models
     }
     built_workflow.build(*sorted(set(found.values())))
@@ -96,10 +96,11 @@ def test_keras_models_counted_by_torch_agree_with_the_analytic_flops(built_workf
         built_workflow,
         "keras-torch",
         "import json, sys\n"
-        "from dlbench import catalog\nfrom dlbench.run import flops_count\n"
-        "catalog.add_custom_models({'imdb_transformer': {'file': sys.argv[2]}})\n"
+        "from dlbench.registry import Registry\nfrom dlbench.run import flops_count\n"
+        "registry = Registry({'imdb_transformer': {'file': sys.argv[2]}})\n"
         "pairs = json.loads(sys.argv[1])\n"
-        "print(json.dumps({m: flops_count.count(m, path) for m, path in pairs.items()}))\n",
+        "counted = {m: flops_count.count(m, path, registry) for m, path in pairs.items()}\n"
+        "print(json.dumps(counted))\n",
         json.dumps({m: str(p) for m, p in data.items()}),
         str(REPO / "examples" / "imdb_transformer.py"),
     )
@@ -109,7 +110,7 @@ def test_keras_models_counted_by_torch_agree_with_the_analytic_flops(built_workf
             expected["forward"],
             expected["training"],
         ), model
-        assert counted[model]["parameters"] == catalog.parameter_count(
+        assert counted[model]["parameters"] == BUILT_IN.parameter_count(
             model, json.loads(str(np.load(data[model])["meta"]))
         ), model
     example = counted["imdb_transformer"]

@@ -21,6 +21,7 @@ import yaml
 from dlbench import catalog
 from dlbench.host import runtime
 from dlbench.models import workloads
+from dlbench.registry import BUILT_IN
 from testkit import REPO, RUN_TIMEOUT_S
 from workflows import load_test_config
 
@@ -32,7 +33,7 @@ PARITY_CHECK = Path(parity.__file__)
 IMPLEMENTATIONS = ["keras-torch"] + sorted(
     backend
     for backend, entry in catalog.BACKENDS.items()
-    if catalog.adapter_of(backend) != "keras" and "gpu_only" not in entry
+    if catalog.BACKENDS[backend].adapter != "keras" and "gpu_only" not in entry
 )
 
 
@@ -64,17 +65,19 @@ def implemented(backend):
     is left out, with its reason), less those BUILT_ELSEWHERE."""
     return [
         model
-        for model in catalog.models_of(backend)
+        for model in BUILT_IN.models_of(backend)
         if model in workloads.built_in()
-        and not catalog.not_applicable(backend, "train", model=model)
+        and not BUILT_IN.not_applicable(backend, "train", model=model)
         and (backend, model) not in BUILT_ELSEWHERE
     ]
 
 
 def test_what_is_built_elsewhere_is_built_from_the_same_definition():
     for backend, model in BUILT_ELSEWHERE:
-        adapter = catalog.adapter_of(backend)
-        others = [b for b in IMPLEMENTATIONS if b != backend and catalog.adapter_of(b) == adapter]
+        adapter = catalog.BACKENDS[backend].adapter
+        others = [
+            b for b in IMPLEMENTATIONS if b != backend and catalog.BACKENDS[b].adapter == adapter
+        ]
         assert [b for b in others if model in implemented(b)], (backend, model)
 
 
@@ -84,8 +87,8 @@ def test_every_framework_is_covered():
     on_a_cpu = [b for b, entry in catalog.BACKENDS.items() if "gpu_only" not in entry]
     families = {catalog.BACKENDS[backend]["family"] for backend in on_a_cpu}
     assert {catalog.BACKENDS[b]["family"] for b in IMPLEMENTATIONS} == families
-    assert {catalog.adapter_of(b) for b in IMPLEMENTATIONS} == {
-        catalog.adapter_of(b) for b in on_a_cpu
+    assert {catalog.BACKENDS[b].adapter for b in IMPLEMENTATIONS} == {
+        catalog.BACKENDS[b].adapter for b in on_a_cpu
     }
 
 

@@ -15,6 +15,7 @@ import pytest
 from dlbench import catalog
 from dlbench.host import cpu_isa
 from dlbench.plan import matrix, paths, run_spec
+from dlbench.registry import BUILT_IN
 from testkit import NOT_EXERCISED, RUN_TIMEOUT_S, copy_workflow, run_snakemake
 from workflows import TEST_CONFIG, load_test_config, small_dataset, supervised_run
 
@@ -29,9 +30,9 @@ def with_mode(precision, model="mlp", compile_mode="auto"):
     return [
         backend
         for backend in sorted(CONFIG["backends"])
-        if not catalog.not_applicable(backend, "train", model=model)
-        and not catalog.precision_not_applicable(backend, precision)
-        and not catalog.compile_not_applicable(backend, compile_mode)
+        if not BUILT_IN.not_applicable(backend, "train", model=model)
+        and not catalog.BACKENDS[backend].precision_not_applicable(precision)
+        and not catalog.BACKENDS[backend].compile_not_applicable(compile_mode)
     ]
 
 
@@ -90,7 +91,7 @@ def test_tf32_is_asked_of_the_framework_and_read_back(
 
 def test_float16_is_refused_where_a_backend_has_none_with_its_reason():
     refused = {
-        backend: catalog.precision_not_applicable(backend, "mixed_float16")
+        backend: catalog.BACKENDS[backend].precision_not_applicable("mixed_float16")
         for backend in CONFIG["backends"]
     }
     assert "CuDNN" in refused["native-mxnet"]
@@ -99,7 +100,9 @@ def test_float16_is_refused_where_a_backend_has_none_with_its_reason():
 
 def first_mode(backend):
     """The backend's eager mode, or its compiled one where it has no eager."""
-    return next(m for m in ("eager", "compiled") if not catalog.compile_not_applicable(backend, m))
+    return next(
+        m for m in ("eager", "compiled") if not catalog.BACKENDS[backend].compile_not_applicable(m)
+    )
 
 
 # The backends the tests' workflow trains a CNN of in bfloat16 (CIFAR-10's:
@@ -118,7 +121,7 @@ TRAINED_IN_THE_WORKFLOW = {
     [
         backend
         for backend in with_mode("mixed_bfloat16", "cnn")
-        if not catalog.precision_cpu_not_applicable(backend, "mixed_bfloat16")
+        if not catalog.BACKENDS[backend].precision_cpu_not_applicable("mixed_bfloat16")
         and backend not in TRAINED_IN_THE_WORKFLOW
     ],
 )
@@ -180,9 +183,9 @@ def test_on_a_cpu_without_avx512_mxnet_bfloat16_is_not_applicable_never_a_failur
     ).stdout
     capped = set()
     for run in matrix.runs(CONFIG):
-        if matrix.on_the_cpu(CONFIG, run._asdict()) and catalog.precision_cpu_not_applicable(
-            run.backend, run.precision, environ=AVX2_ONLY
-        ):
+        if matrix.on_the_cpu(CONFIG, run._asdict()) and catalog.BACKENDS[
+            run.backend
+        ].precision_cpu_not_applicable(run.precision, environ=AVX2_ONLY):
             capped.add((run.backend, run.precision))
             assert paths.run_dir(run) not in planned, run
         else:
@@ -202,8 +205,8 @@ def test_this_cpu_says_what_it_cannot_run():
     """What the summary of this session reports as not exercised here."""
     for backend in CONFIG["backends"]:
         for precision in catalog.PRECISIONS:
-            reason = catalog.precision_cpu_not_applicable(backend, precision)
-            if reason and not catalog.precision_not_applicable(backend, precision):
+            reason = catalog.BACKENDS[backend].precision_cpu_not_applicable(precision)
+            if reason and not catalog.BACKENDS[backend].precision_not_applicable(precision):
                 NOT_EXERCISED["{} {}".format(backend, precision)] = reason
     described = cpu_isa.describe()
     assert described["onednn_level"] in cpu_isa.LEVEL_NAMES

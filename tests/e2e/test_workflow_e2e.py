@@ -20,9 +20,10 @@ from packaging.requirements import Requirement
 from dlbench import catalog
 from dlbench.analysis import equivalence_verdicts
 from dlbench.environments import variants
-from dlbench.models import flops, workloads
+from dlbench.models import flops
 from dlbench.plan import comparisons, matrix, paths
 from dlbench.record import record_schema
+from dlbench.registry import BUILT_IN, Registry
 from dlbench.run import equivalence, manifest
 from testkit import (
     INVOCATION_TIMEOUT_S,
@@ -46,6 +47,7 @@ TRAINERS = sorted(set(EVERY) - {"keras-openvino"})
 # same is the equivalence check's question; here every cell must learn.
 LEARNED = 0.5  # chance is 0.1
 CONFIG = matrix.normalise(load_test_config())
+REGISTRY = Registry.of_config(CONFIG)
 
 
 def snakemake(workdir, *args, check=True):
@@ -118,9 +120,10 @@ def test_every_run_writes_a_complete_record(workdir):
             assert check["installed"][name] == version, (run, name)
         for name in matrix.DIMENSION_NAMES:
             assert found[name] == getattr(run, name), (run, name)
-        expected = catalog.parameter_count(run.model, prepared_meta(workdir, run.dataset))
-        if workloads.is_custom(run.model):  # the model Keras builds on torch for its FLOPs
+        if REGISTRY.is_custom(run.model):  # the model Keras builds on torch for its FLOPs
             expected = counted_flops(workdir, run.dataset, run.model)["parameters"]
+        else:
+            expected = REGISTRY.parameter_count(run.model, prepared_meta(workdir, run.dataset))
         assert found["parameters"] == expected, run
         framework = catalog.BACKENDS[run.backend]["framework"]
         if run.backend.startswith("native-"):
@@ -315,7 +318,7 @@ def test_summary_tables_and_plots(workdir):
     assert not_applicable["error"].str.startswith("n/a").all()
     openvino = not_applicable[not_applicable["backend"] == "keras-openvino"]
     # and, on a CPU without AVX-512, its bfloat16 LeNet with this CPU's reason
-    on_this_cpu = catalog.precision_cpu_not_applicable("keras-openvino", "mixed_bfloat16")
+    on_this_cpu = catalog.BACKENDS["keras-openvino"].precision_cpu_not_applicable("mixed_bfloat16")
     assert set(openvino["error"]) == {"n/a (inference only)"} | ({on_this_cpu} - {None})
     trained = ran[ran["task"] == "train"]
     assert set(trained["accuracy_parity"].dropna()) <= {"ok", "outside"}
@@ -340,7 +343,7 @@ def test_native_backends_train_the_same_models_as_keras(workdir):
     for backend in NATIVE:
         for model in ("mlp", "lenet"):
             found = record(workdir, model, backend)
-            assert found["parameters"] == catalog.MODELS[model]["parameters"], (backend, model)
+            assert found["parameters"] == BUILT_IN.models[model]["parameters"], (backend, model)
             assert found["settings"], backend
 
 
@@ -465,7 +468,7 @@ def test_every_compile_mode_and_precision_runs_and_the_record_says_what_ran(work
         found = record(workdir, "mlp", backend, compile=mode)
         assert found["compile"] == mode
         settings = found["settings"]
-        if "jit_compile" in catalog.compile_settings(backend, mode):
+        if "jit_compile" in catalog.BACKENDS[backend].compile_settings(mode):
             key = "torch_compile" if backend == "native-torch" else "jit_compile"
             assert settings[key] is (mode == "compiled"), (backend, mode, settings)
         if "torch" in backend and (settings.get("torch_compile") or settings.get("jit_compile")):
@@ -474,7 +477,7 @@ def test_every_compile_mode_and_precision_runs_and_the_record_says_what_ran(work
             headers = Path(settings["torch_precompiled_headers"])
             assert headers.parent == Path(settings["torch_compile_cache"]), settings
             assert any(headers.rglob("*.gch")), headers
-        if "hybridize" in catalog.compile_settings(backend, mode):
+        if "hybridize" in catalog.BACKENDS[backend].compile_settings(mode):
             assert bool(settings["hybridize"]) is (mode == "compiled"), (backend, settings)
         if backend in KERAS3:
             assert settings["precision"]["compute_dtype"] == "float32"
@@ -502,7 +505,7 @@ def test_every_compile_mode_and_precision_runs_and_the_record_says_what_ran(work
     said = ran["precision_ran"]
     assert (said.str.startswith("bfloat16 compute") | (said == "bf16 (OpenVINO)")).all(), said
     mxnet = cells.loc[("lenet", "native-mxnet", "mixed_bfloat16", "auto", variants.PINNED)]
-    cpu_reason = catalog.precision_cpu_not_applicable("native-mxnet", "mixed_bfloat16")
+    cpu_reason = catalog.BACKENDS["native-mxnet"].precision_cpu_not_applicable("mixed_bfloat16")
     if cpu_reason:  # this CPU has no kernels for it: known before the run, never a failure
         assert mxnet["status"] == "not_applicable" and mxnet["error"] == cpu_reason
         NOT_EXERCISED["native-mxnet mixed_bfloat16"] = cpu_reason
@@ -720,7 +723,7 @@ def test_overview_tables_and_plots(workdir):
     summary = pd.read_csv(workdir / "results/summary.csv")
     assert len(used) == (summary["status"] == "ok").sum()
     for (dataset, model), cells in used.groupby(["dataset", "model"]):
-        if workloads.is_custom(model):
+        if REGISTRY.is_custom(model):
             expected = counted_flops(workdir, dataset, model)
         else:
             expected = flops.per_sample_of(workdir / "results/data/{}.npz".format(dataset), model)

@@ -119,7 +119,7 @@ class BuiltWorkflow(object):
         """Every venv, prepared dataset and file of shared initial weights of
         the tests' config (tests run cells outside Snakemake too)."""
         config = self.config
-        environments = {catalog.environment_of(b, 0, "gpu") for b in config["backends"]}
+        environments = {catalog.BACKENDS[b].environment(0, "gpu") for b in config["backends"]}
         datasets = {entry["dataset"] for entry in config["workloads"]}
         weights = set()
         for run in matrix.runs(config):

@@ -31,7 +31,7 @@ def test_every_backend_has_its_env_files_and_no_other_exists():
 def test_every_backend_finds_its_adapter_by_its_name_and_every_adapter_serves_one():
     used = set()
     for backend in catalog.BACKENDS:
-        module = importlib.import_module(backends.adapter_module(backend))
+        module = importlib.import_module(backends.adapter_module(catalog.BACKENDS[backend]))
         assert issubclass(module.Adapter, base.Adapter), backend
         used.add(module.__name__.rpartition(".")[2])
     files = {path.stem for path in BACKENDS_FOLDER.glob("*_adapter.py")}

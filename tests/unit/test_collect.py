@@ -9,17 +9,25 @@ from test_harness import spec_for
 
 
 @pytest.fixture
-def records(tmp_path, numpy_backend, digits_npz):
+def records(tmp_path, numpy_backend, digits_npz, numpy_registry):
     """Three repeats of a real (numpy) run, and one cell that failed."""
     made = []
     for repeat in (1, 2, 3):
         spec = dict(spec_for(numpy_backend, epochs=3), repeat=repeat, seed=repeat)
         path = tmp_path / "ok{}.json".format(repeat)
-        made.append(harness.run(spec, str(digits_npz), str(path), str(tmp_path / "e.csv")))
+        made.append(
+            harness.run(
+                spec, str(digits_npz), str(path), str(tmp_path / "e.csv"), registry=numpy_registry
+            )
+        )
     broken = dict(spec_for(numpy_backend), model="cnn")
     made.append(
         harness.run(
-            broken, str(tmp_path / "absent.npz"), str(tmp_path / "f.json"), str(tmp_path / "f.csv")
+            broken,
+            str(tmp_path / "absent.npz"),
+            str(tmp_path / "f.json"),
+            str(tmp_path / "f.csv"),
+            registry=numpy_registry,
         )
     )
     return collect.load_records(sorted(tmp_path.glob("*.json")))
@@ -92,14 +100,18 @@ def test_workload_table_and_plots(records, tmp_path):
         assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
 
 
-def test_inference_cells(tmp_path, numpy_backend, digits_npz):
+def test_inference_cells(tmp_path, numpy_backend, digits_npz, numpy_registry):
     from test_harness import infer_spec
 
     records = []
     for repeat in (1, 2, 3):
         spec = dict(infer_spec(numpy_backend), repeat=repeat)
         path = tmp_path / "infer{}.json".format(repeat)
-        records.append(harness.run(spec, str(digits_npz), str(path), str(tmp_path / "e.csv")))
+        records.append(
+            harness.run(
+                spec, str(digits_npz), str(path), str(tmp_path / "e.csv"), registry=numpy_registry
+            )
+        )
     records = collect.load_records(sorted(tmp_path.glob("infer*.json")))
     summary = collect.summary(collect.metrics(records))
     assert list(summary["headline"]) == ["latency_p50_ms"]

@@ -9,6 +9,7 @@ import pytest
 from dlbench import catalog
 from dlbench.analysis import abstraction
 from dlbench.models import lines
+from dlbench.registry import BUILT_IN
 
 
 def test_pairs_match_each_native_backend_with_its_keras_counterpart():
@@ -175,7 +176,8 @@ def test_lines_of_code_table_for_keras_and_native_torch():
             for workload in workloads
             for backend in ("keras-torch", "native-torch")
         ]
-        + [("digits", "cnn", "train", "keras-torch")]
+        + [("digits", "cnn", "train", "keras-torch")],
+        BUILT_IN,
     )
     counts = table.set_index(["model", "backend"])
     assert set(counts["implementation"]) == {"Keras", "native"}

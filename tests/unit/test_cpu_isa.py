@@ -68,17 +68,25 @@ def test_mxnet_bfloat16_is_not_applicable_below_avx512_and_others_run_everywhere
     """MXNet 1.9's oneDNN fails a bfloat16 layer below AVX-512 ("could not
     create a primitive descriptor iterator", measured on an AVX2 EPYC and
     with DNNL_MAX_CPU_ISA=AVX2); torch, TensorFlow and JAX emulate it."""
-    reason = catalog.precision_cpu_not_applicable("native-mxnet", "mixed_bfloat16", ZEN2, {})
+    reason = catalog.BACKENDS["native-mxnet"].precision_cpu_not_applicable(
+        "mixed_bfloat16", ZEN2, {}
+    )
     assert reason.startswith("n/a on this CPU (mixed_bfloat16 on mxnet needs AVX512_CORE")
     assert (
-        catalog.precision_cpu_not_applicable("native-mxnet", "mixed_bfloat16", SKYLAKE, {}) is None
+        catalog.BACKENDS["native-mxnet"].precision_cpu_not_applicable("mixed_bfloat16", SKYLAKE, {})
+        is None
     )
     for backend in ("keras-torch", "keras-tensorflow", "keras-jax", "native-torch", "native-jax"):
-        assert catalog.precision_cpu_not_applicable(backend, "mixed_bfloat16", ZEN2, {}) is None
+        assert (
+            catalog.BACKENDS[backend].precision_cpu_not_applicable("mixed_bfloat16", ZEN2, {})
+            is None
+        )
     # OpenVINO computes float16 only where the CPU has AVX512-FP16 (else bfloat16 or f32)
-    assert catalog.precision_cpu_not_applicable("keras-openvino", "mixed_float16", ZEN4, {})
-    found = catalog.precision_cpu_not_applicable(
-        "keras-openvino", "mixed_float16", SAPPHIRE_RAPIDS, {}
+    assert catalog.BACKENDS["keras-openvino"].precision_cpu_not_applicable(
+        "mixed_float16", ZEN4, {}
+    )
+    found = catalog.BACKENDS["keras-openvino"].precision_cpu_not_applicable(
+        "mixed_float16", SAPPHIRE_RAPIDS, {}
     )
     assert found is None
 

@@ -13,6 +13,7 @@ from dlbench import catalog
 from dlbench.models import lines
 from dlbench.models.layers import cudnn_layers
 from dlbench.plan import matrix
+from dlbench.registry import BUILT_IN
 from dlbench.run.backends import native_cudnn_adapter
 from testkit import REPO
 
@@ -31,16 +32,20 @@ def test_its_lenet_runs_on_a_gpu_only_and_every_other_cell_says_why(full_config)
         ("lenet", 1, "float32")
     ]
     assert {run.repeat for run in runs} == {1, 2, 3} and len(runs) == 3
-    assert catalog.not_applicable("native-cudnn", "infer", 1, "emulated-cpu") == GPU_ONLY
-    assert catalog.precision_not_applicable("native-cudnn", "mixed_bfloat16") == (
+    assert BUILT_IN.not_applicable("native-cudnn", "infer", 1, "emulated-cpu") == GPU_ONLY
+    assert catalog.BACKENDS["native-cudnn"].precision_not_applicable("mixed_bfloat16") == (
         "n/a (mixed_bfloat16: the cuDNN LeNet is written in float32 only)"
     )
-    assert catalog.compile_not_applicable("native-cudnn", "compiled").startswith("n/a (compiled")
+    assert (
+        catalog.BACKENDS["native-cudnn"]
+        .compile_not_applicable("compiled")
+        .startswith("n/a (compiled")
+    )
 
 
 def test_a_cpu_config_plans_no_cudnn_run_and_no_cudnn_environment(full_config):
     assert not [run for run in matrix.runs(full_config) if run.backend == "native-cudnn"]
-    assert catalog.environment_of("native-cudnn", 1, "gpu") == "native-cudnn.cuda"
+    assert catalog.BACKENDS["native-cudnn"].environment(1, "gpu") == "native-cudnn.cuda"
 
 
 def test_the_gpu_config_runs_cudnn_lenet_beside_the_frameworks():
@@ -85,9 +90,9 @@ def test_the_cudnn_lenet_counts_every_call_it_writes_out():
     """The comparison the seed made: cuDNN's LeNet takes several times the
     lines of the frameworks' (descriptors, algorithms, workspaces, the
     libraries' C functions declared)."""
-    cudnn = lines.count("native-cudnn", "lenet", "infer")
-    torch = lines.count("native-torch", "lenet", "infer")
-    keras = lines.count("keras-tensorflow", "lenet", "infer")
+    cudnn = lines.count("native-cudnn", "lenet", "infer", BUILT_IN)
+    torch = lines.count("native-torch", "lenet", "infer", BUILT_IN)
+    keras = lines.count("keras-tensorflow", "lenet", "infer", BUILT_IN)
     assert cudnn["model_lines"] > 5 * max(torch["model_lines"], keras["model_lines"])
     assert cudnn["lines"] > torch["lines"] and cudnn["lines"] > keras["lines"]
 

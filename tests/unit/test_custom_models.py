@@ -21,6 +21,7 @@ from dlbench.data import datasets
 from dlbench.models import lines, workloads
 from dlbench.plan import config_rules, matrix, run_spec
 from dlbench.record import record_schema
+from dlbench.registry import BUILT_IN, Registry
 from testkit import REPO, fixture_record
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
@@ -51,9 +52,7 @@ def own_model(tmp_path, monkeypatch):
     shutil.copytree(str(REPO / "examples"), str(tmp_path / "examples"))  # the smoke's own model
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "dense.py").write_text(MODEL)
-    yield {"file": "models/dense.py", "builder": "make", "inputs": ["image28"]}
-    workloads.CUSTOM.pop("own_dense", None)
-    catalog.MODELS.pop("own_dense", None)
+    return {"file": "models/dense.py", "builder": "make", "inputs": ["image28"]}
 
 
 def config_with(smoke_config, entry, dataset="digits", backends=None):
@@ -68,36 +67,49 @@ def config_with(smoke_config, entry, dataset="digits", backends=None):
 
 
 def test_a_model_of_your_own_joins_the_registry_for_keras_only(own_model):
-    catalog.add_custom_models({"own_dense": own_model})
-    assert "own_dense" in workloads.names() and "own_dense" not in workloads.built_in()
-    assert workloads.families("own_dense") == ["keras"]
-    assert catalog.MODELS["own_dense"] == {"inputs": ["image28"], "parameters": None}
-    assert catalog.parameter_count("own_dense", {"classes": 10}) is None  # the built model's
-    assert catalog.not_applicable("keras-jax", "train", model="own_dense") is None
-    assert catalog.not_applicable("native-torch", "train", model="own_dense") == (
+    registry = Registry({"own_dense": own_model})
+    assert "own_dense" in registry.models and "own_dense" not in workloads.built_in()
+    assert "own_dense" not in BUILT_IN.models  # the built-in registry is left as it was
+    assert registry.families("own_dense") == ["keras"]
+    assert registry.models["own_dense"] == {"inputs": ("image28",), "parameters": None}
+    assert registry.parameter_count("own_dense", {"classes": 10}) is None  # the built model's
+    assert registry.not_applicable("keras-jax", "train", model="own_dense") is None
+    assert registry.not_applicable("native-torch", "train", model="own_dense") == (
         "n/a (own_dense is a Keras model of your own, from models/dense.py: it runs on Keras "
         "backends only)"
     )
-    built = workloads.builder("own_dense", "keras")
-    assert built.__name__ == "make" and workloads.source("own_dense", "keras") == "models/dense.py"
-    assert "own_dense" in catalog.models_of("keras-torch")
-    assert "own_dense" not in catalog.models_of("native-torch")
+    built = registry.builder("own_dense", "keras")
+    assert built.__name__ == "make" and registry.source("own_dense", "keras") == "models/dense.py"
+    assert "own_dense" in registry.models_of("keras-torch")
+    assert "own_dense" not in registry.models_of("native-torch")
+
+
+def test_the_registry_cannot_be_changed(own_model):
+    registry = Registry({"own_dense": own_model})
+    with pytest.raises(TypeError):
+        registry.models["other"] = {"inputs": ("image28",), "parameters": None}
+    with pytest.raises(TypeError):
+        registry.datasets["other"] = {}
+    with pytest.raises(TypeError):
+        catalog.BACKENDS["other"] = {}
+    with pytest.raises(TypeError):
+        catalog.DATASETS["other"] = {}
 
 
 def test_inputs_left_out_fit_every_dataset(own_model):
-    catalog.add_custom_models({"own_dense": {"file": own_model["file"]}})
-    assert set(catalog.MODELS["own_dense"]["inputs"]) == set(catalog.INPUT_SHAPES)
-    assert workloads.entry_point("own_dense") == "build"
-    assert all(catalog.model_fits_dataset("own_dense", dataset) for dataset in catalog.DATASETS)
+    registry = Registry({"own_dense": {"file": own_model["file"]}})
+    assert set(registry.models["own_dense"]["inputs"]) == set(catalog.INPUT_SHAPES)
+    assert registry.entry_point("own_dense") == "build"
+    assert all(registry.fits("own_dense", dataset) for dataset in registry.datasets)
 
 
 def test_a_missing_file_or_builder_says_which(own_model):
-    catalog.add_custom_models({"own_dense": dict(own_model, file="models/nothing.py")})
+    registry = Registry({"own_dense": dict(own_model, file="models/nothing.py")})
     with pytest.raises(FileNotFoundError, match="custom_models.own_dense.file: no file"):
-        workloads.builder("own_dense", "keras")
-    catalog.add_custom_models({"own_dense": dict(own_model, builder="model")})
+        registry.builder("own_dense", "keras")
+    registry = Registry({"own_dense": dict(own_model, builder="model")})
     with pytest.raises(AttributeError, match="models/dense.py has no function 'model'"):
-        workloads.builder("own_dense", "keras")
+        registry.builder("own_dense", "keras")
 
 
 @pytest.mark.parametrize(
@@ -198,11 +210,13 @@ def test_the_spec_and_record_carry_the_file_and_its_digest(own_model, smoke_conf
 
 
 def test_its_lines_are_the_builder_and_what_it_reaches(own_model):
-    catalog.add_custom_models({"own_dense": own_model})
-    counted = lines.count("keras-torch", "own_dense", "train")
+    registry = Registry({"own_dense": own_model})
+    counted = lines.count("keras-torch", "own_dense", "train", registry)
     # make: def + layers + return ... (4 lines of the call) = 6; helper: 2
     assert counted["model_lines"] == 8
-    assert counted["step_lines"] == lines.count("keras-torch", "mlp", "train")["step_lines"]
+    assert (
+        counted["step_lines"] == lines.count("keras-torch", "mlp", "train", BUILT_IN)["step_lines"]
+    )
 
 
 SYNTHETIC = {
@@ -213,17 +227,16 @@ SYNTHETIC = {
 
 @pytest.fixture
 def synthetic():
-    yield SYNTHETIC
-    for name in SYNTHETIC:
-        catalog.DATASETS.pop(name, None)
+    return copy.deepcopy(SYNTHETIC)
 
 
 def test_synthetic_datasets_are_random_inputs_of_the_given_shape(synthetic, tmp_path):
-    catalog.add_synthetic_datasets(synthetic)
-    assert catalog.speed_only("pixels") and not catalog.speed_only("digits")
-    assert catalog.input_shape_of("pixels") == (6, 5, 3)
-    datasets.prepare("pixels", {}, tmp_path / "pixels.npz")
-    datasets.prepare("tokens", {}, tmp_path / "tokens.npz")
+    registry = Registry(synthetic_datasets=synthetic)
+    assert registry.speed_only("pixels") and not registry.speed_only("digits")
+    assert registry.input_shape_of("pixels") == (6, 5, 3)
+    assert "pixels" not in BUILT_IN.datasets
+    datasets.prepare("pixels", {}, tmp_path / "pixels.npz", registry.datasets["pixels"])
+    datasets.prepare("tokens", {}, tmp_path / "tokens.npz", registry.datasets["tokens"])
     with np.load(tmp_path / "pixels.npz") as arrays:
         assert arrays["x_train"].shape == (40, 6, 5, 3) and arrays["x_test"].shape == (8, 6, 5, 3)
         assert arrays["x_train"].dtype == np.float32
@@ -235,7 +248,7 @@ def test_synthetic_datasets_are_random_inputs_of_the_given_shape(synthetic, tmp_
         assert arrays["x_train"].dtype == np.int32
         assert 1 <= arrays["x_train"].min() and arrays["x_train"].max() < 50
         assert json.loads(str(arrays["meta"])) == {"classes": 3, "vocabulary": 50}
-    datasets.prepare("tokens", {}, tmp_path / "again.npz")
+    datasets.prepare("tokens", {}, tmp_path / "again.npz", registry.datasets["tokens"])
     with np.load(tmp_path / "tokens.npz") as one, np.load(tmp_path / "again.npz") as two:
         assert (one["x_train"] == two["x_train"]).all()  # the same data for every backend
 

@@ -14,6 +14,7 @@ import pytest
 
 from dlbench import catalog
 from dlbench.data import datasets, fixtures
+from dlbench.registry import BUILT_IN
 from dlbench.run import run_data
 
 # Three of its tests wait out pooch's back-off between retries (6 s each): run
@@ -345,9 +346,9 @@ def test_generated_data_puts_each_downloaded_datasets_stand_in_in_its_place(smok
     assert config["exclude"] == [{"dataset": "mnist_generated"}]
     assert config["equivalence_check"]["workloads"] == ["mnist_generated/mlp"]
     for dataset in ("mnist", "cifar10", "imdb", "babi"):
-        stand_in = catalog.DATASETS[catalog.generated_stand_in(dataset)]
-        assert stand_in["like"] == dataset and catalog.generated(dataset + "_generated")
-    assert catalog.generated_stand_in("digits") == "digits"
+        stand_in = catalog.DATASETS[BUILT_IN.generated_stand_in(dataset)]
+        assert stand_in["like"] == dataset and BUILT_IN.generated(dataset + "_generated")
+    assert BUILT_IN.generated_stand_in("digits") == "digits"
 
 
 def test_prepare_refuses_inputs_of_the_wrong_shape(tmp_path):
@@ -358,7 +359,7 @@ def test_prepare_refuses_inputs_of_the_wrong_shape(tmp_path):
         "y_test": np.zeros(1),
     }
     with pytest.raises(ValueError, match="expected shape"):
-        datasets.check_inputs("mnist", arrays)
+        datasets.check_inputs("mnist", arrays, catalog.INPUT_SHAPES["image28"])
 
 
 def test_a_file_that_cannot_be_fetched_holds_the_reason_until_tried_again(tmp_path):

@@ -8,6 +8,7 @@ import re
 import pytest
 import yaml
 
+from dlbench.registry import BUILT_IN
 from testkit import REPO
 
 PAGES = [
@@ -75,15 +76,17 @@ def test_the_questions_page_says_where_each_published_column_runs():
     assert len(rows) >= 11
     for backend, cpu, gpu in rows:
         runs_on_a_gpu = any(
-            catalog.devices_not_applicable(backend, task, 1, "gpu") is None
+            catalog.BACKENDS[backend].devices_not_applicable(task, 1, "gpu") is None
             for task in catalog.BACKENDS[backend]["tasks"]
         )
         assert (gpu.strip() != "no") == runs_on_a_gpu, backend
-        runs_on_the_cpu = catalog.devices_not_applicable(backend, "infer", 0, "gpu") is None
+        runs_on_the_cpu = (
+            catalog.BACKENDS[backend].devices_not_applicable("infer", 0, "gpu") is None
+        )
         assert (cpu.strip() != "no") == runs_on_the_cpu, backend
         if cpu.strip() not in ("yes", "no"):
             listed = sorted(model.strip() for model in cpu.split(","))
-            assert listed == catalog.models_of(backend), backend
+            assert listed == BUILT_IN.models_of(backend), backend
 
 
 def test_each_question_has_its_config_and_every_config_a_question():

@@ -212,14 +212,14 @@ def test_the_dropout_test_flags_a_backend_whose_dropout_differs(slip, why):
         assert (table.drop(index="slipped")["verdict"] == equivalence_verdicts.VERDICT_SAME).all()
 
 
-def test_a_pass_whose_first_draws_agree_draws_no_more(numpy_backend, digits_npz):
+def test_a_pass_whose_first_draws_agree_draws_no_more(numpy_backend, digits_npz, numpy_registry):
     """A model without dropout (the numpy backend's, its rate at 0): the
     check stops after its first draws, its pass found deterministic."""
     from dlbench.run import backends
     from test_harness import spec_for
 
     spec = dict(spec_for(numpy_backend), task="check", check_steps=1)
-    adapter = backends.adapter_for(numpy_backend, {})
+    adapter = backends.adapter_for(numpy_backend, {}, registry=numpy_registry)
     adapter.setup(threads=1, seed=0, devices=0)
     adapter.dropout_rate = 0.0
     data = harness.load_dataset(str(digits_npz))
@@ -301,7 +301,9 @@ def test_check_settings_are_checked_against_the_config(smoke_config):
     config_rules.validate(smoke_config)  # a workload not configured is not checked
 
 
-def test_a_check_run_records_its_curve_from_the_shared_weights(tmp_path, numpy_backend, digits_npz):
+def test_a_check_run_records_its_curve_from_the_shared_weights(
+    tmp_path, numpy_backend, digits_npz, numpy_registry
+):
     """Through the harness, as the workflow runs it: the same weights and
     batches give the same curve; another learning rate departs at step 1,
     after the same forward pass."""
@@ -333,7 +335,13 @@ def test_a_check_run_records_its_curve_from_the_shared_weights(tmp_path, numpy_b
         spec.update(initial_weights=str(weights), seed=42)
         spec["hyper"]["optimizer"]["learning_rate"] = learning_rate
         path = tmp_path / "{}.json".format(name)
-        harness.run(spec, str(digits_npz), str(path), str(tmp_path / "{}.csv".format(name)))
+        harness.run(
+            spec,
+            str(digits_npz),
+            str(path),
+            str(tmp_path / "{}.csv".format(name)),
+            registry=numpy_registry,
+        )
         found = json.loads(path.read_text())
         assert record_schema.problems(found) == []
         assert found["status"] == "ok", found.get("error")

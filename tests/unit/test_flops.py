@@ -5,9 +5,9 @@ and (e2e) equality with PyTorch's own counter for every model."""
 import numpy as np
 import pytest
 
-from dlbench import catalog
 from dlbench.data import datasets, fixtures
 from dlbench.models import flops, workloads
+from dlbench.registry import BUILT_IN
 
 BABI_DIMS = {"story_length": 171, "query_length": 5, "vocabulary": 36, "classes": 36}
 
@@ -127,5 +127,5 @@ def test_dims_of_refuses_a_dataset_of_another_kind(prepared):
 
 
 def _dims(model, prepared):
-    kind = catalog.MODELS[model]["inputs"][0]
+    kind = BUILT_IN.models[model]["inputs"][0]
     return flops.dims_of(prepared[kind], model) if kind in prepared else {}

@@ -113,9 +113,15 @@ def test_epoch_order_depends_on_seed_and_epoch_only():
     assert sorted(first) == list(range(100))
 
 
-def test_record_of_a_successful_run(tmp_path, numpy_backend, digits_npz):
+def test_record_of_a_successful_run(tmp_path, numpy_backend, digits_npz, numpy_registry):
     record_path, epochs_path = tmp_path / "run.json", tmp_path / "epochs.csv"
-    harness.run(spec_for(numpy_backend), str(digits_npz), str(record_path), str(epochs_path))
+    harness.run(
+        spec_for(numpy_backend),
+        str(digits_npz),
+        str(record_path),
+        str(epochs_path),
+        registry=numpy_registry,
+    )
     record = json.loads(record_path.read_text())
     assert RECORD_KEYS <= set(record)
     assert record["status"] == "ok" and record["error"] is None
@@ -147,11 +153,15 @@ def test_record_of_a_successful_run(tmp_path, numpy_backend, digits_npz):
     assert [float(row["seconds"]) for row in rows] == seconds
 
 
-def test_same_seed_same_numbers(tmp_path, numpy_backend, digits_npz):
+def test_same_seed_same_numbers(tmp_path, numpy_backend, digits_npz, numpy_registry):
     accuracies = []
     for name in ("a", "b"):
         harness.run(
-            spec_for(numpy_backend), str(digits_npz), str(tmp_path / name), str(tmp_path / "e")
+            spec_for(numpy_backend),
+            str(digits_npz),
+            str(tmp_path / name),
+            str(tmp_path / "e"),
+            registry=numpy_registry,
         )
         accuracies.append(
             [e["val_accuracy"] for e in json.loads((tmp_path / name).read_text())["epochs"]]
@@ -159,30 +169,48 @@ def test_same_seed_same_numbers(tmp_path, numpy_backend, digits_npz):
     assert accuracies[0] == accuracies[1]
 
 
-def test_train_samples_trains_on_the_first_samples_only(tmp_path, numpy_backend, digits_npz):
+def test_train_samples_trains_on_the_first_samples_only(
+    tmp_path, numpy_backend, digits_npz, numpy_registry
+):
     """A workload's ``train_samples``: the first samples of the training
     split make every epoch (the test split is whole); more than the split
     holds fails the run with both numbers."""
     spec = spec_for(numpy_backend, epochs=2)
     spec["hyper"]["train_samples"] = 320
-    record = harness.run(spec, str(digits_npz), str(tmp_path / "r.json"), str(tmp_path / "e"))
+    record = harness.run(
+        spec,
+        str(digits_npz),
+        str(tmp_path / "r.json"),
+        str(tmp_path / "e"),
+        registry=numpy_registry,
+    )
     assert record["status"] == "ok", record["error"]
     assert (record["train_samples"], record["test_samples"]) == (320, 359)
     assert record["samples_per_second"] == pytest.approx(320 / record["steady_epoch_seconds"])
     spec["hyper"]["train_samples"] = 5000
-    record = harness.run(spec, str(digits_npz), str(tmp_path / "r.json"), str(tmp_path / "e"))
+    record = harness.run(
+        spec,
+        str(digits_npz),
+        str(tmp_path / "r.json"),
+        str(tmp_path / "e"),
+        registry=numpy_registry,
+    )
     assert record["status"] == "failed"
     assert "train_samples 5000 is more than the 1438 samples" in record["error"]
 
 
-def test_a_framework_error_becomes_a_failed_record(tmp_path, numpy_backend):
+def test_a_framework_error_becomes_a_failed_record(tmp_path, numpy_backend, numpy_registry):
     """The record says what failed, and the adapter is closed all the same
     (torchrun's process group must not outlive a failed run either)."""
     record_path = tmp_path / "run.json"
     missing = str(tmp_path / "no-such-data.npz")
     closed = numpy_adapter.Adapter.closed
     record = harness.run(
-        spec_for(numpy_backend), missing, str(record_path), str(tmp_path / "e.csv")
+        spec_for(numpy_backend),
+        missing,
+        str(record_path),
+        str(tmp_path / "e.csv"),
+        registry=numpy_registry,
     )
     assert record["status"] == "failed"
     assert "no-such-data.npz" in record["error"]
@@ -244,10 +272,14 @@ def test_percentiles_are_measured_values():
     assert harness.percentiles([3.0]) == {"p50": 3.0, "p90": 3.0, "p99": 3.0}
 
 
-def test_record_of_an_inference_run(tmp_path, numpy_backend, digits_npz):
+def test_record_of_an_inference_run(tmp_path, numpy_backend, digits_npz, numpy_registry):
     record_path = tmp_path / "run.json"
     record = harness.run(
-        infer_spec(numpy_backend), str(digits_npz), str(record_path), str(tmp_path / "e")
+        infer_spec(numpy_backend),
+        str(digits_npz),
+        str(record_path),
+        str(tmp_path / "e"),
+        registry=numpy_registry,
     )
     assert record["status"] == "ok", record["error"]
     assert len(record["latencies_ms"]) == 25 and len(record["batch_seconds"]) == 4
@@ -263,7 +295,7 @@ def test_record_of_an_inference_run(tmp_path, numpy_backend, digits_npz):
     assert "first_step_seconds" not in cold
 
 
-def test_several_named_inputs_and_a_validation_split(tmp_path, numpy_backend):
+def test_several_named_inputs_and_a_validation_split(tmp_path, numpy_backend, numpy_registry):
     """bAbI's two inputs travel as a dict through order, batches and the
     record; the last 5 % of the training data validate (as Keras'
     validation_split), the test split is scored at the end."""
@@ -277,7 +309,11 @@ def test_several_named_inputs_and_a_validation_split(tmp_path, numpy_backend):
         spec["hyper"], validation_split=0.05, optimizer={"name": "sgd", "learning_rate": 0.01}
     )
     record = harness.run(
-        spec, str(tmp_path / "b.npz"), str(tmp_path / "r.json"), str(tmp_path / "e")
+        spec,
+        str(tmp_path / "b.npz"),
+        str(tmp_path / "r.json"),
+        str(tmp_path / "e"),
+        registry=numpy_registry,
     )
     assert record["status"] == "ok", record["error"]
     assert (record["train_samples"], record["validation_samples"], record["test_samples"]) == (

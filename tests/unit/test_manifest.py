@@ -50,7 +50,7 @@ def test_a_host_framework_reports_observed_ieee_and_its_threads(monkeypatch):
 
 
 def test_tf32_is_a_precision_only_where_a_framework_has_the_switch():
-    assert catalog.precision_not_applicable("native-torch", catalog.TF32) is None
-    assert catalog.precision_not_applicable("keras-jax", catalog.TF32) is None
-    reason = catalog.precision_not_applicable("native-mxnet", catalog.TF32)
+    assert catalog.BACKENDS["native-torch"].precision_not_applicable(catalog.TF32) is None
+    assert catalog.BACKENDS["keras-jax"].precision_not_applicable(catalog.TF32) is None
+    reason = catalog.BACKENDS["native-mxnet"].precision_not_applicable(catalog.TF32)
     assert reason.startswith("n/a (tf32: mxnet has no switch")

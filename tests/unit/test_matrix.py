@@ -5,6 +5,7 @@ import pytest
 from dlbench import catalog
 from dlbench.models import workloads as workload_registry
 from dlbench.plan import comparisons, config_rules, matrix, paths, run_spec
+from dlbench.registry import BUILT_IN
 
 KERAS3 = {"keras-tensorflow", "keras-jax", "keras-torch"}
 LEGACY = {"keras2-theano", "keras2-cntk", "keras-mxnet"}
@@ -18,7 +19,7 @@ NATIVE3 = {"native-tensorflow", "native-jax", "native-torch"}
 
 
 def implementing(backends, model):
-    return {b for b in backends if model in catalog.models_of(b)}
+    return {b for b in backends if model in BUILT_IN.models_of(b)}
 
 
 def test_smoke_matrix_is_workloads_by_backends_by_devices_by_repeats(smoke_config):
@@ -65,7 +66,7 @@ def test_cells_a_backend_cannot_run_are_not_applicable_not_run(smoke_config):
     for cell in cells:
         if cell["backend"] != "keras-openvino" and cell is not own:
             family = catalog.BACKENDS[cell["backend"]]["family"]
-            assert cell["model"] not in catalog.models_of(cell["backend"])
+            assert cell["model"] not in BUILT_IN.models_of(cell["backend"])
             assert cell[
                 "reason"
             ] == "n/a ({0} has no {1} yet: dlbench/models/workloads/{1}/in_{0}.py)".format(
@@ -187,8 +188,8 @@ def test_full_matrix(full_config):
     cells = 0
     for _, model, task in workloads:
         cells += 6 if task == "train" else 7
-        cells -= model == "hrnn"  # keras-mxnet cannot run it (catalog: cannot_run)
-        cells += sum(model in catalog.models_of(backend) for backend in NATIVE)
+        cells -= model == "hrnn"  # keras-mxnet cannot run it (hrnn: CANNOT_RUN)
+        cells += sum(model in BUILT_IN.models_of(backend) for backend in NATIVE)
     assert len(runs) == cells * 1 * 3
     assert {(run.dataset, run.model) for run in runs} == {(d, m) for d, m, _ in workloads}
     assert {model for _, model, _ in workloads} == set(workload_registry.built_in())

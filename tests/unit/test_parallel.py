@@ -58,9 +58,9 @@ def test_emulated_devices_run_training_only(smoke_config):
 
 
 def test_environment_is_the_cuda_build_on_gpus_only():
-    assert catalog.environment_of("keras-torch", 0, "gpu") == "keras-torch"
-    assert catalog.environment_of("keras-torch", 2, "gpu") == "keras-torch.cuda"
-    assert catalog.environment_of("keras-torch", 2, "emulated-cpu") == "keras-torch"
+    assert catalog.BACKENDS["keras-torch"].environment(0, "gpu") == "keras-torch"
+    assert catalog.BACKENDS["keras-torch"].environment(2, "gpu") == "keras-torch.cuda"
+    assert catalog.BACKENDS["keras-torch"].environment(2, "emulated-cpu") == "keras-torch"
 
 
 @pytest.mark.parametrize("scaling", ["fixed_global", "per_device"])

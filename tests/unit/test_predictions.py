@@ -39,18 +39,24 @@ def weights(tmp_path):
     return kernel, bias, write_weights(tmp_path / "trained_seed7.npz", kernel, bias, trained)
 
 
-def infer(tmp_path, name, backend, digits_npz, weights_file):
+def infer(tmp_path, name, backend, digits_npz, weights_file, registry):
     spec = dict(infer_spec(backend), initial_weights=weights_file)
     path = tmp_path / "{}.json".format(name)
-    harness.run(spec, str(digits_npz), str(path), str(tmp_path / "{}.csv".format(name)))
+    harness.run(
+        spec,
+        str(digits_npz),
+        str(path),
+        str(tmp_path / "{}.csv".format(name)),
+        registry=registry,
+    )
     return dict(json.loads(path.read_text()), backend=name)
 
 
 def test_an_inference_run_loads_the_weights_and_keeps_its_predictions(
-    tmp_path, numpy_backend, digits_npz, weights
+    tmp_path, numpy_backend, numpy_registry, digits_npz, weights
 ):
     kernel, bias, path = weights
-    record = infer(tmp_path, "a", numpy_backend, digits_npz, path)
+    record = infer(tmp_path, "a", numpy_backend, digits_npz, path, numpy_registry)
     assert record["status"] == "ok", record["error"]
     assert record_schema.problems(record) == []
     assert record["initial_weights"]["loaded"] is True
@@ -70,17 +76,19 @@ def test_an_inference_run_loads_the_weights_and_keeps_its_predictions(
 
 
 def test_the_same_weights_predict_the_same_and_a_changed_bias_departs(
-    tmp_path, numpy_backend, digits_npz, weights
+    tmp_path, numpy_backend, numpy_registry, digits_npz, weights
 ):
     """Three runs from the same file agree exactly; one whose bias differs
     (a layer built without its bias, as it were) departs; one whose loader
     fails is not compared and says why; one that failed says so."""
     kernel, bias, path = weights
-    records = [infer(tmp_path, name, numpy_backend, digits_npz, path) for name in "abc"]
+    records = [
+        infer(tmp_path, name, numpy_backend, digits_npz, path, numpy_registry) for name in "abc"
+    ]
     wrong = write_weights(tmp_path / "wrong.npz", kernel, np.zeros_like(bias))
-    records.append(infer(tmp_path, "no-bias", numpy_backend, digits_npz, wrong))
+    records.append(infer(tmp_path, "no-bias", numpy_backend, digits_npz, wrong, numpy_registry))
     odd = write_weights(tmp_path / "odd.npz", kernel[:10], bias)  # shapes the loader refuses
-    records.append(infer(tmp_path, "own", numpy_backend, digits_npz, odd))
+    records.append(infer(tmp_path, "own", numpy_backend, digits_npz, odd, numpy_registry))
     failed = dict(copy.deepcopy(records[0]), backend="failed", status="failed", reason="boom")
     records.append(failed)
 

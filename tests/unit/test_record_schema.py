@@ -32,14 +32,16 @@ def test_the_schema_is_valid_and_describes_this_record_version():
     assert schema["$id"].endswith("/{}".format(contract.RECORD_VERSION))
 
 
-def test_every_record_the_harness_writes_conforms(tmp_path, numpy_backend, digits_npz):
+def test_every_record_the_harness_writes_conforms(
+    tmp_path, numpy_backend, digits_npz, numpy_registry
+):
     for name, spec, data in (
         ("train", spec_for(numpy_backend), digits_npz),
         ("infer", infer_spec(numpy_backend), digits_npz),
         ("failed", spec_for(numpy_backend), tmp_path / "absent.npz"),
     ):
         path = tmp_path / "{}.json".format(name)
-        harness.run(spec, str(data), str(path), str(tmp_path / "e.csv"))
+        harness.run(spec, str(data), str(path), str(tmp_path / "e.csv"), registry=numpy_registry)
         assert written(path)["status"] == ("failed" if name == "failed" else "ok")
 
 
@@ -70,13 +72,15 @@ def test_every_record_the_supervisor_writes_conforms(tmp_path, digits_npz):
 
 
 @pytest.fixture
-def run_folder(tmp_path, numpy_backend, digits_npz):
+def run_folder(tmp_path, numpy_backend, digits_npz, numpy_registry):
     """Two real runs of one cell under their RUN_DIR paths."""
     paths = []
     for repeat in (1, 2):
         path = tmp_path / RUN.format(repeat)
         spec = dict(spec_for(numpy_backend), machine="lab", repeat=repeat)
-        harness.run(spec, str(digits_npz), str(path), str(tmp_path / "e.csv"))
+        harness.run(
+            spec, str(digits_npz), str(path), str(tmp_path / "e.csv"), registry=numpy_registry
+        )
         paths.append(path)
     return paths
 

@@ -97,8 +97,8 @@ MAIN_ENV = "../../envs/main.yaml"
 
 wildcard_constraints:
     **{dimension.name: dimension.pattern for dimension in matrix.DIMENSIONS},
-    dataset="|".join(catalog.DATASETS),
-    model="|".join(catalog.MODELS),
+    dataset="|".join(plan.registry.datasets),
+    model="|".join(plan.registry.models),
     backend="|".join(catalog.BACKENDS),
     machine=matrix.MACHINE_PATTERN,
     rep=r"\d+",
@@ -107,8 +107,8 @@ wildcard_constraints:
     family="|".join({entry["family"] for entry in catalog.BACKENDS.values()}),
     environment="(?:{})(?:{}(?:{}))?".format(
         "|".join(
-            re.escape(catalog.environment_of(backend, devices, "gpu"))
-            for backend in catalog.BACKENDS
+            re.escape(entry.environment(devices, "gpu"))
+            for entry in catalog.BACKENDS.values()
             for devices in (0, 1)
         ),
         variants.SEPARATOR,

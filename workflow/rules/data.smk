@@ -4,7 +4,9 @@ rule download:
     log:
         "logs/download/{dataset}/{filename}.log",
     wildcard_constraints:
-        dataset="|".join(d for d in catalog.DATASETS if catalog.downloaded(d)),
+        dataset="|".join(
+            d for d in plan.registry.datasets if plan.registry.downloaded(d)
+        ),
     conda:
         MAIN_ENV
     params:
@@ -23,12 +25,14 @@ rule generate:
     log:
         "logs/generate/{dataset}/{filename}.log",
     wildcard_constraints:
-        dataset="|".join(d for d in catalog.DATASETS if catalog.generated(d)),
+        dataset="|".join(
+            d for d in plan.registry.datasets if plan.registry.generated(d)
+        ),
     conda:
         MAIN_ENV
     params:
-        like=lambda wildcards: catalog.DATASETS[wildcards.dataset]["like"],
-        sizes=lambda wildcards: catalog.DATASETS[wildcards.dataset]["generated"],
+        like=lambda wildcards: plan.registry.datasets[wildcards.dataset]["like"],
+        sizes=lambda wildcards: plan.registry.datasets[wildcards.dataset]["generated"],
     script:
         "../scripts/generate.py"
 

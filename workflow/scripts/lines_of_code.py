@@ -2,13 +2,12 @@
 
 import sys
 
-from dlbench import catalog
 from dlbench.analysis import tables
 from dlbench.models import lines
+from dlbench.registry import Registry
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
-catalog.add_from_config(snakemake.config)
-table = lines.table(snakemake.params.implementations)
+table = lines.table(snakemake.params.implementations, Registry.of_config(snakemake.config))
 title = "Lines of code per implementation"
 tables.write(snakemake.output, table, title, lines.CAPTION, shown=lines.wide(table))
 print(table.to_string())

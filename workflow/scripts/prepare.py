@@ -2,12 +2,11 @@
 
 import sys
 
-from dlbench import catalog
 from dlbench.data.datasets import prepare, unfetched_reason
+from dlbench.registry import Registry
 from dlbench.run import integrity, run_data
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
-catalog.add_from_config(snakemake.config)  # synthetic datasets of the config
 raw_files = {name: path for name, path in snakemake.input.items() if name != "code"}
 unfetched = [reason for reason in map(unfetched_reason, raw_files.values()) if reason]
 if unfetched:  # the dataset's cells say why; nothing else waits on it
@@ -17,5 +16,7 @@ if unfetched:  # the dataset's cells say why; nothing else waits on it
     run_data.write_unavailable(snakemake.output[0], reason)
     print(reason)
 else:
-    print(prepare(snakemake.wildcards.dataset, raw_files, snakemake.output[0]))
+    dataset = snakemake.wildcards.dataset  # the config's synthetic datasets are the registry's
+    entry = Registry.of_config(snakemake.config).datasets[dataset]
+    print(prepare(dataset, raw_files, snakemake.output[0], entry))
 integrity.seal(snakemake.output[0])  # checked before every later use

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench import catalog
 from dlbench.analysis import collect, tables, utilisation
-from dlbench.models import flops, workloads
+from dlbench.models import flops
+from dlbench.registry import Registry
 from dlbench.run import run_data
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
@@ -18,7 +18,7 @@ sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 def flops_of(dataset, model, data_path):
     """Analytic FLOPs, or those counted for a model of the user's (None
     where they could not be counted: its cells get no MFU)."""
-    if not workloads.is_custom(model):
+    if not registry.is_custom(model):
         reason = run_data.unavailable_reason(data_path)
         if reason:
             print(f"{dataset}/{model}: no FLOPs, its data is unavailable: {reason}")
@@ -36,7 +36,7 @@ def flops_of(dataset, model, data_path):
     return found
 
 
-catalog.add_from_config(snakemake.config)
+registry = Registry.of_config(snakemake.config)
 found = {
     (dataset, model): flops_of(dataset, model, path)
     for (dataset, model), path in zip(snakemake.params.workloads, snakemake.input.data)

@@ -24,7 +24,7 @@ from dlbench.plan import matrix  # noqa: E402
 # figures its metric is.
 WORKLOADS = {
     alias: model
-    for model in workloads.names()
+    for model in workloads.built_in()
     for alias in getattr(workloads.facts(model), "PUBLISHED_AS", ())
 }
 OUR_FIGURE = {

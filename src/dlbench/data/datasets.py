@@ -28,7 +28,7 @@ from dlbench.catalog import (
     INPUT_SHAPES,
     NO_DATA_REASON,
     UNAVAILABLE_DATA,
-    input_shape_of,
+    input_shape,
 )
 
 DOWNLOAD_RETRIES = 3
@@ -491,8 +491,7 @@ def _matches(shape, expected):
     return len(shape) == len(expected) and all(e in (None, s) for s, e in zip(shape, expected))
 
 
-def check_inputs(dataset, arrays):
-    expected = input_shape_of(dataset)
+def check_inputs(dataset, arrays, expected):
     for split in ("train", "test"):
         x, y = model_inputs(arrays, split), arrays["y_" + split]
         found = {name: a.shape for name, a in x.items()} if isinstance(x, dict) else x.shape
@@ -510,18 +509,20 @@ def check_inputs(dataset, arrays):
             )
 
 
-def prepare(dataset, files, output):
+def prepare(dataset, files, output, entry=None):
     """Write ``output`` (.npz): the model inputs ``x_train``/``x_test`` (images
     as float32 in [0, 1], shaped (N, H, W, C); word ids as int32, shaped
     (N, length); several named inputs as ``x_train__<name>``), int64 labels,
     and ``meta``, a JSON string with what a model needs to know (classes,
     vocabulary, ...). The split and order are fixed, the same for every
-    backend. ``files`` maps raw file names to their verified local paths."""
-    entry = DATASETS[dataset]
+    backend. ``files`` maps raw file names to their verified local paths;
+    ``entry`` is the dataset's (a registry's, for a config's own dataset;
+    the catalog's by default)."""
+    entry = entry or DATASETS[dataset]
     loader = LOADERS[entry.get("like", dataset)]
     arrays = loader({name: Path(path) for name, path in files.items()}, entry)
     meta = arrays.pop("meta", None) or {"classes": 10}
-    check_inputs(dataset, arrays)
+    check_inputs(dataset, arrays, input_shape(entry))
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = output.with_name(output.name + ".tmp.npz")

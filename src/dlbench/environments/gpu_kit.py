@@ -79,7 +79,7 @@ def requirements(repo=REPO, config_path=None):
     found = [Requirement(line) for line in pyproject["project"]["dependencies"]]
     config_path = config_path or Path(repo) / CAMPAIGN_CONFIG
     for backend in campaign_backends(config_path):
-        environment = catalog.environment_of(backend, 1, "gpu")
+        environment = catalog.BACKENDS[backend].environment(1, "gpu")
         spec = envspec.read_spec(Path(repo) / "envs" / (environment + ".yaml"))
         found += envspec.pins(spec)
     chosen = {}

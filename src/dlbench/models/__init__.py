@@ -4,6 +4,6 @@ families' layer helpers and optimizer mappings, the shared initial weights'
 layout, analytic FLOPs and lines of code. Runs in the backends'
 environments and in the workflow's.
 
-Imports: catalog, and data (FLOPs read a prepared file's shapes). The
-catalog reads the workloads' facts from models.workloads in turn: one
-registry built from both is the next step (issue 62)."""
+Imports: catalog. What a config adds (a user's own model) joins the
+workloads in a registry (dlbench.registry), which imports models, never
+the other way."""

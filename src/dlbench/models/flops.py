@@ -131,7 +131,7 @@ class Activations(object):
 
 def spec_of(model, dims):
     """What the model is built from: ``dims`` over its input kind's defaults."""
-    kind = catalog.MODELS[model]["inputs"][0]
+    kind = workloads.facts(model).INPUTS[0]
     spec = dict(DEFAULTS[kind])
     spec.update(dims)
     missing = [key for key in DIMS[kind] if key not in spec]
@@ -152,10 +152,12 @@ def per_sample(model, dims):
 
 def _header_shape(archive, member):
     """The shape of an .npy member from its header, without reading its data."""
-    from dlbench.data.datasets import read_npy_header
+    from numpy.lib import format as npy
 
     with archive.open(member) as handle:
-        return read_npy_header(handle)[0]
+        version = npy.read_magic(handle)
+        read = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        return read(handle)[0]
 
 
 def dims_of(data_path, model):
@@ -163,7 +165,7 @@ def dims_of(data_path, model):
     numbers from its ``meta`` and the input shape from x_train's header."""
     import numpy
 
-    kind = catalog.MODELS[model]["inputs"][0]
+    kind = workloads.facts(model).INPUTS[0]
     with numpy.load(str(data_path), allow_pickle=False) as arrays:
         found = json.loads(str(arrays["meta"]))
     with zipfile.ZipFile(str(data_path)) as archive:

@@ -17,7 +17,6 @@ import tokenize
 from pathlib import Path
 
 from dlbench import catalog
-from dlbench.models import workloads
 
 PACKAGE = Path(__file__).resolve().parents[1]  # src/dlbench
 STEPS = {"train": ("build", "train_epoch"), "infer": ("build", "predict")}
@@ -31,11 +30,14 @@ NOT_CODE = {
 }
 
 
-def source_files(backend, model):
-    """The workload's module and the adapter module of a backend."""
+def source_files(backend, model, registry):
+    """The workload's module (``registry``'s: a dlbench.registry.Registry) and
+    the adapter module of a backend."""
     family = catalog.BACKENDS[backend]["family"]
-    adapter = PACKAGE / "run" / "backends" / "{}_adapter.py".format(catalog.adapter_of(backend))
-    return Path(workloads.source(model, family)), adapter
+    adapter = (
+        PACKAGE / "run" / "backends" / "{}_adapter.py".format(catalog.BACKENDS[backend].adapter)
+    )
+    return Path(registry.source(model, family)), adapter
 
 
 class Module(object):
@@ -175,17 +177,17 @@ class Counter(object):
         return found
 
 
-def count(backend, model, task):
+def count(backend, model, task, registry):
     """Lines of the model's definition, of the training or inference step,
     and of both (a definition the two share is counted once, in the model)."""
-    implementation, adapter = source_files(backend, model)
+    implementation, adapter = source_files(backend, model, registry)
     counter = Counter()
-    model_lines = counter.count([(implementation, workloads.entry_point(model))])
+    model_lines = counter.count([(implementation, registry.entry_point(model))])
     step_lines = counter.count([(adapter, "Adapter", name) for name in STEPS[task]])
     return {"model_lines": model_lines, "step_lines": step_lines, "lines": model_lines + step_lines}
 
 
-def table(implementations):
+def table(implementations, registry):
     """One row per (dataset, model, task, backend) of ``implementations``."""
     import pandas as pd
 
@@ -198,7 +200,7 @@ def table(implementations):
                 "task": task,
                 "backend": backend,
                 "implementation": "native" if backend.startswith("native-") else "Keras",
-                **count(backend, model, task),
+                **count(backend, model, task, registry),
             }
         )
     return pd.DataFrame(

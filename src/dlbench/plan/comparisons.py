@@ -33,7 +33,6 @@ def check_runs(config):
         return []
     chosen = settings.get("workloads")
     machine = matrix.machine_name(config)
-    catalog.add_from_config(config)
     # One thread: reductions in one order, and two checks side by side on
     # two cores. Float32: every backend computes it (a reduced precision is
     # judged against float32 by accuracy, not step by step).

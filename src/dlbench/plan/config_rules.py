@@ -9,8 +9,8 @@ import itertools
 
 from dlbench import catalog
 from dlbench.environments import variants
-from dlbench.models import workloads
 from dlbench.plan import comparisons, matrix, run_spec
+from dlbench.registry import Registry
 
 # Backend settings only some frameworks have, and those frameworks.
 FRAMEWORK_SETTINGS = {
@@ -52,41 +52,41 @@ def validate(config):
     (and make whole-number floats integers: ``normalise``)."""
     matrix.normalise(config)
     try:
-        catalog.add_from_config(config)
+        registry = Registry.of_config(config)
     except ValueError as error:  # a name the built-in workloads or datasets have
         raise matrix.ConfigError(str(error)) from None
     _check_versions(config)
     for name in sorted(config.get("custom_models") or {}):
-        problem = workloads.facts(name).source_problem()
+        problem = registry.workload(name).source_problem()
         if problem:
             raise matrix.ConfigError(problem)
     seen = {}
     for index, workload in enumerate(config["workloads"]):
         key = "workloads[{}]".format(index)
         name = "{}/{}".format(workload["dataset"], workload["model"])
-        if workload["dataset"] not in catalog.DATASETS:
+        if workload["dataset"] not in registry.datasets:
             raise matrix.ConfigError(
                 "{}.dataset: '{}' is not one of the datasets ({}; or one of your own under "
                 "synthetic_datasets)".format(
-                    key, workload["dataset"], ", ".join(sorted(catalog.DATASETS))
+                    key, workload["dataset"], ", ".join(sorted(registry.datasets))
                 )
             )
-        if workload["model"] not in catalog.MODELS:
+        if workload["model"] not in registry.models:
             raise matrix.ConfigError(
                 "{}.model: '{}' is not one of the workloads ({}; one folder each in "
                 "src/dlbench/models/workloads, or a model of your own under custom_models)".format(
-                    key, workload["model"], ", ".join(sorted(catalog.MODELS))
+                    key, workload["model"], ", ".join(sorted(registry.models))
                 )
             )
-        if not catalog.model_fits_dataset(workload["model"], workload["dataset"]):
+        if not registry.fits(workload["model"], workload["dataset"]):
             raise matrix.ConfigError(
                 "{}.model: model '{}' does not fit dataset '{}' (input {}); it takes "
                 "inputs {}".format(
                     key,
                     workload["model"],
                     workload["dataset"],
-                    catalog.DATASETS[workload["dataset"]]["input"],
-                    catalog.MODELS[workload["model"]]["inputs"],
+                    registry.datasets[workload["dataset"]]["input"],
+                    list(registry.models[workload["model"]]["inputs"]),
                 )
             )
         if name in seen:
@@ -108,14 +108,14 @@ def validate(config):
                 "its runs; {} trains from the shared initial weights".format(key, name)
             )
         if workload.get("trained_weights") and (
-            catalog.speed_only(workload["dataset"]) or catalog.ends_in_features(workload["model"])
+            registry.speed_only(workload["dataset"]) or registry.ends_in_features(workload["model"])
         ):
             raise matrix.ConfigError(
                 "{}.trained_weights: there is nothing to learn ({}): leave trained_weights out "
                 "(its runs share the initial draw)".format(
                     key,
                     "{} ends in features, not classes".format(workload["model"])
-                    if catalog.ends_in_features(workload["model"])
+                    if registry.ends_in_features(workload["model"])
                     else "{}'s labels are random".format(workload["dataset"]),
                 )
             )
@@ -243,16 +243,17 @@ def _check_equivalence_settings(config):
         )
     # A config cut down to fewer workloads keeps its list: names are
     # checked against the datasets and models, not the workloads configured.
+    registry = Registry.of_config(config)
     for index, name in enumerate(settings.get("workloads") or []):
         dataset, model = name.split("/")
-        if dataset not in catalog.DATASETS or model not in catalog.MODELS:
+        if dataset not in registry.datasets or model not in registry.models:
             raise matrix.ConfigError(
                 "equivalence_check.workloads[{}]: '{}' names no dataset/model (datasets: {}; "
                 "models: {})".format(
                     index,
                     name,
-                    ", ".join(sorted(catalog.DATASETS)),
-                    ", ".join(sorted(catalog.MODELS)),
+                    ", ".join(sorted(registry.datasets)),
+                    ", ".join(sorted(registry.models)),
                 )
             )
 
@@ -295,8 +296,8 @@ def _check_versions(config):
 def _check_existing_environments(config):
     named = config.get("existing_environments") or {}
     known = {
-        variants.environment_name(catalog.environment_of(b, d, "gpu"), version)
-        for b in catalog.BACKENDS
+        variants.environment_name(entry.environment(d, "gpu"), version)
+        for b, entry in catalog.BACKENDS.items()
         for d in (0, 1)
         for version in variants.variants_of(config, b)
     }
@@ -312,7 +313,7 @@ def _check_existing_environments(config):
         unnamed = sorted(
             {
                 variants.environment_name(
-                    catalog.environment_of(backend, devices, accelerator), version
+                    catalog.BACKENDS[backend].environment(devices, accelerator), version
                 )
                 for backend in config["backends"]
                 for devices in matrix.every_dimension_value(config, "devices")

@@ -1,4 +1,5 @@
-"""The benchmark matrix: config checks beyond the schema, and the runs.
+"""The benchmark matrix: its dimensions, and the runs and n/a cells a config
+expands to.
 
 Experiments are a product of variables: a workload (dataset, model) and a
 backend, crossed with every value of each dimension (``DIMENSIONS``: device
@@ -15,6 +16,7 @@ from collections import namedtuple
 
 from dlbench import catalog
 from dlbench.environments import variants
+from dlbench.registry import BUILT_IN, Registry
 
 # A dimension of the matrix: its name is its config key (a value or a list of
 # values, each a cell of its own), its wildcard, its record field and its
@@ -33,22 +35,22 @@ def _threads_value(text):
 
 
 def _devices_not_applicable(config, backend, task, setting):
-    return catalog.devices_not_applicable(
-        backend, task, setting["devices"], option(config, "accelerator")
+    return catalog.BACKENDS[backend].devices_not_applicable(
+        task, setting["devices"], option(config, "accelerator")
     )
 
 
 def _precision_not_applicable(config, backend, task, setting):
     """No mode for the precision, or (computed on this CPU) no kernels for it here."""
     precision = setting["precision"]
-    reason = catalog.precision_not_applicable(backend, precision)
+    reason = catalog.BACKENDS[backend].precision_not_applicable(precision)
     if reason is None and on_the_cpu(config, setting):
-        reason = catalog.precision_cpu_not_applicable(backend, precision)
+        reason = catalog.BACKENDS[backend].precision_cpu_not_applicable(precision)
     return reason
 
 
 def _compile_not_applicable(config, backend, task, setting):
-    return catalog.compile_not_applicable(backend, setting["compile"])
+    return catalog.BACKENDS[backend].compile_not_applicable(setting["compile"])
 
 
 def _versions_not_applicable(config, backend, task, setting):
@@ -181,7 +183,7 @@ def normalise(config):
     generated stand-in in its place, in place."""
     entries = list(config.get("workloads") or [])
     if config.get("generated_data"):
-        stand_in = catalog.generated_stand_in
+        stand_in = BUILT_IN.generated_stand_in
         for entry in entries + list(config.get("exclude") or []):
             if "dataset" in entry:
                 entry["dataset"] = stand_in(entry["dataset"])
@@ -311,7 +313,7 @@ def cell_not_applicable(config, entry, backend, setting):
     reason (task, model), else the first dimension's that has one, else the
     config's ``exclude``."""
     task = entry.get("task", "train")
-    reason = catalog.not_applicable(backend, task, model=entry["model"])
+    reason = Registry.of_config(config).not_applicable(backend, task, model=entry["model"])
     for dimension in DIMENSIONS:
         if reason is None and dimension.not_applicable is not None:
             reason = dimension.not_applicable(config, backend, task, setting)
@@ -356,7 +358,6 @@ def not_applicable_cells(config):
     failures."""
     found = []
     machine = machine_name(config)
-    catalog.add_from_config(config)
     for entry in config["workloads"]:
         task = entry.get("task", "train")
         for backend, setting in itertools.product(
@@ -397,7 +398,6 @@ def timeout_minutes(config, entry):
 def runs(config):
     """Every run of the matrix, in a stable order."""
     machine = machine_name(config)
-    catalog.add_from_config(config)
     found = []
     for entry in config["workloads"]:
         for setting in settings(config, entry):

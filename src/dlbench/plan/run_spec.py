@@ -5,15 +5,15 @@ and interpreter a run takes."""
 
 from dlbench import catalog
 from dlbench.environments import variants
-from dlbench.models import workloads
 from dlbench.plan import comparisons, matrix, paths
+from dlbench.registry import Registry
 
 
 def run_environment(config, run):
     """The environment a run uses: its backend's CPU or CUDA build, of its
     version variant."""
-    environment = catalog.environment_of(
-        run.backend, int(run.devices), matrix.option(config, "accelerator")
+    environment = catalog.BACKENDS[run.backend].environment(
+        int(run.devices), matrix.option(config, "accelerator")
     )
     return variants.environment_name(environment, run.versions)
 
@@ -106,10 +106,10 @@ def spec(config, run):
         # The compile mode's settings over the config's (auto: the config's).
         "backend_settings": dict(
             matrix.backend_settings(config, entry, run.backend),
-            **catalog.compile_settings(run.backend, run.compile),
+            **catalog.BACKENDS[run.backend].compile_settings(run.compile),
         ),
         # A model of the user's: its file and digest, so that an edit re-runs its cells.
-        **custom_model_entry(run.model),
+        **custom_model_entry(config, run.model),
         **initial_weights_entry(config, entry, run),
     }
 
@@ -127,9 +127,10 @@ def initial_weights_entry(config, entry, run):
     return {"initial_weights": path.format(dataset=run.dataset, model=run.model, seed=seed)}
 
 
-def custom_model_entry(model):
+def custom_model_entry(config, model):
     """A model of the user's: its file, builder and digest, so that an edit
     re-runs its cells and the record says which version ran."""
-    if not workloads.is_custom(model):
+    registry = Registry.of_config(config)
+    if not registry.is_custom(model):
         return {}
-    return {"custom_model": workloads.facts(model).entry()}
+    return {"custom_model": registry.workload(model).entry()}

@@ -21,13 +21,14 @@ from dlbench import catalog
 from dlbench.environments import envspec, variants
 from dlbench.models import lines, workloads
 from dlbench.plan import comparisons, import_graph, matrix, paths, run_spec
+from dlbench.registry import Registry
 
 # The workflow builds Keras models itself in this environment: to count the
 # FLOPs of the user's own models (dlbench.run.flops_count) and to draw the
 # shared initial weights (dlbench.run.shared_weights), whichever backends run.
 KERAS_ON_TORCH = matrix.KERAS_ON_TORCH
 # The GPU's probe runs in keras-torch's CUDA environment.
-TORCH_ON_GPUS = catalog.environment_of(KERAS_ON_TORCH, 1, "gpu")
+TORCH_ON_GPUS = catalog.BACKENDS[KERAS_ON_TORCH].environment(1, "gpu")
 # More of cpu_exclusive than any machine provides: Snakemake caps a job's
 # resource at the amount --resources gives, so a job asking for this takes
 # the whole amount, whatever it is.
@@ -51,6 +52,7 @@ class Plan(object):
         self.package = Path(self.src) / "dlbench"
         self.env_mode = env_mode
         self.machine = config["machine"]
+        self.registry = Registry.of_config(config)
         self.runs = matrix.runs(config)
         self.check_runs = comparisons.check_runs(config)
         self.workloads = [(w["dataset"], w["model"], w["task"]) for w in config["workloads"]]
@@ -72,7 +74,7 @@ class Plan(object):
         """{raw or prepared data file: its dataset}, of the configured datasets."""
         found = {}
         for dataset in sorted({entry["dataset"] for entry in self.config["workloads"]}):
-            for filename in catalog.DATASETS[dataset]["files"]:
+            for filename in self.registry.datasets[dataset]["files"]:
                 found[f"resources/{dataset}/{filename}"] = dataset
             found[f"results/data/{dataset}.npz"] = dataset
         return found
@@ -211,7 +213,7 @@ class Plan(object):
         return {
             (entry["dataset"], entry["model"]): matrix.accuracy_tolerance(self.config, entry)
             for entry in self.config["workloads"]
-            if not catalog.speed_only(entry["dataset"])
+            if not self.registry.speed_only(entry["dataset"])
         }
 
     def all_outputs(self):
@@ -288,7 +290,9 @@ class Plan(object):
         files = {Path(self.code("models/lines"))}
         files |= set((self.package / "models" / "layers").glob("*.py"))
         for _, model, _, backend in self.implementations():
-            files.update(Path(os.path.relpath(p)) for p in lines.source_files(backend, model))
+            files.update(
+                Path(os.path.relpath(p)) for p in lines.source_files(backend, model, self.registry)
+            )
         return sorted(str(path) for path in files)
 
     def interpreter_available(self, environment):
@@ -317,9 +321,9 @@ class Plan(object):
         environment that builds it."""
         inputs = {
             "data": f"results/data/{wildcards.dataset}.npz",
-            "model": os.path.relpath(workloads.source(wildcards.model, "keras")),
+            "model": os.path.relpath(self.registry.source(wildcards.model, "keras")),
         }
-        if not workloads.is_custom(wildcards.model):
+        if not self.registry.is_custom(wildcards.model):
             inputs["facts"] = self.code(f"models/workloads/{wildcards.model}/__init__")
             inputs["layers"] = self.code("models/layers/keras_layers")
         marker = self.environment_marker(KERAS_ON_TORCH)
@@ -334,7 +338,7 @@ class Plan(object):
         return {
             f"{dataset}/{model}": f"results/flops/{dataset}/{model}.json"
             for dataset, model, _ in self.workloads
-            if workloads.is_custom(model)
+            if self.registry.is_custom(model)
         }
 
     def machine_probes(self):
@@ -397,7 +401,7 @@ class Plan(object):
     def model_check_input(self, wildcards):
         """A model of the user's: its check (rule check_custom_model), before
         anything builds it."""
-        if not workloads.is_custom(wildcards.model):
+        if not self.registry.is_custom(wildcards.model):
             return {}
         return {"model_check": f"results/models/{wildcards.dataset}/{wildcards.model}.json"}
 
@@ -433,7 +437,7 @@ class Plan(object):
     def prepare_inputs(self, wildcards):
         """The verified raw files by name, and the preparation code: a change to
         how data is prepared re-makes the prepared file (and the runs on it)."""
-        files = catalog.DATASETS[wildcards.dataset]["files"]
+        files = self.registry.datasets[wildcards.dataset]["files"]
         inputs = {name: f"resources/{wildcards.dataset}/{name}" for name in files}
         inputs["code"] = self.code("data/datasets")
         return inputs
@@ -478,8 +482,8 @@ class Plan(object):
         marker = self.environment_marker(self.run_environment(wildcards))
         if marker:
             inputs["env"] = marker
-        if workloads.is_custom(wildcards.model):
-            inputs["model"] = os.path.relpath(workloads.source(wildcards.model, family))
+        if self.registry.is_custom(wildcards.model):
+            inputs["model"] = os.path.relpath(self.registry.source(wildcards.model, family))
             inputs.update(self.model_check_input(wildcards))
         weights = run_spec.initial_weights_entry(
             self.config,
@@ -572,8 +576,8 @@ def _family_files(family):
     computed once per workflow, not once per job."""
     adapters = sorted(
         {
-            "{}.{}_adapter".format(import_graph.ADAPTERS_PACKAGE, catalog.adapter_of(backend))
-            for backend, entry in catalog.BACKENDS.items()
+            "{}.{}_adapter".format(import_graph.ADAPTERS_PACKAGE, entry.adapter)
+            for entry in catalog.BACKENDS.values()
             if entry["family"] == family
         }
     )
@@ -582,6 +586,6 @@ def _family_files(family):
     files |= {str(path.relative_to(package)) for path in import_graph.closure(adapters)}
     for model in workloads.built_in():
         files.add(f"models/workloads/{model}/__init__.py")
-        if workloads.implemented(model, family):
+        if family in workloads.families(model):
             files.add(f"models/workloads/{model}/in_{family}.py")
     return tuple(sorted(files))

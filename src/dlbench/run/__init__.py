@@ -3,4 +3,4 @@ run's harness and its supervisor, the adapters of every family, the
 equivalence check's run, the probes, the manifest of hidden settings, the
 files a run reads and writes.
 
-Imports: catalog, host, models, record."""
+Imports: catalog, host, models, record, registry."""

@@ -66,7 +66,7 @@ def per_sample(total, what):
     return total // BATCH
 
 
-def count(model_name, data_path):
+def count(model_name, data_path, registry):
     """{"forward", "training", "parameters", "counter"} of ``model_name``
     built on the prepared dataset at ``data_path``."""
     os.environ["KERAS_BACKEND"] = "torch"
@@ -74,14 +74,12 @@ def count(model_name, data_path):
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    from dlbench import catalog
-    from dlbench.models import workloads
     from dlbench.run import run_data
 
     _register_cpu_attention(torch)
     keras.utils.set_random_seed(0)
     data = run_data.load_dataset(data_path)
-    model = workloads.builder(model_name, "keras")(keras, data["meta"])
+    model = registry.builder(model_name, "keras")(keras, data["meta"])
     inputs = run_data.take(data["x_train"], slice(0, BATCH))
     inputs = (
         {name: torch.as_tensor(array) for name, array in inputs.items()}
@@ -96,7 +94,7 @@ def count(model_name, data_path):
             model(inputs, training=False)
         with FlopCounterMode(display=False) as training:
             outputs = model(inputs, training=True)
-            if catalog.ends_in_features(model_name):
+            if registry.ends_in_features(model_name):
                 loss = outputs.sum()  # no classifier; any scalar gives the same backward
             else:
                 loss = keras.losses.categorical_crossentropy(labels, outputs).mean()
@@ -120,8 +118,8 @@ def main(argv=None):
     parser.add_argument("--data", required=True, help="a prepared dataset (.npz)")
     parser.add_argument("--output", required=True, help="where to write the counts (JSON)")
     args = parser.parse_args(argv)
-    from dlbench import catalog
     from dlbench.host import runtime
+    from dlbench.registry import Registry
     from dlbench.run import model_check, run_data
 
     failed = run_data.unavailable_reason(args.data)
@@ -130,13 +128,12 @@ def main(argv=None):
     if failed:  # as its runs, never built: nothing counted, the reason kept instead
         counted = {"forward": None, "training": None, "error": failed}
     else:
-        if args.custom:
-            catalog.add_custom_models({args.model: json.loads(args.custom)})
+        registry = Registry({args.model: json.loads(args.custom)} if args.custom else None)
         import torch
 
         torch.set_num_threads(1)  # a count, not a benchmark: leave the other cores alone
         try:
-            counted = count(args.model, args.data)
+            counted = count(args.model, args.data, registry)
         except Exception:  # the runs and tables go on; the model's cells get no MFU
             traceback.print_exc()
             counted = {"forward": None, "training": None, "error": traceback.format_exc(limit=3)}

@@ -26,6 +26,7 @@ from dlbench import catalog
 from dlbench.host import runtime
 from dlbench.models import initial_weights
 from dlbench.record import contract
+from dlbench.registry import Registry
 from dlbench.run import backends, compiles, energy, equivalence, launch, probe, shared_weights
 from dlbench.run.run_data import (
     epoch_order,
@@ -359,7 +360,7 @@ def infer(spec, adapter, data, meter=None):
     result["latency_ms"]["mean"] = 1000.0 * statistics.mean(latencies)
     result["cold_start"] = cold
     result["predictions"] = predictions(
-        adapter, model, x, min(batch_size, n), not catalog.ends_in_features(spec["model"])
+        adapter, model, x, min(batch_size, n), not adapter.registry.ends_in_features(spec["model"])
     )
     print(
         "latency p50 {p50:.3f} ms, p90 {p90:.3f} ms, p99 {p99:.3f} ms; throughput "
@@ -470,11 +471,12 @@ def base_record(spec):
     return record
 
 
-def adapter_settings(spec):
+def adapter_settings(spec, backend):
     """The backend's settings and the precision the run computes in; a
-    precision the backend has no mode for is refused, never run as float32."""
+    precision the backend (a catalog.Backend) has no mode for is refused,
+    never run as float32."""
     precision = spec.get("precision", catalog.FLOAT32)
-    reason = catalog.precision_not_applicable(spec["backend"], precision)
+    reason = backend.precision_not_applicable(precision)
     if reason:
         raise ValueError("{} cannot run {}: {}".format(spec["backend"], precision, reason))
     return dict(spec.get("backend_settings") or {}, precision=precision)
@@ -489,10 +491,10 @@ def run_gpus(spec, parallel):
     return [gpu.strip() for gpu in visible.split(",") if gpu.strip()]
 
 
-def run(spec, data_path, record_path, epochs_path):
+def run(spec, data_path, record_path, epochs_path, registry=None):
     """Run the task (train or infer) and write the record. A framework error
     becomes a ``failed`` record with the traceback's tail; the exit status
-    says the same."""
+    says the same. ``registry``: the run's own (Registry.of_run) unless given."""
     record = base_record(spec)
     cold = {"launch_seconds": seconds_since_launch()}
     place = launch.process_place()
@@ -511,7 +513,9 @@ def run(spec, data_path, record_path, epochs_path):
     try:
         record["environment"] = dict(runtime.environment(threads, cpus), cpus_claim=claim)
         set_up = time.perf_counter()
-        adapter = backends.adapter_for(spec["backend"], adapter_settings(spec))
+        registry = registry or Registry.of_run(spec)
+        settings = adapter_settings(spec, registry.backends[spec["backend"]])
+        adapter = backends.adapter_for(spec["backend"], settings, registry)
         adapter.setup(
             threads=threads,
             seed=spec["seed"],
@@ -520,8 +524,6 @@ def run(spec, data_path, record_path, epochs_path):
         )
         record["environment"].update(adapter.versions())
         adapter.weights_follow = bool(spec.get("initial_weights"))
-        if spec.get("custom_model"):
-            catalog.add_custom_models({spec["model"]: spec["custom_model"]})
         cold["framework_setup_seconds"] = time.perf_counter() - set_up
         inject_fault(spec)
         loaded = time.perf_counter()

@@ -24,15 +24,14 @@ def _where(error, path):
     return ", line {}".format(lines[-1]) if lines else ""
 
 
-def check(keras, model_name, data):
-    """(ok, reason, facts) for the registered model ``model_name`` on the
-    prepared ``data`` (run_data.load_dataset)."""
-    from dlbench.models import workloads
+def check(keras, model_name, data, registry):
+    """(ok, reason, facts) for the user's model ``model_name`` (one of
+    ``registry``'s) on the prepared ``data`` (run_data.load_dataset)."""
     from dlbench.run import run_data
 
-    path, builder = workloads.facts(model_name).file, workloads.facts(model_name).builder
+    path, builder = registry.workload(model_name).file, registry.workload(model_name).builder
     try:
-        build = workloads.builder(model_name, "keras")
+        build = registry.builder(model_name, "keras")
     except Exception as error:  # the file raised on import, or lost its builder
         return (
             False,
@@ -105,10 +104,10 @@ def main(argv=None):
     try:
         import keras
 
-        from dlbench import catalog
+        from dlbench.registry import Registry
 
-        catalog.add_custom_models({args.model: entry})
-        ok, reason, facts = check(keras, args.model, run_data.load_dataset(args.data))
+        registry = Registry({args.model: entry})
+        ok, reason, facts = check(keras, args.model, run_data.load_dataset(args.data), registry)
         found.update(facts, keras=keras.__version__)
     except run_data.DataUnavailable as error:  # its cells say why themselves (supervise)
         ok, reason = False, "not checked: its dataset is unavailable: {}".format(error)

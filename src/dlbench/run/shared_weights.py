@@ -197,16 +197,14 @@ def main(argv=None):
     import keras
     import torch
 
-    from dlbench import catalog
-    from dlbench.models import workloads
+    from dlbench.registry import Registry
     from dlbench.run import run_data
 
     torch.set_num_threads(1)  # a draw, not a benchmark
-    if args.custom:
-        catalog.add_custom_models({args.model: json.loads(args.custom)})
+    registry = Registry({args.model: json.loads(args.custom)} if args.custom else None)
     keras.utils.set_random_seed(args.seed)  # for the weights numpy cannot draw
     data = run_data.load_dataset(args.data)
-    model = workloads.builder(args.model, "keras")(keras, data["meta"])
+    model = registry.builder(args.model, "keras")(keras, data["meta"])
     manifest, weights = generate(model, args.seed)
     manifest.update(model=args.model, keras=keras.__version__)
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)

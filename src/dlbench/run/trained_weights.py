@@ -23,14 +23,15 @@ import sys
 BACKEND = "keras-torch"
 
 
-def train(model_name, data_path, drawn_path, training, seed):
+def train(model_name, data_path, drawn_path, training, seed, registry):
     """(manifest, weights, result): the drawn weights trained with
-    ``training`` (a training workload's hyper-parameters)."""
+    ``training`` (a training workload's hyper-parameters); ``registry`` (a
+    dlbench.registry.Registry) holds the model."""
     import numpy as np
 
     from dlbench.run import backends, harness, launch, shared_weights
 
-    adapter = backends.adapter_for(BACKEND, {"jit_compile": False})
+    adapter = backends.adapter_for(BACKEND, {"jit_compile": False}, registry)
     adapter.setup(
         threads=1,  # a preparation, not a benchmark: one thread, reproducible sums
         seed=seed,
@@ -81,8 +82,8 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--output", required=True)
     args = parser.parse_args(argv)
-    from dlbench import catalog
     from dlbench.models import initial_weights
+    from dlbench.registry import Registry
     from dlbench.run import run_data, shared_weights
 
     no_data = run_data.unavailable_reason(args.data)
@@ -92,10 +93,9 @@ def main(argv=None):
         shared_weights.write(args.output, dict(manifest, not_drawn=no_data), [])
         print(no_data)
         return 0
-    if args.custom:
-        catalog.add_custom_models({args.model: json.loads(args.custom)})
+    registry = Registry({args.model: json.loads(args.custom)} if args.custom else None)
     manifest, weights, result = train(
-        args.model, args.data, args.weights, json.loads(args.training), args.seed
+        args.model, args.data, args.weights, json.loads(args.training), args.seed, registry
     )
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
     shared_weights.write(args.output, manifest, weights)

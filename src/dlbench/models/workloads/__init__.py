@@ -4,19 +4,21 @@ A folder's ``__init__.py`` holds what does not depend on a framework: the
 definition (its docstring), ``INPUTS`` (the input kinds it takes),
 ``PARAMETERS`` (its parameter count, or ``parameters(meta)`` where the data
 decides), ``OUTPUTS`` where it ends in features rather than classes,
-``PUBLISHED_AS`` (its names in the published comparisons) and
-``flop_layers(spec)`` (the layers whose matrix products dlbench.models.flops counts).
+``PUBLISHED_AS`` (its names in the published comparisons), ``CANNOT_RUN``
+where a backend's framework computes it wrongly or not at all ({backend:
+what was measured}) and ``flop_layers(spec)`` (the layers whose matrix
+products dlbench.models.flops counts).
 Beside it, one module per framework family that implements it,
 ``in_<family>.py``, with ``build``: ``in_keras.py`` serves every Keras
 backend, ``in_torch.py`` native PyTorch, and so on. The shared layer helpers
 and the optimizer mapping of each family are in ``dlbench.models.layers``.
 
-The registry is found from the files: a folder is a workload, a module is
+The workloads are found from the files: a folder is a workload, a module is
 an implementation; a backend whose family has no module for a workload gets
 an n/a cell that says so. A user's own Keras model (the config's
-``custom_models``) joins it through ``register``: a file and a builder
-function, implemented in the Keras family only. Importable on Python 3.6;
-imports no framework.
+``custom_models``) is a ``CustomWorkload``: a file and a builder function,
+implemented in the Keras family only, which a registry (dlbench.registry)
+holds beside the folders. Importable on Python 3.6; imports no framework.
 """
 
 import ast
@@ -163,54 +165,22 @@ def _takes_two_positional(arguments):
     return fits and not keyword_only_required
 
 
-CUSTOM = {}
-
-
-def register(name, file, builder=BUILDER, inputs=(), description=None):
-    """Add a model of the user's (idempotent for the same definition)."""
-    if name in built_in():
-        raise ValueError(
-            "custom_models.{}: a built-in workload has that name (dlbench/models/workloads/{}/); "
-            "choose another".format(name, name)
-        )
-    CUSTOM[name] = CustomWorkload(name, file, builder, inputs, description)
-    return CUSTOM[name]
-
-
-def is_custom(model):
-    return model in CUSTOM
-
-
 def built_in():
-    """The workloads of the library: one folder each."""
-    return [name for _, name, is_package in pkgutil.iter_modules([FOLDER]) if is_package]
-
-
-def names():
-    """Every workload, sorted: the folders and the registered models of the user's."""
-    return sorted(set(built_in()) | set(CUSTOM))
+    """The workloads of the library: one folder each, sorted."""
+    return sorted(name for _, name, is_package in pkgutil.iter_modules([FOLDER]) if is_package)
 
 
 def facts(model):
-    """The framework-free module of a workload (a user's model: its CustomWorkload)."""
-    if model in CUSTOM:
-        return CUSTOM[model]
-    if model not in names():
+    """The framework-free module of a built-in workload."""
+    if model not in built_in():
         raise KeyError("no workload {!r} (dlbench/models/workloads/{}/)".format(model, model))
     return importlib.import_module("{}.{}".format(__name__, model))
 
 
-def families(model):
-    """The families with an implementation of ``model``, sorted."""
-    if model in CUSTOM:
-        return list(CustomWorkload.FAMILIES)
-    return list(_implemented_families(model))
-
-
 @functools.lru_cache(maxsize=None)
-def _implemented_families(model):
-    """Read from the workload's folder once per process: planning asks for
-    every cell."""
+def families(model):
+    """The families with an implementation of ``model``, sorted; read from
+    the workload's folder once per process: planning asks for every cell."""
     folder = os.path.join(FOLDER, model)
     return tuple(
         sorted(
@@ -221,45 +191,23 @@ def _implemented_families(model):
     )
 
 
-def implemented(model, family):
-    return family in families(model)
-
-
 def missing(model, family):
-    """Why ``family`` cannot run ``model``, or None."""
-    if implemented(model, family):
+    """Why ``family`` cannot run the built-in ``model``, or None."""
+    if family in families(model):
         return None
-    if model in CUSTOM:
-        return "{} is a Keras model of your own, from {}: it runs on Keras backends only".format(
-            model, CUSTOM[model].file
-        )
     return "{} has no {} yet: dlbench/models/workloads/{}/{}{}.py".format(
         family, model, model, PREFIX, family
     )
 
 
 def module(model, family):
-    """The module that implements ``model`` in ``family``."""
+    """The module that implements the built-in ``model`` in ``family``."""
     reason = missing(model, family)
     if reason:
         raise NotImplementedError("{}: {}".format(model, reason))
-    if model in CUSTOM:
-        return CUSTOM[model].load()
     return importlib.import_module("{}.{}.{}{}".format(__name__, model, PREFIX, family))
 
 
-def builder(model, family):
-    """The ``build`` function of ``model`` in ``family``."""
-    return getattr(module(model, family), entry_point(model))
-
-
-def entry_point(model):
-    """The name of the builder function of ``model``'s implementations."""
-    return CUSTOM[model].builder if model in CUSTOM else BUILDER
-
-
 def source(model, family):
-    """The file of an implementation (for lines of code and code digests)."""
-    if model in CUSTOM:
-        return CUSTOM[model].file
+    """The file of a built-in implementation (for lines of code and code digests)."""
     return os.path.join(FOLDER, model, "{}{}.py".format(PREFIX, family))

@@ -37,18 +37,20 @@ Adapter modules import their framework only inside ``setup``.
 
 import importlib
 
-from dlbench import catalog
+from dlbench.registry import BUILT_IN
 
 
-def adapter_module(backend):
-    """The module of a backend's adapter: ``<adapter>_adapter`` here, found by
-    the name (catalog.adapter_of), or the entry's own ``adapter_module``."""
-    entry = catalog.BACKENDS[backend]
-    return entry.get("adapter_module") or "{}.{}_adapter".format(
-        __name__, catalog.adapter_of(backend)
-    )
+def adapter_module(entry):
+    """The module of a backend's adapter (``entry``: a catalog.Backend):
+    ``<adapter>_adapter`` here, found by the name, or the entry's own
+    ``adapter_module``."""
+    return entry.get("adapter_module") or "{}.{}_adapter".format(__name__, entry.adapter)
 
 
-def adapter_for(backend, settings):
-    module = importlib.import_module(adapter_module(backend))
-    return module.Adapter(catalog.BACKENDS[backend]["framework"], settings)
+def adapter_for(backend, settings, registry=BUILT_IN):
+    """The adapter of ``backend`` (one of ``registry``'s), which builds the
+    registry's workloads."""
+    entry = registry.backends[backend]
+    adapter = importlib.import_module(adapter_module(entry)).Adapter(entry["framework"], settings)
+    adapter.registry = registry
+    return adapter

@@ -2,6 +2,7 @@
 ask of every framework family (dlbench.run.backends). Importable on Python
 3.6: adapters import their framework only inside ``setup``."""
 
+from dlbench.registry import BUILT_IN
 from dlbench.run import launch
 
 
@@ -12,6 +13,8 @@ class Adapter(object):
 
     def __init__(self, framework, settings):
         self.framework = framework
+        # Where ``build`` finds the workload (dlbench.registry; adapter_for sets the run's).
+        self.registry = BUILT_IN
         self.requested = dict(settings)
         self.applied = {}  # the settings that ran, for the record (settings())
         self.parallel = dict(launch.ON_THE_CPU)

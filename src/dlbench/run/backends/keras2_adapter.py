@@ -12,7 +12,6 @@ import random
 import sys
 import time
 
-from dlbench.models import workloads
 from dlbench.models.layers import MAX_POOL_TIES, dropout_on, keras_layers
 from dlbench.run import manifest
 from dlbench.run.backends import frameworks, keras_adapter
@@ -251,7 +250,7 @@ class Adapter(keras_adapter.Adapter):
         keras = self.keras
         unroll = self.framework in ("mxnet", "cntk")
         namespace = Keras2Namespace(keras, unroll_recurrent=unroll)
-        model = workloads.builder(model_name, "keras")(namespace, data_spec)
+        model = self.registry.builder(model_name, "keras")(namespace, data_spec)
         settings = {}
         if self.framework == "mxnet":
             # Without a context keras-mxnet takes the first GPU nvidia-smi

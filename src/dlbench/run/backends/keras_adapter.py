@@ -15,7 +15,7 @@ import time
 
 from dlbench import catalog
 from dlbench.catalog import FLOAT32
-from dlbench.models import initial_weights, workloads
+from dlbench.models import initial_weights
 from dlbench.models.layers import dropout_on, keras_layers
 from dlbench.run import compiles, launch, manifest
 from dlbench.run.backends import base, frameworks
@@ -393,7 +393,7 @@ class Adapter(base.Adapter):
         if self.forced_jit:
             settings["jit_compile"] = False
         with self._scope():
-            model = workloads.builder(model_name, "keras")(keras, data_spec)
+            model = self.registry.builder(model_name, "keras")(keras, data_spec)
             if not dropout_on():
                 without_dropout(model._flatten_layers(include_self=False))
             if "optimizer" in hyper:  # training; inference compiles only the jit choice

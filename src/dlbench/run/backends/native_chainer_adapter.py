@@ -20,7 +20,7 @@ import numpy
 
 from dlbench import catalog
 from dlbench.host import runtime
-from dlbench.models import initial_weights, workloads
+from dlbench.models import initial_weights
 from dlbench.models.layers import chainer_layers
 from dlbench.run import manifest
 from dlbench.run.backends import native
@@ -76,7 +76,7 @@ class Adapter(native.NativeAdapter):
 
     def build(self, model_name, data_spec, hyper):
         chainer = self.chainer
-        net = workloads.builder(model_name, "chainer")(chainer, data_spec)
+        net = self.registry.builder(model_name, "chainer")(chainer, data_spec)
         net.to_device("@intel64" if self.ideep else "@numpy")
         model = {"net": net, "step": 0}
         if "optimizer" in hyper:

@@ -9,8 +9,7 @@ imported in ``setup``. Importable on Python 3.6.
 
 import time
 
-from dlbench import catalog
-from dlbench.models import initial_weights, workloads
+from dlbench.models import initial_weights
 from dlbench.models.layers import cntk_layers
 from dlbench.run import manifest
 from dlbench.run.backends import native
@@ -52,14 +51,14 @@ class Adapter(native.NativeAdapter):
 
     def build(self, model_name, data_spec, hyper):
         C = self.C
-        words = catalog.MODELS[model_name]["inputs"][0] == "words150"
+        words = self.registry.models[model_name]["inputs"][0] == "words150"
         if words:
             features = cntk_layers.words_input(C, data_spec)
         else:
             shape = cntk_layers.channels_first_shape(data_spec)
             features = C.input_variable(shape, "float32", name="features")
         labels = C.input_variable(data_spec["classes"], "float32", name="labels")
-        logits = workloads.builder(model_name, "cntk")(C, data_spec)(features)
+        logits = self.registry.builder(model_name, "cntk")(C, data_spec)(features)
         if words:
             self.applied["recurrent_kernels"] = (
                 "Keras 3's GRU step (reset_after) in CNTK ops under cntk.layers.Recurrence "

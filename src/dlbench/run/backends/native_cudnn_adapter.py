@@ -9,7 +9,6 @@ the libraries and reports their versions, as the environment check asks).
 
 from dlbench import catalog
 from dlbench.models import initial_weights as shared
-from dlbench.models import workloads
 from dlbench.models.layers import cudnn_layers
 from dlbench.run import manifest
 from dlbench.run.backends import frameworks, native
@@ -105,7 +104,7 @@ class Adapter(native.NativeAdapter):
             raise RuntimeError("native-cudnn computes on an NVIDIA GPU only (devices >= 1)")
         import numpy
 
-        layers, forward = workloads.builder(model_name, "cudnn")(self, data_spec)
+        layers, forward = self.registry.builder(model_name, "cudnn")(self, data_spec)
         self.layers = layers
         rng = numpy.random.RandomState(self.seed)
         for layer in layers:  # Glorot-uniform kernels, zero biases, as Keras

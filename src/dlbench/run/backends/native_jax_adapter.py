@@ -14,7 +14,6 @@ import functools
 import time
 
 from dlbench import catalog
-from dlbench.models import workloads
 from dlbench.models.layers import LOSS_SCALING, jax_layers
 from dlbench.run import compiles, launch, manifest
 from dlbench.run.backends import frameworks, native
@@ -107,7 +106,7 @@ class Adapter(native.NativeAdapter):
     def build(self, model_name, data_spec, hyper):
         jax = self.jax
         init_key, dropout_key = jax.random.split(self.key)
-        builder = workloads.builder(model_name, "jax")
+        builder = self.registry.builder(model_name, "jax")
         model = {"dropout_key": dropout_key, "step": 0}
         if self.weights_follow:
             # Shared weights replace the draw, so only its shapes are made
@@ -133,7 +132,7 @@ class Adapter(native.NativeAdapter):
         if catalog.mixed(precision):
             forward = self._in_precision(forward, precision)
         model.update(params=params, forward=forward)
-        output = (lambda y: y) if catalog.ends_in_features(model_name) else jax.nn.softmax
+        output = (lambda y: y) if self.registry.ends_in_features(model_name) else jax.nn.softmax
         model["predict"] = jax.jit(lambda params, x: output(forward(params, x)))
         model["output"] = output
         model["evaluate"] = jax.jit(self._sums(forward))

@@ -18,7 +18,7 @@ import time
 
 from dlbench import catalog
 from dlbench.host import runtime
-from dlbench.models import initial_weights, workloads
+from dlbench.models import initial_weights
 from dlbench.models.layers import dropout_on, mxnet_layers
 from dlbench.run import manifest
 from dlbench.run.backends import native
@@ -85,7 +85,7 @@ class Adapter(native.NativeAdapter):
 
     def build(self, model_name, data_spec, hyper):
         mx = self.mx
-        net = workloads.builder(model_name, "mxnet")(mx, data_spec)
+        net = self.registry.builder(model_name, "mxnet")(mx, data_spec)
         if not dropout_on():  # the equivalence check; before the graph is cached
             net.apply(
                 lambda block: (

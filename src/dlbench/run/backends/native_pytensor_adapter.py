@@ -15,7 +15,7 @@ import sysconfig
 import time
 
 from dlbench.host import runtime
-from dlbench.models import initial_weights, workloads
+from dlbench.models import initial_weights
 from dlbench.models.layers import pytensor_layers
 from dlbench.run import manifest
 from dlbench.run.backends import frameworks, native
@@ -79,7 +79,7 @@ class Adapter(native.NativeAdapter):
         pytensor = self.pytensor
         pt = pytensor.tensor
         net = pytensor_layers.Layers(pytensor, self.seed)
-        layers = workloads.builder(model_name, "pytensor")(net, data_spec)
+        layers = self.registry.builder(model_name, "pytensor")(net, data_spec)
 
         def forward(x, training):
             for layer in layers:

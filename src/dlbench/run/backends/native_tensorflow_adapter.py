@@ -15,7 +15,6 @@ import os
 import time
 
 from dlbench import catalog
-from dlbench.models import workloads
 from dlbench.models.layers import LOSS_SCALING, tensorflow_layers
 from dlbench.run import launch, manifest
 from dlbench.run.backends import frameworks, native
@@ -80,7 +79,7 @@ class Adapter(native.NativeAdapter):
     def build(self, model_name, data_spec, hyper):
         tf = self.tf
         with self.strategy.scope():  # mirrored variables on devices >= 1
-            net = workloads.builder(model_name, "tensorflow")(tf, data_spec)
+            net = self.registry.builder(model_name, "tensorflow")(tf, data_spec)
         if hasattr(net, "recurrent"):
             self.applied["recurrent_kernels"] = net.recurrent
         precision = self.requested.get("precision", catalog.FLOAT32)

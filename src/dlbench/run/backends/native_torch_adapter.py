@@ -11,7 +11,6 @@ import contextlib
 import time
 
 from dlbench import catalog
-from dlbench.models import workloads
 from dlbench.models.layers import dropout_on, torch_layers
 from dlbench.run import launch, manifest
 from dlbench.run.backends import frameworks, native
@@ -142,7 +141,7 @@ class Adapter(native.NativeAdapter):
 
     def build(self, model_name, data_spec, hyper):
         torch = self.torch
-        net = workloads.builder(model_name, "torch")(torch, data_spec).to(self.device)
+        net = self.registry.builder(model_name, "torch")(torch, data_spec).to(self.device)
         if not dropout_on():  # the equivalence check
             for layer in net.modules():
                 if isinstance(layer, torch.nn.modules.dropout._DropoutNd):
@@ -165,7 +164,7 @@ class Adapter(native.NativeAdapter):
         model = {
             "net": net,
             "forward": torch.compile(forward) if compiled else forward,
-            "softmax": not catalog.ends_in_features(model_name),
+            "softmax": not self.registry.ends_in_features(model_name),
         }
         if "optimizer" in hyper:
             trained = [p for p in net.parameters() if p.requires_grad]

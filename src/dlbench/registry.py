@@ -1,0 +1,224 @@
+"""The datasets, workloads and backends one plan or one run knows: the
+catalog's and the workloads' folders, and a config's own models
+(``custom_models``) and datasets (``synthetic_datasets``).
+
+A registry is built once, from the config at planning (``of_config``) and
+from the run's spec in a run (``of_run``), and never changed: it is passed to
+what needs it, and nothing adds to module globals at run time. Tests build
+the registry they need (a backend of their own: ``backends``). Importable on
+Python 3.6.
+
+Imports: catalog, models (the workloads' folders and a user's own model).
+"""
+
+import json
+from types import MappingProxyType
+
+from dlbench import catalog
+from dlbench.models import workloads
+
+
+class Registry(object):
+    """What exists: ``datasets`` ({name: entry}), ``models`` ({name:
+    {inputs, parameters[, outputs]}}) and ``backends`` ({name: catalog.Backend}),
+    read-only, with the questions asked of them."""
+
+    def __init__(self, custom_models=None, synthetic_datasets=None, backends=None):
+        self._custom = MappingProxyType(_custom_workloads(custom_models))
+        self.datasets = MappingProxyType(_with_synthetic(synthetic_datasets))
+        self.models = MappingProxyType(
+            dict(
+                {name: _model_entry(workloads.facts(name)) for name in workloads.built_in()},
+                **{name: _model_entry(found) for name, found in self._custom.items()},
+            )
+        )
+        extra = {name: catalog.Backend(name, entry) for name, entry in (backends or {}).items()}
+        self.backends = MappingProxyType(dict(catalog.BACKENDS, **extra))
+
+    @classmethod
+    def of_config(cls, config):
+        """The registry of a config (one per definition of its own models and
+        datasets: planning asks for it from many places)."""
+        key = json.dumps(
+            [config.get("custom_models") or {}, config.get("synthetic_datasets") or {}],
+            sort_keys=True,
+        )
+        if key not in _BY_CONFIG:
+            _BY_CONFIG[key] = cls(config.get("custom_models"), config.get("synthetic_datasets"))
+        return _BY_CONFIG[key]
+
+    @classmethod
+    def of_run(cls, spec):
+        """The registry of one run: its model of the user's, if any (a run's
+        dataset is already prepared; its spec carries what it needs)."""
+        if not spec.get("custom_model"):
+            return BUILT_IN
+        return cls({spec["model"]: spec["custom_model"]})
+
+    # The workloads
+
+    def workload(self, model):
+        """The framework-free facts of a workload: its folder's module, or the
+        user's model (a models.workloads.CustomWorkload)."""
+        if model in self._custom:
+            return self._custom[model]
+        return workloads.facts(model)
+
+    def is_custom(self, model):
+        return model in self._custom
+
+    def families(self, model):
+        """The families with an implementation of ``model``, sorted."""
+        if model in self._custom:
+            return list(workloads.CustomWorkload.FAMILIES)
+        return list(workloads.families(model))
+
+    def implemented(self, model, family):
+        return family in self.families(model)
+
+    def missing(self, model, family):
+        """Why ``family`` cannot run ``model``, or None."""
+        if model not in self._custom:
+            return workloads.missing(model, family)
+        if self.implemented(model, family):
+            return None
+        return "{} is a Keras model of your own, from {}: it runs on Keras backends only".format(
+            model, self._custom[model].file
+        )
+
+    def builder(self, model, family):
+        """The function that builds ``model`` in ``family``."""
+        if model in self._custom:
+            reason = self.missing(model, family)
+            if reason:
+                raise NotImplementedError("{}: {}".format(model, reason))
+            return getattr(self._custom[model].load(), self._custom[model].builder)
+        return workloads.module(model, family).build
+
+    def entry_point(self, model):
+        """The name of the builder function of ``model``'s implementations."""
+        return self._custom[model].builder if model in self._custom else workloads.BUILDER
+
+    def source(self, model, family):
+        """The file of an implementation (for lines of code and code digests)."""
+        if model in self._custom:
+            return self._custom[model].file
+        return workloads.source(model, family)
+
+    def parameter_count(self, model, meta):
+        """The parameter count ``model`` must have on data described by
+        ``meta`` (None: the built model's, for a user's model)."""
+        facts = self.workload(model)
+        if facts.PARAMETERS is None:
+            return facts.parameters(meta)
+        return facts.PARAMETERS
+
+    def ends_in_features(self, model):
+        """A model that outputs features (no classifier, no softmax)."""
+        return "outputs" in self.models[model]
+
+    def models_of(self, backend):
+        """The workloads a backend's family implements, sorted."""
+        family = self.backends[backend]["family"]
+        return [model for model in sorted(self.models) if self.implemented(model, family)]
+
+    def not_applicable(self, backend, task, devices=None, accelerator="gpu", model=None):
+        """Why ``backend`` has no cell for ``task`` (of ``model``) on
+        ``devices`` (None: on some device count), or None."""
+        entry = self.backends[backend]
+        reason = entry.task_not_applicable(task)
+        if reason:
+            return reason
+        if model is not None:
+            if not self.implemented(model, entry["family"]):
+                return "n/a ({})".format(self.missing(model, entry["family"]))
+            cannot = getattr(self.workload(model), "CANNOT_RUN", {}).get(backend)
+            if cannot:
+                return "n/a ({})".format(cannot)
+        if devices is None:
+            return None
+        return entry.devices_not_applicable(task, devices, accelerator)
+
+    # The datasets
+
+    def fits(self, model, dataset):
+        """Whether ``model`` takes ``dataset``'s input kind."""
+        return self.datasets[dataset]["input"] in self.models[model]["inputs"]
+
+    def generated(self, dataset):
+        return "generated" in self.datasets[dataset]
+
+    def downloaded(self, dataset):
+        return bool(self.datasets[dataset]["files"]) and not self.generated(dataset)
+
+    def speed_only(self, dataset):
+        """Random labels: accuracy means nothing there and is not compared."""
+        return catalog.SYNTHETIC in self.datasets[dataset]
+
+    def input_shape_of(self, dataset):
+        """The shape of one sample of ``dataset``'s model input (a dict of them
+        for several named inputs; None where the data decides a length)."""
+        return catalog.input_shape(self.datasets[dataset])
+
+    def generated_stand_in(self, dataset):
+        """The generated dataset of the same shape and size as a downloaded
+        one, or the dataset itself where it has none (or needs no download)."""
+        name = dataset + catalog.GENERATED_SUFFIX
+        return name if name in self.datasets else dataset
+
+
+def _model_entry(facts):
+    entry = {"inputs": tuple(facts.INPUTS), "parameters": facts.PARAMETERS}
+    if hasattr(facts, "OUTPUTS"):
+        entry["outputs"] = facts.OUTPUTS
+    return entry
+
+
+def _custom_workloads(custom_models):
+    """The config's ``custom_models`` ({name: {file, builder, inputs,
+    description}}), the user's own Keras models. A model that names no inputs
+    takes every input kind: its builder gets the dataset's spec (input_shape,
+    classes, ...) and must fit it."""
+    found = {}
+    built_in = set(workloads.built_in())
+    for name, entry in sorted((custom_models or {}).items()):
+        if name in built_in:
+            raise ValueError(
+                "custom_models.{}: a built-in workload has that name "
+                "(dlbench/models/workloads/{}/); choose another".format(name, name)
+            )
+        found[name] = workloads.CustomWorkload(
+            name,
+            entry["file"],
+            entry.get("builder", workloads.BUILDER),
+            entry.get("inputs") or sorted(catalog.INPUT_SHAPES),
+            entry.get("description"),
+        )
+    return found
+
+
+def _with_synthetic(synthetic_datasets):
+    """The catalog's datasets and the config's ``synthetic_datasets``
+    ({name: {input_shape, classes, vocabulary, train, test}}): random inputs
+    of the given shape with random labels, for speed-only runs of the user's
+    own models (the input kind ``synthetic``, which no built-in workload takes)."""
+    found = dict(catalog.DATASETS)
+    for name, entry in sorted((synthetic_datasets or {}).items()):
+        if name in catalog.DATASETS:
+            raise ValueError(
+                "synthetic_datasets.{}: a built-in dataset has that name; choose another".format(
+                    name
+                )
+            )
+        found[name] = {
+            "base_url": None,
+            "files": {},
+            "input": catalog.SYNTHETIC,
+            "like": catalog.SYNTHETIC,
+            catalog.SYNTHETIC: dict(entry),
+        }
+    return found
+
+
+_BY_CONFIG = {}
+BUILT_IN = Registry()
