@@ -39,10 +39,13 @@ readme-picture: setup
 	$(BIN)/python docs/images/relative_speed_h200.py
 
 # The wheels a GPU machine without network lacks for the GPU campaign, in
-# .gpu-kit (docs/gpus.md): Python 3.12 by default (GPU_PYTHON=3.11 for another).
+# .gpu-kit (docs/gpus.md): Python 3.12 by default (GPU_PYTHON=3.11 for another);
+# GPU_KIT_LIMIT_MIB: the most kit and tree may take together (0: no limit).
 GPU_PYTHON ?= 3.12
+GPU_KIT_LIMIT_MIB ?= 0
 gpu-kit: setup
-	$(BIN)/python -m dlbench.environments.gpu_kit --out .gpu-kit --python-version $(GPU_PYTHON)
+	$(BIN)/python -m dlbench.environments.gpu_kit --out .gpu-kit --python-version $(GPU_PYTHON) \
+		--size-limit-mib $(GPU_KIT_LIMIT_MIB)
 
 # What the tests need from the machine beyond .venv (Chromium and its driver,
 # SLURM and munge, g++, the Pythons the env files pin): installed with apt-get

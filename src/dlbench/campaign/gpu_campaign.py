@@ -40,9 +40,6 @@ from dlbench.plan import config_rules, paths
 KIT_DIR = ".gpu-kit"
 ENV_DIR = ".gpu-env"
 CONFIG = "config/gpu.yaml"
-# The default of --archive-limit-mib, for a machine whose files come back
-# through a copy of limited size.
-ARCHIVE_LIMIT_MIB = 16
 # What the packed results hold: records, epoch logs, tables, plots, logs and
 # the report; never data or weights.
 PACKED_SUFFIXES = (".json", ".csv", ".md", ".png", ".svg", ".html", ".log", ".txt", ".sha256")
@@ -317,7 +314,7 @@ def run_stage(command, deadline, log):
     return process.returncode, False
 
 
-def pack(out, campaign, limit_bytes=ARCHIVE_LIMIT_MIB * 2**20):
+def pack(out, campaign, limit_bytes=0):
     """results.tar.gz (no data, no weights), campaign.json and the
     machine's pack (rule pack, once made) in ``out``; the logs left out
     where the archive would exceed ``limit_bytes`` (0: no limit)."""
@@ -345,7 +342,11 @@ def pack(out, campaign, limit_bytes=ARCHIVE_LIMIT_MIB * 2**20):
 
 def inside(args):
     started = args.started or time.time()
-    deadline = started + args.budget_seconds - args.pack_reserve_seconds
+    deadline = (  # no budget: every stage runs to its end
+        started + args.budget_seconds - args.pack_reserve_seconds
+        if args.budget_seconds
+        else float("inf")
+    )
     kit = json.loads((Path(args.kit) / "kit.json").read_text())
     problems = unmet_requirements([entry["name"] for entry in kit["carried"]])
     if problems:
@@ -391,7 +392,11 @@ def inside(args):
                 campaign["stages"].append({"name": name, "started": False})
                 complete = False
                 continue
-            say("{}: Snakemake with {:.0f} s of the budget left".format(name, left))
+            say(
+                "{}: Snakemake with {:.0f} s of the budget left".format(name, left)
+                if args.budget_seconds
+                else "{}: Snakemake".format(name)
+            )
             began = time.time()
             command = [*snakemake, *targets, *options]
             status, interrupted = run_stage(command, deadline, log)
@@ -449,10 +454,9 @@ def main(argv=None):
     parser.add_argument(
         "--budget-seconds",
         type=float,
-        default=540,
-        help="the whole campaign's time, the interpreter's preparation and the pack included; "
-        "at its end the campaign stops and packs, and the same command again resumes "
-        "(default: %(default)s)",
+        help="the whole campaign's time, the interpreter's preparation and the pack included, "
+        "for a machine lent for a limited time; at its end the campaign stops and packs, and "
+        "the same command again resumes (default: none, the campaign runs to its end)",
     )
     parser.add_argument(
         "--pack-reserve-seconds",
@@ -469,10 +473,9 @@ def main(argv=None):
     parser.add_argument(
         "--archive-limit-mib",
         type=float,
-        default=ARCHIVE_LIMIT_MIB,
+        default=0,
         help="the largest results.tar.gz, for a machine whose files come back through a "
-        "transfer of limited size: the logs are left out above it; 0 for no limit "
-        "(default: %(default)s)",
+        "transfer of limited size: the logs are left out above it (default: 0, no limit)",
     )
     parser.add_argument("--jobs", type=int, help="Snakemake's cores (default: every CPU)")
     parser.add_argument("--src", default="src", help="the library, on the interpreter's path")

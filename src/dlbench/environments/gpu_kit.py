@@ -10,7 +10,7 @@ source distribution is built into a wheel here, and must come out pure Python.
 The kit and the project's tree are copied together to the GPU machine; where
 that copy has a size limit (``--size-limit-mib``), the two must fit it.
 
-Usage: ``python -m dlbench.environments.gpu_kit [--out .gpu-kit] [--size-limit-mib 64]``
+Usage: ``python -m dlbench.environments.gpu_kit [--out .gpu-kit] [--size-limit-mib N]``
 (``make gpu-kit``).
 """
 
@@ -44,9 +44,6 @@ PLATFORMS = ["manylinux_2_{}_x86_64".format(n) for n in range(39, 4, -1)] + [
     "manylinux1_x86_64",
     "linux_x86_64",
 ]
-# The default of --size-limit-mib: the most the kit and the project's tree
-# may take together, for a GPU machine reached through a copy of limited size.
-SIZE_LIMIT_MIB = 64
 
 
 class KitError(RuntimeError):
@@ -243,7 +240,7 @@ def make_kit(
     python_version=PYTHON_VERSION,
     image_list=None,
     log=None,
-    size_limit_bytes=SIZE_LIMIT_MIB * 2**20,
+    size_limit_bytes=0,
 ):
     """Gather the kit in ``out`` and write its manifest, with the size
     limit it is checked against (0: none); wheels of an older kit that it
@@ -324,9 +321,9 @@ def main(argv=None):
     parser.add_argument(
         "--size-limit-mib",
         type=float,
-        default=SIZE_LIMIT_MIB,
+        default=0,
         help="the most the kit and the project's tree may take together, for a machine "
-        "reached through a transfer of limited size; 0 for no limit (default: %(default)s)",
+        "reached through a transfer of limited size (default: 0, no limit)",
     )
     args = parser.parse_args(argv)
     try:
