@@ -93,13 +93,19 @@ def is_e2e(item):
     return E2E in Path(item.path).parents
 
 
-@pytest.hookimpl(trylast=True)  # after -m and -k have deselected
+# Before pytest-xdist's worker reads the xdist_group marks (--dist loadgroup).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """First the modules that mostly wait (marked ``early``: on SLURM's
     scheduler, on pip's downloads, on a download's retries), so that their
     waits overlap the background workflow's work from the start; then the
     unit tests (they need nothing built), the other end-to-end tests, and
-    last those that read the background workflow."""
+    last those that read the background workflow.
+
+    Each run of consecutive tests of one module in that order is one
+    ``xdist_group``: pytest-xdist (``--dist loadgroup --no-loadscope-reorder``
+    in pyproject.toml) hands the groups out in this order to whichever worker
+    is free, and a module's fixtures are made once per group."""
     for item in items:
         if is_e2e(item):
             item.add_marker(pytest.mark.e2e)
@@ -110,60 +116,12 @@ def pytest_collection_modifyitems(config, items):
             BACKGROUND_READER in item.fixturenames,
         )
     )
-
-
-try:
-    from xdist.scheduler import LoadScopeScheduling
-except ImportError:  # pytest runs every test itself
-    LoadScopeScheduling = None
-
-if LoadScopeScheduling is not None:
-
-    class ModuleRunScheduling(LoadScopeScheduling):
-        """pytest-xdist's unit of work here: a run of consecutive tests of one
-        module in the order ``pytest_collection_modifyitems`` gave, handed out
-        in that order to whichever worker is free. A module's fixtures are
-        then made once, and the tests that wait for the background workflow
-        still come last (xdist's own scopes would start with the modules of
-        most tests)."""
-
-        def schedule(self):
-            if self.collection is None and self.collection_is_completed:
-                collection = next(iter(self.registered_collections.values()))
-                self.run_of = {}
-                run = 0
-                for previous, nodeid in zip([None, *collection], collection):
-                    if previous is None or _module(previous) != _module(nodeid):
-                        run += 1
-                    self.run_of[nodeid] = "{}#{}".format(_module(nodeid), run)
-            super().schedule()
-
-        def _split_scope(self, nodeid):
-            return self.run_of[nodeid]
-
-        def _reschedule(self, node):
-            """xdist's, but a worker gets its next run only when it holds
-            back nothing but the last test of its runs (xdist's gives it one
-            while two are left): the modules that read the built workflow
-            start as it ends, and one queued behind a module still running
-            on one worker left the other idle at the end of the session."""
-            if node.shutting_down:
-                return
-            if not self.workqueue:
-                node.shutdown()
-                return
-            if self._pending_of(self.assigned_work[node]) > 1:
-                return
-            self._assign_work_unit(node)
-
-    def _module(nodeid):
-        return nodeid.split("::")[0]
-
-    def pytest_xdist_make_scheduler(config, log):
-        if config.getvalue("dist") == "load":  # -n's default
-            config.option.loadscopereorder = False
-            return ModuleRunScheduling(config, log)
-        return None
+    group, previous = 0, None
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        if module != previous:
+            group, previous = group + 1, module
+        item.add_marker(pytest.mark.xdist_group("{}#{}".format(module, group)))
 
 
 def pytest_configure(config):

@@ -114,7 +114,13 @@ def as_planned(words):
             text=True,
             check=True,
         ).stdout
-        lines = [line for line in shown.splitlines() if "bin/snakemake" in line]
+        # the recipes that run snakemake (not "touch .venv/bin/snakemake", which
+        # make shows where pyproject.toml is newer than the environment)
+        lines = [
+            line
+            for line in shown.splitlines()
+            if line.strip() and os.path.basename(shlex.split(line)[0]) == "snakemake"
+        ]
         assert lines, "make -n {} runs no snakemake".format(" ".join(words[1:]))
         return [planned for line in lines for planned in as_planned(shlex.split(line))]
     planned = []

@@ -27,7 +27,16 @@ from dlbench.host import runtime
 from dlbench.models import initial_weights
 from dlbench.record import contract
 from dlbench.registry import Registry
-from dlbench.run import backends, compiles, energy, equivalence, launch, probe, shared_weights
+from dlbench.run import (
+    backends,
+    compiles,
+    energy,
+    equivalence,
+    faults,
+    launch,
+    probe,
+    shared_weights,
+)
 from dlbench.run.run_data import (
     epoch_order,
     first_samples,
@@ -412,34 +421,6 @@ def failure_reason(error, headline=None):
     return reason
 
 
-# Fault injection for the fault-tolerance tests: DLBENCH_FAULTS lists
-# "dataset/model/backend/devices=kind" items (comma-separated); a matching run
-# suffers that fault inside its process, after its framework started.
-FAULTS_VARIABLE = "DLBENCH_FAULTS"
-
-
-def inject_fault(spec):
-    wanted = os.environ.get(FAULTS_VARIABLE, "")
-    cell = "{dataset}/{model}/{backend}/{devices}".format(**spec)
-    kinds = [item.partition("=")[2] for item in wanted.split(",") if item.partition("=")[0] == cell]
-    for kind in kinds:
-        print("injecting fault: {}".format(kind), flush=True)
-        if kind == "raise":
-            raise RuntimeError("injected framework error")
-        if kind == "segfault":
-            import ctypes
-
-            ctypes.string_at(0)  # a read of address 0 in native code
-        if kind == "hang":
-            while True:
-                time.sleep(60)
-        if kind == "oom":
-            hoard = []
-            while True:  # until the memory limit stops it
-                hoard.append(bytearray(64 * 2**20))
-        raise ValueError("unknown fault {!r} in {}".format(kind, FAULTS_VARIABLE))
-
-
 def base_record(spec):
     record = {
         "record_version": contract.RECORD_VERSION,
@@ -525,7 +506,7 @@ def run(spec, data_path, record_path, epochs_path, registry=None):
         record["environment"].update(adapter.versions())
         adapter.weights_follow = bool(spec.get("initial_weights"))
         cold["framework_setup_seconds"] = time.perf_counter() - set_up
-        inject_fault(spec)
+        faults.inject(spec)
         loaded = time.perf_counter()
         data = load_dataset(data_path)
         cold["data_load_seconds"] = time.perf_counter() - loaded
