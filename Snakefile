@@ -24,4 +24,4 @@ report: "workflow/report/workflow.rst"
 rule all:
     default_target: True
     input:
-        plan.all_outputs(),
+        TARGETS,

@@ -59,3 +59,28 @@ def test_the_smoke_plans_a_run_per_cell_and_the_tests_run_every_rule_path_it_tak
         if taken - tested.get(rule, set())
     }
     assert untested == {}, untested
+
+
+def targets_of(configfile):
+    """What rule all asks for in a dry run from nothing: the targets each
+    rule file adds after its rules."""
+    done = run_snakemake(REPO, "-n", "--forceall", "--configfile", str(configfile))
+    found = re.search(r"^(?:local)?rule all:\n    input: (.*)$", done.stdout, re.M)
+    assert found, done.stdout[-3000:]
+    return [path.strip() for path in found.group(1).split(",")]
+
+
+def test_every_run_is_a_target_and_every_table_of_the_config(tmp_path):
+    config = yaml.safe_load((REPO / TEST_CONFIG).read_text())
+    outputs = targets_of(TEST_CONFIG)
+    runs = [path for path in outputs if path.endswith("/run.json")]
+    assert len(runs) == len(matrix.runs(matrix.normalise(dict(config, machine="auto")))) > 50
+    assert {"results/summary.csv", "results/tables/equivalence.md"} <= set(outputs)
+    assert "results/tables/digits_mlp.md" in outputs
+    assert "results/plots/digits_cnn_scaling.png" in outputs  # devices [1, 2]
+    assert "results/plots/cifar10_tiny_cifar_cnn_threads_scaling.png" in outputs
+    assert "results/tables/speedups.md" in outputs  # eager and compiled, two precisions
+    assert "results/tables/abstraction_cost.md" in outputs
+    unchecked = tmp_path / "unchecked.yaml"
+    unchecked.write_text(yaml.safe_dump(dict(config, equivalence_check={"steps": 0}, exclude=[])))
+    assert "results/tables/equivalence.md" not in targets_of(unchecked)

@@ -51,3 +51,20 @@ rule workload_table:
         MAIN_ENV
     script:
         "../scripts/workload_table.py"
+
+
+# This file's targets (rule all): every run record, since Snakemake re-makes a
+# missing target, not a missing intermediate file (a deleted or never finished
+# record is run again only as a target), the collected tables and each
+# workload's table.
+TARGETS += [
+    *plan.run_records(),
+    rules.collect.output.metrics,
+    rules.collect.output.summary,
+    *expand(
+        rules.workload_table.output.markdown,
+        zip,
+        dataset=[entry["dataset"] for entry in config["workloads"]],
+        model=[entry["model"] for entry in config["workloads"]],
+    ),
+]

@@ -71,6 +71,8 @@ def env_mode():
 
 # Targets, inputs and parameters of every rule (dlbench.plan.targets).
 plan = targets.Plan(config, workflow.basedir, env_mode())
+# The targets of `all`, which each rule file extends after its rules.
+TARGETS = []
 
 # A data file that no longer matches the seal its rule gave it (truncated,
 # overwritten, bits flipped) is discarded before any job starts, so that it

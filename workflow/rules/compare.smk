@@ -244,3 +244,22 @@ rule plot_versions:
         MAIN_ENV
     script:
         "../scripts/plot_comparison.py"
+
+
+# This file's targets (rule all): the comparisons the config's backends,
+# modes and versions make.
+TARGETS += [
+    rules.lines_of_code.output.markdown,
+    *rules.plot_lines_of_code.output,
+    rules.published_comparison.output.markdown,
+    *rules.plot_published.output,
+]
+if comparisons.versions_compared(config):
+    TARGETS += [rules.versions_table.output.markdown, *rules.plot_versions.output]
+if comparisons.modes_compared(config):
+    TARGETS += [rules.speedups.output.markdown, *rules.plot_speedups.output]
+if catalog.keras_native_pairs(set(config["backends"])):
+    TARGETS += [
+        rules.abstraction_cost.output.markdown,
+        *rules.plot_abstraction_cost.output,
+    ]

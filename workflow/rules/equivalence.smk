@@ -79,3 +79,10 @@ rule predictions_table:
         settings=comparisons.check_settings(config),
     script:
         "../scripts/predictions_table.py"
+
+
+# This file's targets (rule all): the tables of what was checked.
+if plan.check_records():
+    TARGETS.append(rules.equivalence_table.output.markdown)
+if comparisons.predictions_compared(config):
+    TARGETS.append(rules.predictions_table.output.markdown)

@@ -98,3 +98,10 @@ rule machine_interaction:
         significance_level=config["significance_level"],
     script:
         "../scripts/machine_comparison.py"
+
+
+# This file's targets (rule all): the comparison of the machines.
+TARGETS += [
+    rules.machine_comparison.output.markdown,
+    rules.machine_interaction.output.markdown,
+]

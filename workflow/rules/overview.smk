@@ -260,3 +260,16 @@ rule plot_cold_start:
         MAIN_ENV
     script:
         "../scripts/cold_start.py"
+
+
+# This file's targets (rule all): the overview's tables and plots.
+TARGETS += [
+    rules.significance.output.markdown,
+    rules.manifest_table.output.markdown,
+    rules.environment_table.output.markdown,
+    *rules.front_page.output,
+    rules.utilisation.output.markdown,
+    *rules.plot_utilisation.output,
+    rules.cold_start.output.markdown,
+    *rules.plot_cold_start.output,
+]

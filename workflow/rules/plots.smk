@@ -104,3 +104,17 @@ rule plot_threads_scaling:
         MAIN_ENV
     script:
         "../scripts/plot.py"
+
+
+# This file's targets (rule all): each workload's plots (matrix.plots: those
+# its dimensions and task call for).
+TARGETS += [
+    path
+    for entry in config["workloads"]
+    for plot in matrix.plots(config, entry)
+    for path in expand(
+        getattr(rules, f"plot_{plot}").output,
+        dataset=entry["dataset"],
+        model=entry["model"],
+    )
+]

@@ -1,0 +1,47 @@
+"""workflow/rules/compare.smk: the versions compared and the lines of code counted."""
+
+import os
+from pathlib import Path
+
+from dlbench import catalog
+from dlbench.environments import variants
+from dlbench.models import lines
+from dlbench.plan import matrix, run_spec
+from dlbench.plan.targets.common import PlanBase
+
+
+class CompareTargets(PlanBase):
+    """The inputs and parameters of workflow/rules/compare.smk's rules."""
+
+    def versions_environments(self):
+        """{environment: its marker} of every environment whose versions the
+        versions table may set against another's: a backend's run on more than
+        its pinned versions; every backend's where other machines' records are
+        imported."""
+        found = {}
+        every = bool(self.config.get("import_results"))
+        for environment in sorted({run_spec.run_environment(self.config, r) for r in self.runs}):
+            backend = catalog.backend_of_environment(variants.split(environment)[0])
+            marker = self.environment_marker(environment)
+            if marker and (every or len(variants.variants_of(self.config, backend)) > 1):
+                found[environment] = marker
+        return found
+
+    def implementations(self):
+        """(dataset, model, task, backend) of every implementation the config
+        runs somewhere, for the lines-of-code table."""
+        return [
+            (entry["dataset"], entry["model"], entry["task"], backend)
+            for entry in self.config["workloads"]
+            for backend in matrix.runnable_backends(self.config, entry)
+        ]
+
+    def implementation_sources(self):
+        """The source files whose lines are counted, and the counter itself."""
+        files = {Path(self.code("models/lines"))}
+        files |= set((self.package / "models" / "layers").glob("*.py"))
+        for _, model, _, backend in self.implementations():
+            files.update(
+                Path(os.path.relpath(p)) for p in lines.source_files(backend, model, self.registry)
+            )
+        return sorted(str(path) for path in files)
