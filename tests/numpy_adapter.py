@@ -20,7 +20,7 @@ class Adapter:
     def versions(self):
         return {"framework": "numpy", "framework_version": np.__version__}
 
-    def settings(self):
+    def applied_settings(self):
         return dict(self.settings_)
 
     def build(self, model_name, data_spec, hyper):

@@ -235,13 +235,13 @@ def test_settings_are_labelled_only_by_what_varies():
             "accelerator": ["cpu", "cpu"],
         }
     )
-    assert list(collect.setting_labels(frame)) == ["CPU", "CPU"]
+    assert list(collect.point_labels(frame)) == ["CPU", "CPU"]
     frame["machine"] = ["a", "b"]
     frame["threads"] = ["1", "2"]
-    assert list(collect.setting_labels(frame)) == ["a, CPU, threads=1", "b, CPU, threads=2"]
+    assert list(collect.point_labels(frame)) == ["a, CPU, threads=1", "b, CPU, threads=2"]
     frame["precision"] = ["float32", "mixed_bfloat16"]
     frame["compile"] = ["eager", "compiled"]
-    assert list(collect.setting_labels(frame)) == [
+    assert list(collect.point_labels(frame)) == [
         "a, CPU, threads=1, float32, compile=eager",
         "b, CPU, threads=2, mixed_bfloat16, compile=compiled",
     ]

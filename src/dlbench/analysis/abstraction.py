@@ -144,7 +144,7 @@ def table(cost):
     framework, 'ratio [CI]'."""
     if cost.empty:
         return pd.DataFrame(columns=["workload", "devices", "measure"])
-    setting = matrix.shown_settings(cost)
+    setting = matrix.shown_dimensions(cost)
     cost = cost.assign(
         workload=cost["dataset"] + " / " + cost["model"],
         value=[

@@ -84,7 +84,7 @@ def shown(found):
     """The table as people read it: the workload, the backend and its
     setting, each stage."""
     rows = []
-    settings = collect.setting_labels(found) if len(found) else []
+    settings = collect.point_labels(found) if len(found) else []
     for (_, row), setting in zip(found.iterrows(), settings):
         shown_row = {
             "workload": "{}/{}".format(row["dataset"], row["model"]),

@@ -93,9 +93,10 @@ def labels(frame, columns):
     return pd.Series([", ".join(values) for values in zip(*parts)], index=frame.index)
 
 
-def setting_labels(frame):
-    """Each row's setting as tables and plots name it (``matrix.shown_settings``)."""
-    return labels(frame, matrix.shown_settings(frame))
+def point_labels(frame):
+    """Each row's point (its dimensions' values) as tables and plots name it
+    (``matrix.shown_dimensions``)."""
+    return labels(frame, matrix.shown_dimensions(frame))
 
 
 def _error_line(text):

@@ -65,7 +65,7 @@ def not_run_groups(summary):
     cells = summary[summary["status"] != "ok"]
     if not len(cells):
         return []
-    varying = [c for c in matrix.shown_settings(summary) if summary[c].nunique() > 1]
+    varying = [c for c in matrix.shown_dimensions(summary) if summary[c].nunique() > 1]
     cells = cells.assign(
         where=workload_labels(cells, with_setting=False),
         pattern=[_reason_pattern(row) for _, row in cells.iterrows()],
@@ -119,7 +119,7 @@ def _reason_pattern(row):
 def workload_labels(frame, with_setting):
     """ "dataset / model" of each row, "(setting)" after it where asked."""
     names = frame["dataset"].astype(str) + " / " + frame["model"].astype(str)
-    return names + " (" + collect.setting_labels(frame) + ")" if with_setting else names
+    return names + " (" + collect.point_labels(frame) + ")" if with_setting else names
 
 
 def escape(text):
@@ -219,7 +219,7 @@ def pair_labels(pairs, summary):
     frame = pairs[stats.GROUP].merge(accelerators, on=stats.GROUP, how="left")
     frame.index = pairs.index
     frame["accelerator"] = frame["accelerator"].fillna("gpu")
-    return workload_labels(frame, collect.setting_labels(summary).nunique() > 1)
+    return workload_labels(frame, collect.point_labels(summary).nunique() > 1)
 
 
 def _pair_line(row):

@@ -40,7 +40,7 @@ ENVIRONMENT = [c for c in matrix.CELL if c not in GROUP + ["dataset", "model", "
 def environment_labels(frame):
     """Each row's environment: its machine, and the other dimensions' values
     where the frame holds more than one."""
-    varying = [c for c in matrix.shown_settings(frame) if c in ENVIRONMENT and c != "machine"]
+    varying = [c for c in matrix.shown_dimensions(frame) if c in ENVIRONMENT and c != "machine"]
     return labels(frame, ["machine"] + varying)
 
 

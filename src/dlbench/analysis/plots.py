@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 
 from dlbench import catalog
 from dlbench.analysis import versions as versions_analysis  # noqa: E402
-from dlbench.analysis.collect import NOT_APPLICABLE, labels, setting_labels  # noqa: E402
+from dlbench.analysis.collect import NOT_APPLICABLE, labels, point_labels  # noqa: E402
 from dlbench.plan import matrix  # noqa: E402
 
 # One colour per framework in every figure; Keras solid, native dashed.
@@ -46,7 +46,7 @@ def _legend_outside(axis, **options):
 
 def _workload(frame, dataset, model):
     rows = frame[(frame["dataset"] == dataset) & (frame["model"] == model)]
-    return rows.assign(setting=setting_labels(rows))
+    return rows.assign(setting=point_labels(rows))
 
 
 def _cell_bars(summary, dataset, model):
@@ -283,7 +283,7 @@ def abstraction_cost(cost, output):
     """Keras / native per workload and framework: the ratio with its
     interval as an error bar, 1 (no cost) as a line; log scale, so 2x
     slower and 2x faster are the same distance from it."""
-    cost = cost.assign(setting=setting_labels(cost))
+    cost = cost.assign(setting=point_labels(cost))
     workloads = cost[["dataset", "model", "setting"]].drop_duplicates()
     frameworks = sorted(set(cost["framework"]))
     figure, axis = plt.subplots(figsize=(8, max(3, 0.9 * len(workloads) + 1.5)))
@@ -344,7 +344,7 @@ def speedups(found, output):
     cell (``dlbench.analysis.speedups``): a row per workload and backend, a marker per
     mode with its interval as an error bar, 1 (the baseline) as a line; log
     scale, so 2x slower and 2x faster are the same distance from it."""
-    others = [c for c in matrix.shown_settings(found) if c not in ("precision", "compile")]
+    others = [c for c in matrix.shown_dimensions(found) if c not in ("precision", "compile")]
     found = found.assign(setting=labels(found, others) if others else "")
     keys = ["dataset", "model", "setting", "backend"]
     rows = found[keys].drop_duplicates().reset_index(drop=True)
@@ -445,7 +445,7 @@ def _workload_columns(frame):
 def _grid(frame, value_and_text, colour_norm, colour_label, title, output, cmap="RdYlGn_r"):
     """A backend x workload heat-map: ``value_and_text(cell)`` gives each
     cell's colour value (NaN: none) and its annotation."""
-    frame = frame.assign(setting=setting_labels(frame))
+    frame = frame.assign(setting=point_labels(frame))
     columns, backends = _workload_columns(frame)
     values = np.full((len(backends), len(columns)), np.nan)
     figure, axis = plt.subplots(
@@ -547,7 +547,7 @@ def versions(found, output):
     others = []
     if len(found):
         found = found.assign(machine=versions_analysis.machines(found))
-        others = versions_analysis.shown_settings(found)
+        others = versions_analysis.shown_dimensions(found)
     found = found.assign(setting=labels(found, others) if others else "").reset_index(drop=True)
     figure, axis = plt.subplots(figsize=(8, max(3, 0.45 * len(found) + 1.5)))
     for significant, marker in ((True, "o"), (False, "o")):

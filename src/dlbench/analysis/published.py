@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from dlbench.analysis.collect import setting_labels  # noqa: E402
+from dlbench.analysis.collect import point_labels  # noqa: E402
 from dlbench.models import workloads
 from dlbench.plan import matrix  # noqa: E402
 
@@ -84,7 +84,7 @@ def our_cells(summary, metrics):
     setting = matrix.cell_columns("backend")
     cpus = metrics.groupby(setting)["cpu_model"].first()
     gpus = metrics.groupby(setting)["gpu_model"].first()
-    summary = summary.assign(setting=setting_labels(summary))
+    summary = summary.assign(setting=point_labels(summary))
     ours = summary[
         summary["model"].isin(WORKLOADS.values())
         & summary["backend"].isin(BACKENDS.values())

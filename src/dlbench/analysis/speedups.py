@@ -191,7 +191,7 @@ def table(found):
     column per precision and compile mode."""
     if found.empty:
         return pd.DataFrame(columns=["workload", "backend", "baseline"])
-    setting = [c for c in matrix.shown_settings(found) if c not in ("precision", "compile")]
+    setting = [c for c in matrix.shown_dimensions(found) if c not in ("precision", "compile")]
     found = found.assign(
         workload=found["dataset"] + " / " + found["model"],
         value=[_speedup_text(row) for row in found.to_dict("records")],

@@ -167,7 +167,7 @@ def against_fastest(pairs, summary_frame):
 
 def shown(pairs):
     """The pairs as people read them: ratio [interval], Holm p with a star."""
-    setting = matrix.shown_settings(pairs)
+    setting = matrix.shown_dimensions(pairs)
     return pairs.assign(
         workload=pairs["dataset"] + " / " + pairs["model"],
         ratio=[_ratio_text(row) for _, row in pairs.iterrows()],

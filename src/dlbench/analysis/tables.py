@@ -104,7 +104,7 @@ def workload_table(summary_frame, dataset, model, checks=None):
     workload's task."""
     cells = summary_frame[(summary_frame["dataset"] == dataset) & (summary_frame["model"] == model)]
     cells = cells.assign(
-        hardware=collect.setting_labels(cells),
+        hardware=collect.point_labels(cells),
         value=cells.apply(_headline_cell, axis=1),
         versus=cells.apply(_versus_fastest_cell, axis=1),
     )

@@ -321,10 +321,10 @@ def machines(found):
     return found["machine"].where(newer == found["machine"], found["machine"] + " -> " + newer)
 
 
-def shown_settings(found):
-    """The settings a table or plot of pairs names: ``matrix.shown_settings``,
+def shown_dimensions(found):
+    """The settings a table or plot of pairs names: ``matrix.shown_dimensions``,
     and the machines wherever a pair spans two."""
-    setting = [c for c in matrix.shown_settings(found.assign(versions="")) if c != "versions"]
+    setting = [c for c in matrix.shown_dimensions(found.assign(versions="")) if c != "versions"]
     if "machine" not in setting and found["machine"].str.contains(" -> ").any():
         setting.insert(0, "machine")
     return setting
@@ -337,7 +337,7 @@ def table(found):
     if found.empty:
         return pd.DataFrame(columns=["workload", "backend", "older", "newer"])
     found = found.assign(machine=machines(found))
-    setting = shown_settings(found)
+    setting = shown_dimensions(found)
     same = {True: "same steps", False: "different steps", None: "not checked"}
     shown = found.assign(
         workload=found["dataset"] + " / " + found["model"],

@@ -47,8 +47,8 @@ def check_runs(config):
             for version in matrix.dimension_values(config, "versions", entry):
                 if not matrix.owns_version(config, backend, version):
                     continue
-                setting = first_runnable(config, entry, backend, dict(fixed, versions=version))
-                if setting is not None:
+                point = first_runnable(config, entry, backend, dict(fixed, versions=version))
+                if point is not None:
                     found.append(
                         matrix.Run(
                             entry["dataset"],
@@ -56,19 +56,19 @@ def check_runs(config):
                             backend,
                             repeat=1,
                             machine=machine,
-                            **setting,
+                            **point,
                         )
                     )
     return found
 
 
 def first_runnable(config, entry, backend, fixed):
-    """The first setting with ``fixed`` values at which ``backend`` has a
+    """The first point with ``fixed`` values at which ``backend`` has a
     cell, or None."""
-    for setting in matrix.settings(config, entry):
-        setting.update(fixed)
-        if not matrix.cell_not_applicable(config, entry, backend, setting):
-            return setting
+    for point in matrix.points(config, entry):
+        point.update(fixed)
+        if not matrix.cell_not_applicable(config, entry, backend, point):
+            return point
     return None
 
 

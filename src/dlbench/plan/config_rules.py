@@ -29,7 +29,7 @@ FRAMEWORK_SETTINGS = {
 
 
 def _check_framework_settings(config):
-    """A setting of one framework's (``FRAMEWORK_SETTINGS``) is refused on
+    """A backend setting of one framework's (``FRAMEWORK_SETTINGS``) is refused on
     any other framework's backend."""
     places = [("backends.{}".format(b), b, settings) for b, settings in config["backends"].items()]
     for index, workload in enumerate(config["workloads"]):
@@ -123,13 +123,14 @@ def validate(config):
             backends = matrix.workload_backends(config, workload)
             reasons = sorted(
                 {
-                    matrix.cell_not_applicable(config, workload, b, setting)
+                    matrix.cell_not_applicable(config, workload, b, point)
                     for b in backends
-                    for setting in matrix.settings(config, workload)
+                    for point in matrix.points(config, workload)
                 }
             )
             raise matrix.ConfigError(
-                "{}.backends: no backend of {} can run task '{}' at any setting of {} ({})".format(
+                "{}.backends: no backend of {} can run task '{}' at any value of the "
+                "dimensions of {} ({})".format(
                     key,
                     backends,
                     task,
@@ -173,12 +174,12 @@ def _check_exclusions(config):
     unexcluded = dict(config, exclude=[])
     used = set()
     for entry in config["workloads"]:
-        for backend, setting in itertools.product(
-            matrix.workload_backends(config, entry), matrix.settings(config, entry)
+        for backend, point in itertools.product(
+            matrix.workload_backends(config, entry), matrix.points(config, entry)
         ):
-            item = matrix.exclusion(config, entry, backend, setting)
+            item = matrix.exclusion(config, entry, backend, point)
             if item is not None and not matrix.cell_not_applicable(
-                unexcluded, entry, backend, setting
+                unexcluded, entry, backend, point
             ):
                 used.add(excluded.index(item))
     for run in comparisons.check_runs(unexcluded):

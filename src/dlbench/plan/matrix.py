@@ -21,8 +21,9 @@ from dlbench.registry import BUILT_IN, Registry
 # A dimension of the matrix: its name is its config key (a value or a list of
 # values, each a cell of its own), its wildcard, its record field and its
 # table column. ``parse`` reads a value back from a path or the command line;
-# ``not_applicable(config, backend, task, setting)`` says why a backend has no
-# cell at the setting's value (None: it has one); ``label`` is how tables name a value.
+# ``not_applicable(config, backend, task, point)`` says why a backend has no
+# cell at the point (one value of each dimension; None: it has one); ``label`` is
+# how tables name a value.
 # ``values(config, entry)``, where given, lists the dimension's values from
 # a config key of another form (versions: variants by backend).
 Dimension = namedtuple(
@@ -34,29 +35,29 @@ def _threads_value(text):
     return "all" if str(text) == "all" else int(text)
 
 
-def _devices_not_applicable(config, backend, task, setting):
+def _devices_not_applicable(config, backend, task, point):
     return catalog.BACKENDS[backend].devices_not_applicable(
-        task, setting["devices"], option(config, "accelerator")
+        task, point["devices"], option(config, "accelerator")
     )
 
 
-def _precision_not_applicable(config, backend, task, setting):
+def _precision_not_applicable(config, backend, task, point):
     """No mode for the precision, or (computed on this CPU) no kernels for it here."""
-    precision = setting["precision"]
+    precision = point["precision"]
     reason = catalog.BACKENDS[backend].precision_not_applicable(precision)
-    if reason is None and on_the_cpu(config, setting):
+    if reason is None and on_the_cpu(config, point):
         reason = catalog.BACKENDS[backend].precision_cpu_not_applicable(precision)
     return reason
 
 
-def _compile_not_applicable(config, backend, task, setting):
-    return catalog.BACKENDS[backend].compile_not_applicable(setting["compile"])
+def _compile_not_applicable(config, backend, task, point):
+    return catalog.BACKENDS[backend].compile_not_applicable(point["compile"])
 
 
-def _versions_not_applicable(config, backend, task, setting):
-    if owns_version(config, backend, setting["versions"]):
+def _versions_not_applicable(config, backend, task, point):
+    if owns_version(config, backend, point["versions"]):
         return None
-    return "{} is not a version variant of {}".format(setting["versions"], backend)
+    return "{} is not a version variant of {}".format(point["versions"], backend)
 
 
 def owns_version(config, backend, version):
@@ -79,9 +80,9 @@ def _versions_values(config, entry):
     return found
 
 
-def on_the_cpu(config, setting):
-    """Whether a cell at ``setting`` computes on this machine's CPU."""
-    return not setting["devices"] or option(config, "accelerator") == "emulated-cpu"
+def on_the_cpu(config, point):
+    """Whether a cell at ``point`` computes on this machine's CPU."""
+    return not point["devices"] or option(config, "accelerator") == "emulated-cpu"
 
 
 DIMENSIONS = (
@@ -135,12 +136,12 @@ def record_cell(record):
 def cell_columns(*without):
     """The cell's columns but ``without``: the groups in which the omitted
     ones are compared (without "backend": the backends on one workload and
-    setting)."""
+    point)."""
     return [column for column in CELL if column not in without]
 
 
-def shown_settings(frame):
-    """The setting columns that tables and labels name: the devices always,
+def shown_dimensions(frame):
+    """The dimension columns that tables and labels name: the devices always,
     the machine and every other dimension where ``frame`` holds more than
     one value (one machine, one thread count: as tables always looked)."""
     return [
@@ -282,8 +283,8 @@ def workload_backends(config, entry):
     return entry.get("backends") or list(config["backends"])
 
 
-def settings(config, entry=None):
-    """Every setting of the dimensions ({name: value}) of the workload
+def points(config, entry=None):
+    """Every point of the dimensions ({name: value}) of the workload
     ``entry`` (the config's where it names none), in a stable order."""
     values = itertools.product(*(dimension_values(config, name, entry) for name in DIMENSION_NAMES))
     return [dict(zip(DIMENSION_NAMES, chosen)) for chosen in values]
@@ -307,8 +308,8 @@ def plots(config, entry):
     return found
 
 
-def cell_not_applicable(config, entry, backend, setting):
-    """Why ``backend`` has no cell for the workload ``entry`` at ``setting``
+def cell_not_applicable(config, entry, backend, point):
+    """Why ``backend`` has no cell for the workload ``entry`` at ``point``
     (a value of every dimension), or None when it has one: the workload's
     reason (task, model), else the first dimension's that has one, else the
     config's ``exclude``."""
@@ -316,18 +317,18 @@ def cell_not_applicable(config, entry, backend, setting):
     reason = Registry.of_config(config).not_applicable(backend, task, model=entry["model"])
     for dimension in DIMENSIONS:
         if reason is None and dimension.not_applicable is not None:
-            reason = dimension.not_applicable(config, backend, task, setting)
+            reason = dimension.not_applicable(config, backend, task, point)
     if reason is None:
-        item = exclusion(config, entry, backend, setting)
+        item = exclusion(config, entry, backend, point)
         if item is not None:
             reason = "n/a (left out by the config: exclude {})".format(describe_entry(item))
     return reason
 
 
-def exclusion(config, entry, backend, setting):
+def exclusion(config, entry, backend, point):
     """The first item of the config's ``exclude`` whose every value the cell
     has (a backend, dataset, model or dimension value each), or None."""
-    cell = dict(setting, backend=backend, dataset=entry["dataset"], model=entry["model"])
+    cell = dict(point, backend=backend, dataset=entry["dataset"], model=entry["model"])
     for item in config.get("exclude") or []:
         if all(str(cell[key]) == str(value) for key, value in item.items()):
             return item
@@ -338,11 +339,11 @@ def describe_entry(item):
     return ", ".join("{}={}".format(key, value) for key, value in item.items())
 
 
-def runnable_backends(config, entry, setting=None):
-    """The workload's backends that have a cell at ``setting`` (at some
-    setting of the config when None; a partial setting fixes those
+def runnable_backends(config, entry, point=None):
+    """The workload's backends that have a cell at ``point`` (at some
+    point of the config when None; a partial point fixes those
     dimensions only)."""
-    chosen = [dict(s, **(setting or {})) for s in settings(config, entry)]
+    chosen = [dict(s, **(point or {})) for s in points(config, entry)]
     return [
         backend
         for backend in workload_backends(config, entry)
@@ -360,21 +361,21 @@ def not_applicable_cells(config):
     machine = machine_name(config)
     for entry in config["workloads"]:
         task = entry.get("task", "train")
-        for backend, setting in itertools.product(
-            workload_backends(config, entry), settings(config, entry)
+        for backend, point in itertools.product(
+            workload_backends(config, entry), points(config, entry)
         ):
-            if not owns_version(config, backend, setting["versions"]):
+            if not owns_version(config, backend, point["versions"]):
                 continue  # another backend's variant: no cell, not an n/a one
-            reason = cell_not_applicable(config, entry, backend, setting)
+            reason = cell_not_applicable(config, entry, backend, point)
             if reason:
-                devices = setting["devices"]
+                devices = point["devices"]
                 found.append(
                     {
                         "machine": machine,
                         "dataset": entry["dataset"],
                         "model": entry["model"],
                         "backend": backend,
-                        **setting,
+                        **point,
                         "task": task,
                         "accelerator": option(config, "accelerator") if devices else "cpu",
                         "reason": reason,
@@ -400,9 +401,9 @@ def runs(config):
     machine = machine_name(config)
     found = []
     for entry in config["workloads"]:
-        for setting in settings(config, entry):
+        for point in points(config, entry):
             cells = itertools.product(
-                runnable_backends(config, entry, setting),
+                runnable_backends(config, entry, point),
                 range(1, repeats(config, entry) + 1),
             )
             for backend, repeat in cells:
@@ -413,7 +414,7 @@ def runs(config):
                         backend,
                         repeat=repeat,
                         machine=machine,
-                        **setting,
+                        **point,
                     )
                 )
     return found

@@ -244,7 +244,7 @@ def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None, meter=Non
         )
     result["replica_max_abs_weight_diff"] = adapter.replica_divergence(model)
     observe = getattr(adapter, "recurrent_ops", None)
-    if observe and "recurrent_kernels" in adapter.settings():  # outside every clock
+    if observe and "recurrent_kernels" in adapter.applied_settings():  # outside every clock
         result["recurrent_ops"] = observe(model, take(x_test, slice(0, batch_size)))
     last = result["epochs"][-1]
     if held_out:
@@ -524,7 +524,7 @@ def run(spec, data_path, record_path, epochs_path, registry=None):
             last = "first_call_seconds" if spec["task"] == "infer" else "first_step_seconds"
             cold["to_first_step_seconds"] = cold_start_total(cold, last)
             record["cold_start"] = cold
-        record["settings"] = adapter.settings()
+        record["settings"] = adapter.applied_settings()
         record["peak_device_memory_mb"] = adapter.peak_device_memory_mb()
         record["status"] = "ok"
     except Exception:  # any framework error: the record says what happened

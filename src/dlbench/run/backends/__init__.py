@@ -10,7 +10,7 @@ harness needs (the contract is ``base.Adapter``)::
                                        plus this process' rank, local_rank and
                                        processes; see dlbench.run.launch)
     versions() -> dict                 framework versions for the record
-    settings() -> dict                 the settings that ran (jit, kernels)
+    applied_settings() -> dict         the settings that ran (jit, kernels)
     build(model, data_spec, hyper) -> model (compiled); data_spec is the
                                        dataset's meta plus its input_shape
     parameter_count(model) -> int

@@ -16,14 +16,14 @@ class Adapter(object):
         # Where ``build`` finds the workload (dlbench.registry; adapter_for sets the run's).
         self.registry = BUILT_IN
         self.requested = dict(settings)
-        self.applied = {}  # the settings that ran, for the record (settings())
+        self.applied = {}  # the settings that ran, for the record (applied_settings())
         self.parallel = dict(launch.ON_THE_CPU)
         # The run's first training step (trace, compile, autotune), in seconds.
         self.first_step_seconds = None
         # Where the framework reports its compiles: a dlbench.run.compiles.Counter.
         self.compile_counter = None
         # Set in ``setup``: reads the hidden settings back from the framework
-        # (dlbench.run.manifest); ``settings`` calls it once, when the record
+        # (dlbench.run.manifest); ``applied_settings`` calls it once, when the record
         # is written, so that its probes run outside every clock.
         self.read_manifest = None
         self._manifest_read = None
@@ -42,7 +42,7 @@ class Adapter(object):
         """{distribution: version} of the framework, for the record."""
         raise NotImplementedError
 
-    def settings(self):
+    def applied_settings(self):
         """The settings that ran (jit, kernels, precision, threads) and the
         manifest of hidden settings, read back once."""
         found = dict(self.applied)

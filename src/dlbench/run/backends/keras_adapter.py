@@ -377,7 +377,7 @@ class Adapter(base.Adapter):
         cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
         return {"cuda": torch.version.cuda, "cudnn": cudnn}
 
-    def settings(self):
+    def applied_settings(self):
         found = base.Adapter.settings(self)  # read after build: the compile mode that ran
         found["jit_compile"] = self.jit_compile
         if self.forced_jit:

@@ -56,7 +56,7 @@ class NativeAdapter(Adapter):
             "variable_dtype": variable_dtype,
         }
 
-    def settings(self):
+    def applied_settings(self):
         found = Adapter.settings(self)
         if "precision" in found and self.computed_dtype:
             found["precision"] = dict(found["precision"], compute_dtype=self.computed_dtype)

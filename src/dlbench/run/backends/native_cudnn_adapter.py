@@ -86,8 +86,8 @@ class Adapter(native.NativeAdapter):
             )
         return found
 
-    def settings(self):
-        found = super(Adapter, self).settings()
+    def applied_settings(self):
+        found = super(Adapter, self).applied_settings()
         found["inference_call"] = (
             "cudnnConvolutionForward, cudnnAddTensor, cudnnPoolingForward, cublasSgemm, "
             "cudnnActivationForward, cudnnSoftmaxForward (ctypes)"

@@ -177,8 +177,8 @@ class Adapter(native.NativeAdapter):
         self._precision_applied(precision, scheme)
         return forward_in_precision
 
-    def settings(self):
-        found = super(Adapter, self).settings()
+    def applied_settings(self):
+        found = super(Adapter, self).applied_settings()
         found["inference_call"] = "jax.jit(softmax(forward(params, x))) (features: no softmax)"
         return found
 

@@ -134,8 +134,8 @@ class Adapter(native.NativeAdapter):
             "cudnn": cudnn,
         }
 
-    def settings(self):
-        found = super(Adapter, self).settings()
+    def applied_settings(self):
+        found = super(Adapter, self).applied_settings()
         found["inference_call"] = "model(x) under torch.inference_mode"
         return found
 
