@@ -126,14 +126,12 @@ def in_environment(package=PACKAGE):
 @functools.lru_cache(maxsize=None)
 def run_core(package=PACKAGE):
     """What every run executes whatever its family, relative to the package:
-    run/ less the framework adapters (each family's are its own), with what
-    it imports. The code digest of a family adds its adapters, layers and
-    workloads (dlbench.plan.targets.family_sources)."""
-    adapters = [
-        name
-        for name in under(ADAPTERS_PACKAGE, package)
-        if name.rpartition(".")[2].endswith("_adapter")
-    ]
+    run/ less the adapters' package (the adapters and the modules they share
+    are the families' own; the package's __init__, which finds them, is
+    not), with what it imports. The code digest of a family adds its
+    adapters with what they import, its layers and its workloads
+    (dlbench.plan.targets.family_sources)."""
+    adapters = set(under(ADAPTERS_PACKAGE, package)) - {ADAPTERS_PACKAGE}
     entry = [name for name in under(RUN_PACKAGE, package) if name not in adapters]
     return tuple(str(path.relative_to(package)) for path in closure(entry, package))
 

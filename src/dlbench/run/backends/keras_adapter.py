@@ -9,7 +9,6 @@ device on torch (started by torchrun, see dlbench.run.launch).
 Importable on Python 3.6.
 """
 
-import importlib
 import os
 import time
 
@@ -18,7 +17,7 @@ from dlbench.catalog import FLOAT32
 from dlbench.models import initial_weights
 from dlbench.models.layers import dropout_on, keras_layers
 from dlbench.run import compiles, launch, manifest
-from dlbench.run.backends import base, frameworks
+from dlbench.run.backends import base, frameworks, keras_kernels, keras_parallel
 
 # Found by the equivalence check (babi_rnn, imdb_gru, imdb_transformer on
 # keras-tensorflow departed at steps 1-2): in Keras 3 (3.15.1) on TensorFlow
@@ -43,17 +42,11 @@ def without_dropout(layers):
             layer.rate = 0.0
 
 
-# Keras 3's torch GRU/LSTM where it does not call cuDNN: the CPU, torch.compile.
-TORCH_LOOP = (
-    "Keras' torch {} loop: input projections in one product, then one recurrent "
-    "product and the gates per time step (no cuDNN: the CPU, or under torch.compile)"
-)
-
 # The OpenVINO CPU plugin's INFERENCE_PRECISION_HINT for each precision.
 OPENVINO_HINTS = {FLOAT32: "f32", "mixed_bfloat16": "bf16", "mixed_float16": "f16"}
 
 
-class Adapter(base.Adapter):
+class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelProbes, base.Adapter):
     devices_not_supported = "devices={}: {} has no data-parallel training here"
 
     def __init__(self, framework, settings):
@@ -194,71 +187,6 @@ class Adapter(base.Adapter):
 
         self.applied.update(frameworks.pin_torch(torch, threads))
 
-    def _one_device(self):
-        """One device: Keras' own placement (the GPU), no distribution; a
-        GPU run that would find none fails rather than run on the CPU."""
-        if self.emulated:
-            return
-        if self.framework == "jax":
-            import jax
-
-            frameworks.jax_devices(jax, self.framework, 1, False)
-        elif self.framework == "tensorflow":
-            import tensorflow as tf
-
-            frameworks.tensorflow_devices(tf, self.framework, 1, False)
-        elif self.framework == "torch":
-            import torch
-
-            if not torch.cuda.is_available():
-                raise frameworks.no_gpus(self.framework, 1, [])
-
-    def _distribute_jax(self, devices):
-        import jax
-
-        found = frameworks.jax_devices(jax, self.framework, devices, self.emulated)
-        self.distribution = self.keras.distribution.DataParallel(devices=found)
-        # Emulated CPU devices: XLA's CPU all-reduce gives up when one device
-        # runs ahead ("only 1 of them arrived on time"); waiting for every
-        # step's result keeps them together. Real GPUs need no such wait.
-        self.step_sync = self.emulated
-
-    def _distribute_tensorflow(self, devices):
-        import tensorflow as tf
-
-        found = frameworks.tensorflow_devices(tf, self.framework, devices, self.emulated)
-        self.strategy = tf.distribute.MirroredStrategy(found)
-        if self.emulated:
-            # XLA cannot reach the other logical CPUs' variable copies
-            # ("Trying to access resource ... located in device CPU:1").
-            self.forced_jit = "off: XLA cannot use variables of other emulated CPU devices"
-
-    def _distribute_torch(self, devices):
-        import torch
-
-        group = frameworks.torch_process_group(torch, self.parallel, devices)
-        self.process_group = True
-        self.applied["process_group_backend"] = group
-
-    def _describe_parallel(self, devices):
-        described = {
-            "devices": devices,
-            "accelerator": self.parallel["accelerator"],
-            "method": self.parallel.get("method"),
-            "processes": self.parallel.get("processes", 1),
-        }
-        if self.step_sync:
-            described["step_sync"] = "every step's loss read (emulated XLA CPU devices)"
-        return described
-
-    def _scope(self):
-        """Where models are built and trained: under the distribution."""
-        if self.distribution is not None:
-            return self.distribution.scope()
-        if self.strategy is not None:
-            return self.strategy.scope()
-        return _Nothing()
-
     def _setup_openvino(self, threads, seed):
         # OpenVINO's CPU plugin sizes its pool from the process' CPU affinity.
         self.applied["inference_engine"] = "OpenVINO CPU plugin (Keras predict graph)"
@@ -288,62 +216,6 @@ class Adapter(base.Adapter):
         openvino.compile_model = float32
         default = openvino.Core().get_property("CPU", "INFERENCE_PRECISION_HINT")
         self.applied["openvino_default_precision"] = default.get_type_name()
-
-    def _probe_recurrent_kernels(self, devices):
-        """Record which implementation Keras' GRU and LSTM layers ran. They
-        first call the backend's own function (``keras.src.backend.gru`` /
-        ``lstm``: cuDNN on a GPU where the backend's checks pass, its own CPU
-        code or nothing otherwise) and fall back to Keras' generic recurrent
-        loop when that raises NotImplementedError; the probe sees which way
-        the call went. On torch the own function chooses inside itself."""
-        from keras.src import backend as keras_backend  # the module the RNN layers call
-
-        for name in ("gru", "lstm"):
-            own = getattr(keras_backend, name, None)
-            if own is not None:
-                described = own_recurrent_kernel(self.framework, name, devices)
-                if self.framework == "torch" and self._probe_torch_paths(name):
-                    described = None  # the path taken records itself
-                setattr(keras_backend, name, self._kernel_probe(name, own, described))
-
-    def _probe_torch_paths(self, name):
-        """Keras 3's torch GRU/LSTM runs torch._VF (cuDNN) only on CUDA
-        tensors outside torch.compile, and otherwise its own loop of
-        per-step matrix products (so a compiled step on a GPU has no
-        cuDNN); each path, when taken, names itself in the record. False
-        where this Keras has not these functions."""
-        # the package's attribute "rnn" is a function of that name
-        rnn = importlib.import_module("keras.src.backend.torch.rnn")
-        paths = {
-            "_cudnn_" + name: "torch._VF.{} (cuDNN)".format(name),
-            "_fallback_" + name: TORCH_LOOP.format(name.upper()),
-        }
-        if not all(hasattr(rnn, function) for function in paths):
-            return False
-        for function, described in paths.items():
-            setattr(rnn, function, self._path_probe(name, getattr(rnn, function), described))
-        return True
-
-    def _path_probe(self, name, path, described):
-        def probe(*args, **kwargs):
-            outputs = path(*args, **kwargs)
-            self.recurrent_kernels[name] = described
-            return outputs
-
-        return probe
-
-    def _kernel_probe(self, name, own, described):
-        def probe(*args, **kwargs):
-            try:
-                outputs = own(*args, **kwargs)
-            except NotImplementedError:
-                self.recurrent_kernels[name] = "Keras' generic recurrent loop"
-                raise
-            if described is not None:
-                self.recurrent_kernels[name] = described
-            return outputs
-
-        return probe
 
     def versions(self):
         import numpy
@@ -414,7 +286,7 @@ class Adapter(base.Adapter):
         if self.framework != "openvino" and hasattr(model, "dtype_policy"):  # Keras 3
             self.applied["precision"] = precision_that_ran(model, self.precision)
         if self.process_group:
-            distributed_train_step(model, self.parallel)
+            keras_parallel.distributed_train_step(model, self.parallel)
         return model
 
     def _own_rules(self, model, optimizer_name):
@@ -560,67 +432,6 @@ def precision_that_ran(model, asked):
     if optimizer is not None and type(optimizer).__name__ == "LossScaleOptimizer":
         found["loss_scaling"] = "keras.optimizers.LossScaleOptimizer (dynamic)"
     return found
-
-
-class _Nothing(object):
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-def distributed_train_step(model, parallel):
-    """Keras' torch train step with the forward pass through
-    DistributedDataParallel, which all-reduces the gradients during the
-    backward pass (Keras' own step calls the bare model). The rest is Keras
-    3.15's TorchTrainer.train_step: loss, backward, optimizer, metrics."""
-    import torch
-    from keras.src.trainers.data_adapters import data_adapter_utils
-    from torch.nn.parallel import DistributedDataParallel
-
-    device_ids = None if parallel["accelerator"] != "gpu" else [parallel["local_rank"]]
-    wrapped = DistributedDataParallel(model, device_ids=device_ids)
-
-    def train_step(data):
-        x, y, sample_weight = data_adapter_utils.unpack_x_y_sample_weight(data)
-        y_pred = wrapped(x, training=True)
-        model.zero_grad()
-        loss = model._compute_loss(
-            x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=True
-        )
-        model._loss_tracker.update_state(loss, sample_weight=_batch_length(x))
-        loss = model.optimizer.scale_loss(loss)
-        loss.backward()
-        weights = model.trainable_weights[:]
-        with torch.no_grad():
-            model.optimizer.apply([w.value.grad for w in weights], weights)
-        return model.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
-
-    model.train_step = train_step  # the wrapper lives in this closure only:
-    return wrapped  # as an attribute of the model it would contain itself
-
-
-def _batch_length(x):
-    first = next(iter(x.values())) if isinstance(x, dict) else x
-    return first.shape[0]
-
-
-def own_recurrent_kernel(framework, name, devices):
-    """What a Keras 3 backend's own GRU/LSTM function computes with, once it
-    has accepted the layer (Keras 3.15's backends): JAX has a cuDNN LSTM
-    (jax.experimental.rnn) but no cuDNN GRU, its GRU is one lax.scan; torch
-    calls torch._VF, cuDNN's kernels, on CUDA outside torch.compile and its
-    own loop otherwise (the adapter records which; the record's
-    recurrent_ops shows what ran); TensorFlow's is cuDNN's on a GPU."""
-    if framework == "jax" and name == "gru":
-        return "Keras' JAX GRU: one lax.scan, input projections precomputed (JAX has no cuDNN GRU)"
-    if framework == "jax":
-        return "cuDNN's LSTM through jax.experimental.rnn"
-    if framework == "torch":
-        return "torch._VF.{} on CUDA, Keras' own loop otherwise".format(name)
-    where = "GPU: cuDNN" if devices else "CPU"
-    return "{}'s own {} ({})".format(framework, name.upper(), where)
 
 
 def step_waiter(keras):
