@@ -250,7 +250,7 @@ class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelPro
         return {"cuda": torch.version.cuda, "cudnn": cudnn}
 
     def applied_settings(self):
-        found = base.Adapter.settings(self)  # read after build: the compile mode that ran
+        found = base.Adapter.applied_settings(self)  # read after build: the compile mode that ran
         found["jit_compile"] = self.jit_compile
         if self.forced_jit:
             found["jit_compile_reason"] = self.forced_jit

@@ -57,7 +57,7 @@ class NativeAdapter(Adapter):
         }
 
     def applied_settings(self):
-        found = Adapter.settings(self)
+        found = Adapter.applied_settings(self)
         if "precision" in found and self.computed_dtype:
             found["precision"] = dict(found["precision"], compute_dtype=self.computed_dtype)
         return found
