@@ -15,6 +15,7 @@ include: "workflow/rules/collect.smk"
 include: "workflow/rules/plots.smk"
 include: "workflow/rules/compare.smk"
 include: "workflow/rules/overview.smk"
+include: "workflow/rules/profile.smk"
 include: "workflow/rules/machines.smk"
 
 

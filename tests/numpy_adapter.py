@@ -6,6 +6,21 @@ import time
 
 import numpy as np
 
+from dlbench.run import run_data
+
+
+class SlowRows(object):
+    """An array whose rows arrive slowly (``delay`` seconds a batch), as from
+    a slow disk: the adapter's setting ``feed_delay`` feeds it through
+    run_data, the harness' data module, so that a profile sees feeding data."""
+
+    def __init__(self, array, delay):
+        self.array, self.delay = array, delay
+
+    def __getitem__(self, rows):
+        time.sleep(self.delay)
+        return self.array[rows]
+
 
 class Adapter:
     closed = 0  # how many adapters the harness closed
@@ -62,9 +77,12 @@ class Adapter:
     def train_epoch(self, model, x, y, batch_size):
         losses, correct = [], 0
         features = self._features(x)
+        delay = self.settings_.get("feed_delay")
+        source = SlowRows(features, delay) if delay else features
         began = time.perf_counter()
         for start in range(0, len(y), batch_size):
-            xb, yb = features[start : start + batch_size], y[start : start + batch_size]
+            rows = slice(start, start + batch_size)
+            xb, yb = run_data.take(source, rows), y[rows]
             p = self._forward(model, xb)
             losses.append(-np.mean(np.sum(yb * np.log(p + 1e-12), axis=1)))
             correct += int(np.sum(p.argmax(1) == yb.argmax(1)))

@@ -18,7 +18,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from dlbench import catalog
-from dlbench.analysis import equivalence_verdicts
+from dlbench.analysis import equivalence_verdicts, profiles
 from dlbench.environments import variants
 from dlbench.models import flops
 from dlbench.plan import comparisons, matrix, paths
@@ -761,6 +761,33 @@ def test_overview_tables_and_plots(workdir):
 
 
 @needs_browser
+def test_each_profiled_cell_says_where_its_time_goes(workdir):
+    """The profiles the config asks for (a Keras, a native and a Python 3.6
+    backend's training, and inference): each took samples inside the clock,
+    its layers' shares add up, Keras' share is zero on native backends, its
+    flame graph is drawn, and no profile run counts among the timed runs."""
+    found = pd.read_csv(workdir / "results/tables/profile.csv")
+    profiled = {(run.dataset, run.model, run.backend) for run in runs() if run.repeat == 1}
+    profiled = {cell for cell in profiled if "{}/{}".format(*cell[:2]) in CONFIG["profile"]}
+    assert set(zip(found["dataset"], found["model"], found["backend"])) == profiled
+    assert found["reason"].isna().all(), found["reason"].tolist()
+    assert (found["samples"] > 0).all()
+    shares = found[[layer + "_share" for layer in profiles.LAYERS]].sum(axis=1)
+    assert np.allclose(shares, 1.0)
+    native = found["backend"].str.startswith("native-")
+    assert (found.loc[native, "keras_share"] == 0).all()
+    assert (found["profiled_over_timed"] > 0).all()
+    for run in runs():
+        if (run.dataset, run.model, run.backend) in profiled:
+            assert (workdir / paths.profile_dir(run) / "flame.png").stat().st_size > 0
+    metrics = pd.read_csv(workdir / "results/metrics.csv")
+    gru = metrics[(metrics["model"] == "imdb_gru") & (metrics["machine"] == runs()[0].machine)]
+    assert (gru.groupby("backend").size() == entry("imdb_gru")["repeats"]).all()  # timed only
+    assert (workdir / "results/tables/profile_gaps.md").exists()
+    for dataset, model in {cell[:2] for cell in profiled}:
+        assert (workdir / "results/plots/{}_{}_profile.png".format(dataset, model)).exists()
+
+
 def test_report(workdir, tmp_path):
     """snakemake --report on the results, timed by benchmarks/report_time.py,
     then the report in headless Chromium: every category and result opened

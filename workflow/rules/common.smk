@@ -94,6 +94,7 @@ if workflow.is_main_process:
 
 RUN_DIR = paths.RUN_DIR.replace("{repeat}", "{rep}")
 CHECK_DIR = paths.CHECK_DIR.replace("{repeat}", "{rep}")
+PROFILE_DIR = paths.PROFILE_DIR.replace("{repeat}", "{rep}")
 MAIN_ENV = "../../envs/main.yaml"
 
 

@@ -144,6 +144,7 @@ def validate(config):
     _check_existing_environments(config)
     _check_framework_settings(config)
     _check_equivalence_settings(config)
+    _check_profiled_workloads(config)
     _check_exclusions(config)
     for entry_index, entry in enumerate(config["workloads"]):
         key = "workloads[{}].devices".format(entry_index) if "devices" in entry else "devices"
@@ -255,6 +256,19 @@ def _check_equivalence_settings(config):
                     name,
                     ", ".join(sorted(registry.datasets)),
                     ", ".join(sorted(registry.models)),
+                )
+            )
+
+
+def _check_profiled_workloads(config):
+    """The workloads ``profile`` names are workloads of the config."""
+    named = config.get("profile")
+    configured = {"{dataset}/{model}".format(**entry) for entry in config["workloads"]}
+    for index, name in enumerate(named if isinstance(named, list) else []):
+        if name not in configured:
+            raise matrix.ConfigError(
+                "profile[{}]: '{}' is not a workload of the config ({})".format(
+                    index, name, ", ".join(sorted(configured))
                 )
             )
 

@@ -188,12 +188,16 @@ def normalise(config):
         for entry in entries + list(config.get("exclude") or []):
             if "dataset" in entry:
                 entry["dataset"] = stand_in(entry["dataset"])
+
+        def stand_in_named(name):
+            dataset, model = name.split("/")
+            return "{}/{}".format(stand_in(dataset), model)
+
         check = config.get("equivalence_check") or {}
         if check.get("workloads"):
-            check["workloads"] = [
-                "{}/{}".format(stand_in(name.split("/")[0]), name.split("/")[1])
-                for name in check["workloads"]
-            ]
+            check["workloads"] = [stand_in_named(name) for name in check["workloads"]]
+        if isinstance(config.get("profile"), list):
+            config["profile"] = [stand_in_named(name) for name in config["profile"]]
     for entry in [config] + entries:
         for key in INTEGER_KEYS:
             if key in entry:

@@ -43,6 +43,15 @@ def check_dir(run):
     return str(PurePosixPath(CHECK_DIR.format(**run._asdict())))
 
 
+# A cell's profile (dlbench.run.profiling): one run beside the timed ones,
+# never among them, at the first repeat's seed.
+PROFILE_DIR = RUN_DIR.replace("results/runs/", "results/profiles/", 1)
+
+
+def profile_dir(run):
+    return str(PurePosixPath(PROFILE_DIR.format(**run._asdict())))
+
+
 # The shared initial weights of a workload and seed (dlbench.models.initial_weights),
 # and an inference workload's trained from them (dlbench.run.trained_weights).
 WEIGHTS = "results/weights/{dataset}/{model}/seed{seed}.npz"

@@ -23,7 +23,7 @@ import time
 from dlbench import catalog
 from dlbench.host import cpu_isa, gpus, runtime
 from dlbench.record import environment_records
-from dlbench.run import harness, launch, model_check, run_data
+from dlbench.run import harness, launch, model_check, profiling, run_data
 
 ERROR_TAIL_LINES = 30
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -143,9 +143,12 @@ def supervise(
     memory_limit_mb=None,
     env_mode="current",
     model_check_path=None,
+    profile=None,
 ):
     """Run ``spec`` with the harness under ``python`` (the backend's
-    environment; this one by default) and leave a record in every case."""
+    environment; this one by default) and leave a record in every case.
+    ``profile``: (py-spy, stacks file, profile.json): the run under the
+    profiler (dlbench.run.profiling), and what it took or why it took nothing."""
     if os.path.exists(record_path):
         os.remove(record_path)  # never mistake an old record for this run's
     check, unavailable = environment_check(env_mode, env_marker)
@@ -190,15 +193,11 @@ def supervise(
     torchrun_logs = None
     if parallel["launch"] == "process_per_device":
         torchrun_logs = tempfile.mkdtemp(prefix="dlbench-torchrun-")
+    command = launch.command(python, parallel, harness_args, log_dir=torchrun_logs)
+    if profile is not None:
+        command = _profiled(command, parallel, *profile)
     try:
-        return _run_child(
-            spec,
-            launch.command(python, parallel, harness_args, log_dir=torchrun_logs),
-            env,
-            record_path,
-            timeout_s,
-            memory_limit_mb,
-        )
+        return _run_child(spec, command, env, record_path, timeout_s, memory_limit_mb)
     finally:
         if torchrun_logs is not None:
             shutil.rmtree(torchrun_logs, ignore_errors=True)
@@ -206,6 +205,22 @@ def supervise(
             allocation.release()
         if not os.path.exists(epochs_path):  # the child died before it began one
             harness.EpochLog(epochs_path).close()
+
+
+def _profiled(command, parallel, profiler, stacks_path, profile_path):
+    """The harness' command under py-spy where it can sample it; otherwise
+    the command as it was and profile.json saying why not (the run still
+    gives its record). profile.json is completed after the run (main)."""
+    open(stacks_path, "w").close()  # stays empty where nothing is sampled
+    reason = profiling.not_profiled(parallel) or (
+        None if profiler and os.path.exists(profiler) else "no {} here".format(profiling.SAMPLER)
+    )
+    reason = reason or profiling.can_sample(profiler)
+    runtime.write_json_atomic(profile_path, {"reason": reason})
+    if reason:
+        print("not profiled: " + reason, flush=True)
+        return command
+    return profiling.command(profiler, stacks_path, command)
 
 
 def _run_child(spec, command, env, record_path, timeout_s, memory_limit_mb):
@@ -263,10 +278,14 @@ def main(argv=None):
     )
     parser.add_argument("--memory-limit-mb", type=float, default=None)
     parser.add_argument("--model-check", default=None, help="a model of the user's: its check")
+    parser.add_argument("--profiler", default=None, help="py-spy, to profile the run with")
+    parser.add_argument("--stacks", default=None, help="where the profile's stacks go")
+    parser.add_argument("--profile", default=None, help="where profile.json goes")
     args = parser.parse_args(argv)
+    profile = (args.profiler, args.stacks, args.profile) if args.profile else None
     timeout_s = args.timeout_minutes * 60 if args.timeout_minutes else None
     gpu_wait_s = args.gpu_wait_minutes * 60 if args.gpu_wait_minutes is not None else None
-    return supervise(
+    status = supervise(
         json.loads(args.spec),
         args.data,
         args.record,
@@ -279,7 +298,26 @@ def main(argv=None):
         memory_limit_mb=args.memory_limit_mb,
         env_mode=args.env_mode,
         model_check_path=args.model_check,
+        profile=profile,
     )
+    if profile is not None:
+        _describe_profile(*profile)
+    return status
+
+
+def _describe_profile(profiler, stacks_path, profile_path):
+    """profile.json once the run ended: the sampler and what it took, or
+    why there is no profile (set before the run, or none sampled)."""
+    if not os.path.exists(stacks_path):
+        open(stacks_path, "w").close()
+    reason = None
+    if os.path.exists(profile_path):
+        with open(profile_path) as handle:
+            reason = json.load(handle).get("reason")
+    else:
+        reason = "the run did not start (its record says why)"
+    described = profiling.description(profiler, stacks_path, reason)
+    runtime.write_json_atomic(profile_path, described)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from dlbench.plan.targets.envs import EnvsTargets
 from dlbench.plan.targets.equivalence import EquivalenceTargets
 from dlbench.plan.targets.machines import MachinesTargets
 from dlbench.plan.targets.overview import OverviewTargets
+from dlbench.plan.targets.profile import ProfileTargets
 
 __all__ = ["ENV_MODES", "KERAS_ON_TORCH", "SETUP_SHARE", "TORCH_ON_GPUS", "WHOLE_CPU", "Plan"]
 
@@ -41,6 +42,7 @@ class Plan(
     CollectTargets,
     CompareTargets,
     OverviewTargets,
+    ProfileTargets,
     MachinesTargets,
     PlanBase,
 ):

@@ -1,0 +1,66 @@
+"""workflow/rules/profile.smk: each cell's profile, one run beside the timed
+ones (dlbench.run.profiling), and the tables and plots read from them."""
+
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+from dlbench.plan import paths, run_spec
+from dlbench.plan.targets.common import PlanBase
+
+
+class ProfileTargets(PlanBase):
+    """The inputs and parameters of workflow/rules/profile.smk's rules."""
+
+    def profile_runs(self):
+        """The runs profiled: each cell of this machine once (its first
+        repeat's spec), of the workloads the config's ``profile`` names (all
+        where true), where the cell runs in one process (the profile samples one)."""
+        chosen = self.config.get("profile", True)
+        if not chosen:
+            return []
+        found = []
+        for run in self.runs:
+            named = f"{run.dataset}/{run.model}"
+            if run.repeat != 1 or (chosen is not True and named not in chosen):
+                continue
+            entry = self.workload(run.dataset, run.model)
+            _, parallel = run_spec.data_parallel(self.config, entry, int(run.devices), run.backend)
+            if parallel["launch"] == "one_process":
+                found.append(run)
+        return found
+
+    def profile_files(self, name):
+        """The file ``name`` of every profile: profile.json (what was sampled),
+        stacks.txt (the samples) or run.json (the profiled run's record)."""
+        return [f"{paths.profile_dir(run)}/{name}" for run in self.profile_runs()]
+
+    def flame_graphs(self):
+        return [f"{paths.profile_dir(run)}/flame.png" for run in self.profile_runs()]
+
+    def profiled_workloads(self):
+        """(dataset, model) of the workloads with a profiled cell, in the config's order."""
+        profiled = {(run.dataset, run.model) for run in self.profile_runs()}
+        return [
+            (w["dataset"], w["model"])
+            for w in self.config["workloads"]
+            if (w["dataset"], w["model"]) in profiled
+        ]
+
+    def profiler(self):
+        """py-spy of the workflow's environment (beside its interpreter), else
+        the one on PATH; "" where there is none (the profiles say so)."""
+        beside = Path(sys.executable).parent / "py-spy"
+        if beside.exists():
+            return str(beside)
+        return shutil.which("py-spy") or ""
+
+    def profile_options(self, wildcards, input, output):
+        """The supervisor's options of a timed run, and the profiler's."""
+        options = self.supervisor_options(wildcards, input)
+        options += f"--profiler {shlex.quote(self.profiler() or 'none')} "
+        return (
+            options
+            + f"--stacks {shlex.quote(output.stacks)} --profile {shlex.quote(output.profile)}"
+        )

@@ -1,0 +1,118 @@
+"""A run under a sampling profiler: where a cell's steady state spends its time.
+
+The profile is one extra run of the cell, never one of its timed repeats, so
+that no timed figure carries the profiler's cost. py-spy starts the harness
+and samples its stacks from outside the process, Python and native frames
+together (``--native``), idle frames included (``--idle``: waiting for a
+device, a lock or a sleep is time too), so that every backend, Python 3.6
+included, is profiled the same way with nothing installed in its
+environment: py-spy is the workflow's. The stacks are written as py-spy's
+raw collapsed format (one line per distinct stack: ``frame;frame;... count``,
+the outermost frame first). The harness runs the steady state inside
+``harness.steady_epoch`` and ``harness.steady_predictions``, whose frames
+mark the samples that count (dlbench.analysis.profiles).
+
+Where py-spy cannot sample (no permission to attach, no py-spy), the profile
+says why and the workflow goes on. Importable on Python 3.6.
+"""
+
+import os
+import subprocess
+import sys
+
+SAMPLER = "py-spy"
+# Samples per second: 200 gives a steady epoch of a second 200 stacks; each
+# sample pauses the process while its native stack is read.
+RATE = 200
+OPTIONS = ("--native", "--idle", "--format", "raw")
+# A launch of one process per device (torchrun) is several processes; the
+# profile samples one.
+ONE_PROCESS = "one_process"
+
+
+def not_profiled(parallel):
+    """Why a run with this ``parallel`` block cannot be profiled, or None."""
+    if parallel.get("launch") not in (None, ONE_PROCESS):
+        return "its devices run in one process each (torchrun): the profile samples one process"
+    return None
+
+
+def command(profiler, stacks_path, harness_command, rate=RATE):
+    """The harness' command line under py-spy, writing ``stacks_path``."""
+    return [
+        profiler,
+        "record",
+        "--rate",
+        str(rate),
+        "--output",
+        stacks_path,
+        *OPTIONS,
+        "--",
+    ] + list(harness_command)
+
+
+def version(profiler):
+    """py-spy's version line, or None where it does not run."""
+    try:
+        found = subprocess.run(
+            [profiler, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = found.stdout.decode("utf-8", "replace").strip()
+    return text if found.returncode == 0 and text else None
+
+
+def can_sample(profiler):
+    """None where py-spy can sample a process of this machine (a second's
+    trial on this interpreter), else why not: the error it gave."""
+    trial = [sys.executable, "-c", "import time; time.sleep(0.5)"]
+    with open(os.devnull, "w") as nothing:
+        try:
+            found = subprocess.run(
+                [profiler, "record", "--duration", "1", "--output", nothing.name, *OPTIONS, "--"]
+                + trial,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                timeout=120,
+            )
+        except (OSError, subprocess.SubprocessError) as error:
+            return "{} did not run: {}".format(SAMPLER, error)
+    text = found.stdout.decode("utf-8", "replace")
+    if "Error" in text and ("ermission" in text or "ptrace" in text):
+        return "{} cannot attach to a process here: {}".format(SAMPLER, _last_error(text))
+    return None
+
+
+def _last_error(text):
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if "rror" in line or "ermission" in line]
+    return (errors or lines or ["no output"])[-1]
+
+
+def samples_in(stacks_path):
+    """How many samples a raw stacks file holds (0 where there is none)."""
+    total = 0
+    if not os.path.exists(stacks_path):
+        return 0
+    with open(stacks_path) as handle:
+        for line in handle:
+            _, _, count = line.rstrip("\n").rpartition(" ")
+            if count.isdigit():
+                total += int(count)
+    return total
+
+
+def description(profiler, stacks_path, reason=None, rate=RATE):
+    """What profile.json says: the sampler, its options and rate, how many
+    samples it took, and why there is no profile where there is none."""
+    found = {
+        "sampler": version(profiler) if profiler else None,
+        "options": list(OPTIONS),
+        "rate_hz": rate,
+        "samples": samples_in(stacks_path),
+        "reason": reason,
+    }
+    if reason is None and not found["samples"]:
+        found["reason"] = "{} took no sample".format(SAMPLER)
+    return found

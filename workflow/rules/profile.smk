@@ -1,0 +1,120 @@
+rule profile:
+    input:
+        unpack(plan.bench_inputs),
+    output:
+        record=f"{PROFILE_DIR}/run.json",
+        epochs=f"{PROFILE_DIR}/epochs.csv",
+        stacks=f"{PROFILE_DIR}/stacks.txt",
+        profile=f"{PROFILE_DIR}/profile.json",
+    log:
+        f"{PROFILE_DIR}/profile.log",
+    conda:
+        plan.run_env_file
+    threads: plan.bench_threads
+    resources:
+        cpu_exclusive=plan.cpu_exclusive,
+        gpu=plan.gpus_of_run,
+        runtime=plan.run_runtime,
+        theano_compile_cache=plan.compile_cache_share("theano"),
+        pytensor_compile_cache=plan.compile_cache_share("pytensor"),
+    params:
+        spec=plan.run_spec,
+        supervisor=plan.supervisor_python,
+        python=plan.backend_python,
+        src=plan.src,
+        options=plan.profile_options,
+    shell:
+        "PYTHONPATH={params.src:q} {params.supervisor} -m dlbench.run.supervise"
+        " --python {params.python:q} --spec {params.spec:q} --data {input.data:q}"
+        " --record {output.record:q} --epochs {output.epochs:q} {params.options}"
+        "> {log:q} 2>&1"
+
+
+rule profile_tables:
+    input:
+        profiles=plan.profile_files("profile.json"),
+        stacks=plan.profile_files("stacks.txt"),
+        records=plan.profile_files("run.json"),
+        summary="results/summary.csv",
+    output:
+        markdown="results/tables/profile.md",
+        csv=report(
+            "results/tables/profile.csv",
+            caption="../report/profile.rst",
+            category="Profiles",
+            labels={"figure": "time by layer (CSV)"},
+        ),
+        html=report(
+            "results/tables/profile.html",
+            caption="../report/profile.rst",
+            category="Profiles",
+            labels={"figure": "time by layer"},
+        ),
+        gaps_markdown="results/tables/profile_gaps.md",
+        gaps_csv="results/tables/profile_gaps.csv",
+        gaps_html=report(
+            "results/tables/profile_gaps.html",
+            caption="../report/profile_gaps.rst",
+            category="Profiles",
+            labels={"figure": "why slower than the fastest"},
+        ),
+    log:
+        "logs/tables/profile.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/profiles.py"
+
+
+rule plot_profile:
+    input:
+        "results/tables/profile.csv",
+    output:
+        report(
+            "results/plots/{dataset}_{model}_profile.png",
+            caption="../report/profile_plot.rst",
+            category="{dataset} / {model}",
+            labels={"figure": "time by layer"},
+        ),
+    log:
+        "logs/plots/{dataset}_{model}_profile.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/profiles.py"
+
+
+rule flame_graph:
+    input:
+        stacks=f"{PROFILE_DIR}/stacks.txt",
+    output:
+        report(
+            f"{PROFILE_DIR}/flame.png",
+            caption="../report/flame_graph.rst",
+            category="{dataset} / {model}",
+            subcategory="flame graphs",
+            labels={
+                "figure": "{backend} devices={devices} threads={threads} {precision} {compile}",
+            },
+        ),
+    log:
+        f"{PROFILE_DIR}/flame.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/profiles.py"
+
+
+# This file's targets (all): the profiles' tables, each profiled workload's
+# plot and each profiled cell's flame graph.
+if plan.profile_runs():
+    TARGETS += [
+        rules.profile_tables.output.markdown,
+        rules.profile_tables.output.gaps_markdown,
+        *plan.flame_graphs(),
+        *[
+            path
+            for dataset, model in plan.profiled_workloads()
+            for path in expand(rules.plot_profile.output, dataset=dataset, model=model)
+        ],
+    ]

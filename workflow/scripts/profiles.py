@@ -1,0 +1,65 @@
+"""The profiles (rule profile) -> time by layer and why slower (rule
+profile_tables), a workload's plot (rule plot_profile) and a cell's flame
+graph (rule flame_graph)."""
+
+import json
+import sys
+from types import SimpleNamespace
+
+from dlbench.analysis import collect, profiles, tables
+from dlbench.plan import matrix
+
+sys.stderr = sys.stdout = open(snakemake.log[0], "w")
+
+
+def summary_rows(path):
+    """{cell key: the summary's row}."""
+    summary = collect.read_table(path)
+    return {tuple(str(row[c]) for c in matrix.CELL): row.to_dict() for _, row in summary.iterrows()}
+
+
+if snakemake.rule == "flame_graph":
+    wildcards = snakemake.wildcards
+    title = "{} / {} on {} ({}): the clocked steady state".format(
+        wildcards.dataset,
+        wildcards.model,
+        wildcards.backend,
+        ", ".join(f"{d}={getattr(wildcards, d)}" for d in matrix.DIMENSION_NAMES),
+    )
+    profiles.flame_graph(profiles.read_stacks(snakemake.input.stacks), title, snakemake.output[0])
+elif snakemake.rule == "plot_profile":
+    found = collect.read_table(snakemake.input[0])
+    profiles.plot(
+        found, snakemake.wildcards.dataset, snakemake.wildcards.model, snakemake.output[0]
+    )
+else:
+    summary = summary_rows(snakemake.input.summary)
+    rows, hot_spots = [], {}
+    inputs = zip(snakemake.input.profiles, snakemake.input.stacks, snakemake.input.records)
+    for profile_path, stacks_path, record_path in inputs:
+        with open(profile_path) as handle:
+            description = json.load(handle)
+        with open(record_path) as handle:
+            record = json.load(handle)
+        found = profiles.profile_of(profiles.read_stacks(stacks_path))
+        key = tuple(str(record.get(c)) for c in matrix.CELL)
+        row = profiles.cell_row(found, description, record, summary.get(key, {}))
+        if record.get("status") != "ok" and not row["reason"]:
+            row["reason"] = "the profiled run {}: {}".format(
+                record.get("status"), record.get("reason")
+            )
+        rows.append(row)
+        hot_spots[key] = found["hot"]
+        print(f"{record_path}: {found['samples']} samples in the clock, {description}")
+    found = profiles.table(rows)
+    title = "Where the time goes, layer by layer"
+    tables.write(snakemake.output, found, title, profiles.CAPTION, shown=profiles.shown(found))
+    gaps = profiles.gaps(found, hot_spots)
+    output = SimpleNamespace(
+        csv=snakemake.output.gaps_csv,
+        markdown=snakemake.output.gaps_markdown,
+        html=snakemake.output.gaps_html,
+    )
+    tables.write(output, gaps, "Why slower than the fastest", profiles.GAPS_CAPTION)
+    print(found.to_string())
+    print(gaps.to_string())
