@@ -237,7 +237,7 @@ JAX_EAGER = (
 )
 CNTK_COMPILED = "CNTK runs every model as a static graph in its own engine: it has no eager mode"
 XLA_OR_NOT = {"eager": {"jit_compile": False}, "compiled": {"jit_compile": True}}
-_DEFINITIONS = {
+BACKEND_DEFINITIONS = {
     "keras-tensorflow": {
         "precision": KERAS3_PRECISION,
         "compile": XLA_OR_NOT,
@@ -571,7 +571,9 @@ class Backend(Mapping):
         return self.name
 
 
-BACKENDS = MappingProxyType({name: Backend(name, entry) for name, entry in _DEFINITIONS.items()})
+BACKENDS = MappingProxyType(
+    {name: Backend(name, entry) for name, entry in BACKEND_DEFINITIONS.items()}
+)
 
 
 def keras_native_pairs(backends):
