@@ -93,35 +93,38 @@ def is_e2e(item):
     return E2E in Path(item.path).parents
 
 
-# Before pytest-xdist's worker reads the xdist_group marks (--dist loadgroup).
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(trylast=True)  # after -m and -k have deselected
 def pytest_collection_modifyitems(config, items):
-    """First the modules that mostly wait (marked ``early``: on SLURM's
-    scheduler, on pip's downloads, on a download's retries), so that their
-    waits overlap the background workflow's work from the start; then the
-    unit tests (they need nothing built), the other end-to-end tests, and
-    last those that read the background workflow.
+    """The session's order, module by module: first the modules that mostly
+    wait (marked ``early``: on SLURM's scheduler, on pip's downloads, on a
+    download's retries), so that their waits overlap the background
+    workflow's work from the start; then the unit tests (they need nothing
+    built), the other end-to-end modules, and last those that read the
+    background workflow. A module's tests keep their order.
 
-    Each run of consecutive tests of one module in that order is one
-    ``xdist_group``: pytest-xdist (``--dist loadgroup --no-loadscope-reorder``
-    in pyproject.toml) hands the groups out in this order to whichever worker
-    is free, and a module's fixtures are made once per group."""
+    pytest-xdist hands out whole modules in this order to whichever worker is
+    free (``--dist loadfile --no-loadscope-reorder`` in pyproject.toml), so
+    that a module's fixtures are made once. (``--dist loadgroup`` would allow
+    finer units, but pytest 9's node ids no longer take xdist 3.8's group
+    suffix: its groups are silently ignored.)"""
     for item in items:
         if is_e2e(item):
             item.add_marker(pytest.mark.e2e)
-    items.sort(
-        key=lambda item: (
-            item.get_closest_marker("early") is None,
-            is_e2e(item),
-            BACKGROUND_READER in item.fixturenames,
-        )
-    )
-    group, previous = 0, None
+    modules = {}
     for item in items:
-        module = item.nodeid.split("::")[0]
-        if module != previous:
-            group, previous = group + 1, module
-        item.add_marker(pytest.mark.xdist_group("{}#{}".format(module, group)))
+        found = modules.setdefault(_module(item), [False, is_e2e(item), False])
+        found[0] = found[0] or item.get_closest_marker("early") is not None
+        found[2] = found[2] or BACKGROUND_READER in item.fixturenames
+    items.sort(key=lambda item: _session_place(modules[_module(item)]))
+
+
+def _module(item):
+    return item.nodeid.split("::")[0]
+
+
+def _session_place(module):
+    early, e2e, reads_the_workflow = module
+    return (not early, e2e, reads_the_workflow)
 
 
 def pytest_configure(config):

@@ -54,6 +54,26 @@ def test_every_benchmark_script_has_a_test():
     assert not untested, sorted(untested)
 
 
+def test_compare_timings(tmp_path):
+    """Two runs' metrics: the ratio per cell, and the test where both have repeats."""
+    import pandas as pd
+
+    cell = dict(machine="m", dataset="digits", model="mlp", devices=0, threads=1)
+    cell.update(precision="float32", compile="auto", versions="pinned", task="train")
+    for name, seconds in (("before", [1.0, 1.1, 0.9]), ("after", [2.0, 2.1, 1.9])):
+        folder = tmp_path / name
+        folder.mkdir()
+        rows = [
+            dict(cell, backend=backend, repeat=repeat + 1, status="ok", steady_epoch_seconds=value)
+            for backend in ("keras-jax", "native-torch")
+            for repeat, value in enumerate(seconds)
+        ]
+        pd.DataFrame(rows).assign(latency_p50_ms=None).to_csv(folder / "metrics.csv", index=False)
+    out = benchmark(REPO, "compare_timings.py", str(tmp_path / "before"), str(tmp_path / "after"))
+    assert "cells in both: 2" in out and "median 2.000" in out
+    assert "2 cells with repeats tested; moved at 5 % (Holm): 2" in out
+
+
 def test_cudnn_lenet():
     """It needs a GPU with cuDNN, CuPy and torch (its figures: docs/results-h200.md).
     Without cuDNN it stops at loading the libraries, saying where it looked."""

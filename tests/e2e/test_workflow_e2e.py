@@ -892,8 +892,10 @@ def test_conda_mode_plans_no_venvs(workdir):
         for line in output.splitlines()
         if line.startswith("Shell command:") and "-m dlbench.run.supervise" in line
     ]
-    # the timed runs and the equivalence check's
-    assert len(bench_commands) == len(runs()) + len(comparisons.check_runs(CONFIG))
+    # the timed runs, the equivalence check's and the profiles'
+    profiled = [run for run in runs() if run.repeat == 1]
+    profiled = [run for run in profiled if f"{run.dataset}/{run.model}" in CONFIG["profile"]]
+    assert len(bench_commands) == len(runs()) + len(comparisons.check_runs(CONFIG)) + len(profiled)
     assert all(command.startswith("PYTHONPATH=src python -m ") for command in bench_commands)
 
 

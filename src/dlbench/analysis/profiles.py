@@ -234,6 +234,9 @@ def cell_row(found, description, record, summary_row):
     parallel = record.get("parallel") or {}
     row["accelerator"] = parallel.get("accelerator", "cpu") if record.get("devices") else "cpu"
     row["samples"] = found["samples"]
+    row["frames"] = (
+        "Python and native" if description.get("native_frames", True) is True else "Python"
+    )
     row["reason"] = description.get("reason")
     step = seconds_per_step(record, summary_row)
     row["ms_per_step"] = 1000.0 * step if step else None
@@ -241,14 +244,18 @@ def cell_row(found, description, record, summary_row):
         share = found["layers"].get(layer, 0) / found["samples"] if found["samples"] else None
         row[layer + "_share"] = share
         row[layer + "_ms"] = share * row["ms_per_step"] if share is not None and step else None
-    timed = summary_row.get("steady_epoch_seconds")
-    profiled = record.get("steady_epoch_seconds")
+    # the profiled run's steady state over the timed runs' median: its steady
+    # epoch, or its seconds per 1,000 samples in batches (inference)
+    measure = (
+        "seconds_per_1000_samples" if record.get("task") == "infer" else "steady_epoch_seconds"
+    )
+    timed, profiled = summary_row.get(measure), record.get(measure)
     row["profiled_over_timed"] = profiled / timed if _number(timed) and _number(profiled) else None
     return row
 
 
 def table(rows):
-    columns = list(matrix.CELL) + ["accelerator", "task", "samples", "ms_per_step"]
+    columns = list(matrix.CELL) + ["accelerator", "task", "samples", "frames", "ms_per_step"]
     columns += [layer + "_share" for layer in LAYERS] + [layer + "_ms" for layer in LAYERS]
     columns += ["profiled_over_timed", "reason"]
     return pd.DataFrame(rows, columns=columns)
@@ -258,7 +265,9 @@ def shown(found):
     """The table as people read it: per cell, ms per step and each layer's
     share in percent."""
     view = found[["dataset", "model", "backend"] + matrix.shown_dimensions(found)]
-    view = view.assign(ms_per_step=found["ms_per_step"], samples=found["samples"])
+    view = view.assign(
+        ms_per_step=found["ms_per_step"], samples=found["samples"], frames=found["frames"]
+    )
     for layer in LAYERS:
         view[LAYER_NAMES[layer] + " %"] = (100.0 * found[layer + "_share"]).round(1)
     view["profiled / timed"] = found["profiled_over_timed"]
@@ -274,7 +283,9 @@ CAPTION = (
     "libraries (MKL, oneDNN, Eigen, cuDNN, ...); framework: its Python and C++ outside them; "
     "waiting: on a device, a lock or the framework's own threads (whose work the profiled "
     "thread does not show). 'profiled / timed': the profiled run's steady epoch over the timed "
-    "median (the profiler's cost)."
+    "median (the profiler's cost). TensorFlow's and JAX's profiles have Python frames only "
+    "(py-spy's native unwinding through their libraries costs 20 to 90 times the step): their "
+    "compute shows as waiting or as the framework."
 )
 
 

@@ -24,7 +24,17 @@ SAMPLER = "py-spy"
 # Samples per second: 200 gives a steady epoch of a second 200 stacks; each
 # sample pauses the process while its native stack is read.
 RATE = 200
-OPTIONS = ("--native", "--idle", "--format", "raw")
+OPTIONS = ("--idle", "--format", "raw")
+NATIVE = "--native"
+# Frameworks whose native frames py-spy reads too slowly to profile a run by
+# them: unwinding through TensorFlow's and XLA's libraries stretched a steady
+# epoch 20 to 90 times (keras-jax, keras-tensorflow). They compute on threads
+# of their own, which py-spy does not sample either; their profiles have the
+# Python frames only.
+SLOW_NATIVE_FRAMES = (
+    "py-spy's native unwinding through {}'s libraries costs 20 to 90 times the step"
+)
+PYTHON_FRAMES_ONLY = {"tensorflow": "TensorFlow", "jax": "XLA"}
 # A launch of one process per device (torchrun) is several processes; the
 # profile samples one.
 ONE_PROCESS = "one_process"
@@ -37,18 +47,24 @@ def not_profiled(parallel):
     return None
 
 
-def command(profiler, stacks_path, harness_command, rate=RATE):
+def options(framework):
+    """py-spy's options for a run of ``framework``: native frames too, but
+    where they cost too much (``PYTHON_FRAMES_ONLY``)."""
+    native = [] if framework in PYTHON_FRAMES_ONLY else [NATIVE]
+    return native + list(OPTIONS)
+
+
+def native_frames(framework):
+    """True where the profile reads native frames, else why not."""
+    if framework in PYTHON_FRAMES_ONLY:
+        return SLOW_NATIVE_FRAMES.format(PYTHON_FRAMES_ONLY[framework]) + ": Python frames only"
+    return True
+
+
+def command(profiler, stacks_path, harness_command, framework=None, rate=RATE):
     """The harness' command line under py-spy, writing ``stacks_path``."""
-    return [
-        profiler,
-        "record",
-        "--rate",
-        str(rate),
-        "--output",
-        stacks_path,
-        *OPTIONS,
-        "--",
-    ] + list(harness_command)
+    sampler = [profiler, "record", "--rate", str(rate), "--output", stacks_path]
+    return sampler + options(framework) + ["--"] + list(harness_command)
 
 
 def version(profiler):
@@ -70,7 +86,16 @@ def can_sample(profiler):
     with open(os.devnull, "w") as nothing:
         try:
             found = subprocess.run(
-                [profiler, "record", "--duration", "1", "--output", nothing.name, *OPTIONS, "--"]
+                [
+                    profiler,
+                    "record",
+                    "--duration",
+                    "1",
+                    "--output",
+                    nothing.name,
+                    *options(None),
+                    "--",
+                ]
                 + trial,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -103,12 +128,14 @@ def samples_in(stacks_path):
     return total
 
 
-def description(profiler, stacks_path, reason=None, rate=RATE):
+def description(profiler, stacks_path, reason=None, framework=None, rate=RATE):
     """What profile.json says: the sampler, its options and rate, how many
-    samples it took, and why there is no profile where there is none."""
+    samples it took, whether it read native frames (and why not), and why
+    there is no profile where there is none."""
     found = {
         "sampler": version(profiler) if profiler else None,
-        "options": list(OPTIONS),
+        "options": options(framework),
+        "native_frames": native_frames(framework),
         "rate_hz": rate,
         "samples": samples_in(stacks_path),
         "reason": reason,

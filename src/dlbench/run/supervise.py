@@ -195,7 +195,8 @@ def supervise(
         torchrun_logs = tempfile.mkdtemp(prefix="dlbench-torchrun-")
     command = launch.command(python, parallel, harness_args, log_dir=torchrun_logs)
     if profile is not None:
-        command = _profiled(command, parallel, *profile)
+        framework = catalog.BACKENDS[spec["backend"]]["framework"]
+        command = _profiled(command, parallel, *profile, framework=framework)
     try:
         return _run_child(spec, command, env, record_path, timeout_s, memory_limit_mb)
     finally:
@@ -207,7 +208,7 @@ def supervise(
             harness.EpochLog(epochs_path).close()
 
 
-def _profiled(command, parallel, profiler, stacks_path, profile_path):
+def _profiled(command, parallel, profiler, stacks_path, profile_path, framework=None):
     """The harness' command under py-spy where it can sample it; otherwise
     the command as it was and profile.json saying why not (the run still
     gives its record). profile.json is completed after the run (main)."""
@@ -220,7 +221,7 @@ def _profiled(command, parallel, profiler, stacks_path, profile_path):
     if reason:
         print("not profiled: " + reason, flush=True)
         return command
-    return profiling.command(profiler, stacks_path, command)
+    return profiling.command(profiler, stacks_path, command, framework)
 
 
 def _run_child(spec, command, env, record_path, timeout_s, memory_limit_mb):
@@ -301,11 +302,12 @@ def main(argv=None):
         profile=profile,
     )
     if profile is not None:
-        _describe_profile(*profile)
+        backend = catalog.BACKENDS.get(json.loads(args.spec)["backend"]) or {}
+        _describe_profile(*profile, framework=backend.get("framework"))
     return status
 
 
-def _describe_profile(profiler, stacks_path, profile_path):
+def _describe_profile(profiler, stacks_path, profile_path, framework=None):
     """profile.json once the run ended: the sampler and what it took, or
     why there is no profile (set before the run, or none sampled)."""
     if not os.path.exists(stacks_path):
@@ -316,7 +318,7 @@ def _describe_profile(profiler, stacks_path, profile_path):
             reason = json.load(handle).get("reason")
     else:
         reason = "the run did not start (its record says why)"
-    described = profiling.description(profiler, stacks_path, reason)
+    described = profiling.description(profiler, stacks_path, reason, framework)
     runtime.write_json_atomic(profile_path, described)
 
 
