@@ -84,6 +84,14 @@ def stack(*inner):
         (["train_epoch (dlbench/run/backends/native_torch_adapter.py:230)"], "harness"),
         (
             [
+                "fit (keras/src/backend/jax/trainer.py:250)",
+                "block (jax/_src/dispatch.py:90)",
+                "wait (threading.py:320)",
+            ],
+            "waiting",
+        ),
+        (
+            [
                 "train_epoch (dlbench/run/backends/native_torch_adapter.py:230)",
                 "_rows (dlbench/run/backends/native_torch_adapter.py:120)",
                 "at::index (libtorch_cpu.so)",
@@ -91,7 +99,17 @@ def stack(*inner):
             "data",
         ),
     ],
-    ids=["keras data adapter", "mkl", "futex", "keras", "workload", "torch", "harness", "rows"],
+    ids=[
+        "keras data adapter",
+        "mkl",
+        "futex",
+        "keras",
+        "workload",
+        "torch",
+        "harness",
+        "python wait",
+        "rows",
+    ],
 )
 def test_each_sample_inside_the_clock_belongs_to_one_layer(inner, layer):
     assert profiles.layer_of(profiles.clocked(stack(*inner))) == layer

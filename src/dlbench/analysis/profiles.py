@@ -72,6 +72,8 @@ WAITS = re.compile(
     r"WaitForNotification|BlockUntilReady|block_until_ready|[Ss]ynchronize|WaitFor|"
     r"acquire_lock|lock_timed|take_gil|PyCOND_WAIT|PyMUTEX_LOCK",
 )
+# Python's own waits (a sample read without native frames ends in them).
+PYTHON_WAITS = ((r"(^|/)threading\.py$", r"^(wait|join|acquire|_wait_for_tstate_lock)$"),)
 OWNERS = (
     (re.compile(r"(^|/)(keras|tf_keras)/"), "keras"),
     (re.compile(r"(^|/)dlbench/models/"), "workload"),
@@ -155,6 +157,11 @@ def layer_of(frames):
         return "kernels"
     named = _innermost_named(frames)
     if named is not None and WAITS.search(named.name):
+        return "waiting"
+    if python and any(
+        re.search(where, frames[innermost].path) and re.search(name, frames[innermost].name)
+        for where, name in PYTHON_WAITS
+    ):
         return "waiting"
     for index in reversed(python):
         owner = _owner(frames[index])
