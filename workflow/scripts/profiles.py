@@ -15,7 +15,7 @@ sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 def summary_rows(path):
     """{cell key: the summary's row}."""
     summary = collect.read_table(path)
-    return {tuple(str(row[c]) for c in matrix.CELL): row.to_dict() for _, row in summary.iterrows()}
+    return {profiles.key_of(row): row.to_dict() for _, row in summary.iterrows()}
 
 
 if snakemake.rule == "flame_graph":
@@ -42,7 +42,7 @@ else:
         with open(record_path) as handle:
             record = json.load(handle)
         found = profiles.profile_of(profiles.read_stacks(stacks_path))
-        key = tuple(str(record.get(c)) for c in matrix.CELL)
+        key = profiles.key_of(record)
         row = profiles.cell_row(found, description, record, summary.get(key, {}))
         if record.get("status") != "ok" and not row["reason"]:
             row["reason"] = "the profiled run {}: {}".format(

@@ -32,6 +32,7 @@ import re
 
 import pandas as pd
 
+from dlbench.analysis import collect
 from dlbench.plan import matrix
 
 LAYERS = ("kernels", "framework", "keras", "workload", "data", "harness", "waiting")
@@ -80,9 +81,8 @@ OWNERS = (
     (re.compile(r"(^|/)dlbench/run/"), "harness"),
 )
 # Python's own modules: they belong to whoever called them.
-STANDARD_LIBRARY = re.compile(
-    r"^(<frozen|<string>|[a-z_]+\.py:|(threading|contextlib|functools)\b)"
-)
+# (py-spy names them by their bare file name).
+STANDARD_LIBRARY = re.compile(r"^(<frozen|<string>|[a-z_]+\.py$)")
 FRAME = re.compile(r"^(?P<name>.*) \((?P<where>[^()]*)\)$")
 
 
@@ -141,7 +141,7 @@ def _owner(found):
     for pattern, owner in OWNERS:
         if pattern.search(found.path):
             return owner
-    if STANDARD_LIBRARY.match(found.path + ":"):
+    if STANDARD_LIBRARY.match(found.path):
         return None
     return "framework"
 
@@ -367,8 +367,6 @@ def plot(found, dataset, model, path):
     cells = cells[cells["ms_per_step"].notna()]
     figure, axis = plt.subplots(figsize=(11, 1.6 + 0.45 * max(3, len(cells))))
     if len(cells):
-        from dlbench.analysis import collect
-
         labels = list(cells["backend"] + " (" + collect.point_labels(cells) + ")")
         left = [0.0] * len(cells)
         colours = plt.get_cmap("tab10")

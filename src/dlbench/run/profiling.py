@@ -83,26 +83,16 @@ def can_sample(profiler):
     """None where py-spy can sample a process of this machine (a second's
     trial on this interpreter), else why not: the error it gave."""
     trial = [sys.executable, "-c", "import time; time.sleep(0.5)"]
-    with open(os.devnull, "w") as nothing:
-        try:
-            found = subprocess.run(
-                [
-                    profiler,
-                    "record",
-                    "--duration",
-                    "1",
-                    "--output",
-                    nothing.name,
-                    *options(None),
-                    "--",
-                ]
-                + trial,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                timeout=120,
-            )
-        except (OSError, subprocess.SubprocessError) as error:
-            return "{} did not run: {}".format(SAMPLER, error)
+    sampler = [profiler, "record", "--duration", "1", "--output", os.devnull]
+    try:
+        found = subprocess.run(
+            sampler + options(None) + ["--"] + trial,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=120,
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        return "{} did not run: {}".format(SAMPLER, error)
     text = found.stdout.decode("utf-8", "replace")
     if "Error" in text and ("ermission" in text or "ptrace" in text):
         return "{} cannot attach to a process here: {}".format(SAMPLER, _last_error(text))

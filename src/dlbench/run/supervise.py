@@ -283,11 +283,12 @@ def main(argv=None):
     parser.add_argument("--stacks", default=None, help="where the profile's stacks go")
     parser.add_argument("--profile", default=None, help="where profile.json goes")
     args = parser.parse_args(argv)
+    spec = json.loads(args.spec)
     profile = (args.profiler, args.stacks, args.profile) if args.profile else None
     timeout_s = args.timeout_minutes * 60 if args.timeout_minutes else None
     gpu_wait_s = args.gpu_wait_minutes * 60 if args.gpu_wait_minutes is not None else None
     status = supervise(
-        json.loads(args.spec),
+        spec,
         args.data,
         args.record,
         args.epochs,
@@ -302,7 +303,7 @@ def main(argv=None):
         profile=profile,
     )
     if profile is not None:
-        backend = catalog.BACKENDS.get(json.loads(args.spec)["backend"]) or {}
+        backend = catalog.BACKENDS.get(spec["backend"]) or {}
         _describe_profile(*profile, framework=backend.get("framework"))
     return status
 
