@@ -174,23 +174,65 @@ def test_lines_of_code_table_for_keras_and_native_torch():
         [
             workload + (backend,)
             for workload in workloads
-            for backend in ("keras-torch", "native-torch")
+            for backend in ("keras-torch", "keras-jax", "native-torch")
         ]
-        + [("digits", "cnn", "train", "keras-torch")],
+        + [("digits", "cnn", "train", "keras-torch"), ("digits", "lenet", "infer", "native-cudnn")],
         BUILT_IN,
     )
     counts = table.set_index(["model", "backend"])
     assert set(counts["implementation"]) == {"Keras", "native"}
-    assert (counts["lines"] == counts["model_lines"] + counts["step_lines"]).all()
-    assert (counts["model_lines"] > 5).all() and (counts["step_lines"] > 10).all()
+    assert (counts["lines"] == counts["model_lines"] + counts["program_lines"]).all()
+    assert (counts["model_lines"] > 3).all() and (counts["program_lines"] > 0).all()
+    # what a Keras user writes to train: compile and fit, fewer lines than torch's loop
+    assert (
+        counts.loc[("mlp", "keras-torch"), "program_lines"]
+        < counts.loc[("mlp", "native-torch"), "program_lines"]
+    )
     # the native model writes out its initialisation; Keras' is the default
     assert (
         counts.loc[("mlp", "native-torch"), "model_lines"]
         > counts.loc[("mlp", "keras-torch"), "model_lines"]
     )
-    # the same Keras step serves every Keras model of the same task
-    keras = table[table["backend"] == "keras-torch"]
-    assert keras.groupby("task")["step_lines"].nunique().eq(1).all()
-    shown = lines.wide(table).set_index("backend")
-    assert shown.loc["native-torch", "digits / cnn"] is None
-    assert shown.loc["keras-torch", "digits / cnn"] == counts.loc[("cnn", "keras-torch"), "lines"]
+    # one Keras program serves every Keras backend and every Keras model of a task
+    keras = table[table["implementation"] == "Keras"]
+    assert keras.groupby("task")["program_lines"].nunique().eq(1).all()
+    assert (keras["lines_vs_keras"] == 1.0).all()
+    torch_mlp = counts.loc[("mlp", "native-torch")]
+    assert torch_mlp["lines_vs_keras"] == round(
+        torch_mlp["lines"] / counts.loc[("mlp", "keras-torch"), "lines"], 2
+    )
+    # a workload without its Keras implementation in the table has no ratio
+    alone = lines.table([("digits", "mlp", "train", "native-torch")], BUILT_IN)
+    assert alone["lines_vs_keras"].isna().all()
+    shown = lines.shown(table)
+    assert list(shown["backend"][shown["workload"] == "digits / mlp (train)"]) == [
+        "native-torch",
+        "keras-jax, keras-torch",
+    ]
+    assert shown.loc[shown["workload"] == "digits / cnn (train)", "backend"].tolist() == [
+        "keras-torch"
+    ]
+
+
+def test_the_lenet_table_names_the_published_ordering_beside_ours():
+    table = lines.table(
+        [
+            ("digits", "lenet", "infer", b)
+            for b in ("keras-jax", "native-tensorflow", "native-cudnn")
+        ],
+        BUILT_IN,
+    )
+    (levels, ours) = lines.published_order(table)["lenet"]
+    assert levels == ["cuDNN", "TensorFlow", "Keras"]
+    assert [level for level, _ in ours] == levels  # the published ordering holds here
+    counts = table.set_index("backend")["lines"]
+    assert dict(ours) == {
+        "cuDNN": counts["native-cudnn"],
+        "TensorFlow": counts["native-tensorflow"],
+        "Keras": counts["keras-jax"],
+    }
+    sentence = lines.order_sentence(table)
+    assert "cuDNN > TensorFlow > Keras" in sentence
+    assert "cuDNN {}".format(counts["native-cudnn"]) in sentence
+    # one level alone is no ordering
+    assert lines.order_sentence(table[table["backend"] == "keras-jax"]) == ""

@@ -390,8 +390,8 @@ def speedups(found, output):
 
 def lines_of_code(table, output):
     """Lines of code per implementation of each workload, as seed 004's
-    figure: a bar per backend, the model's definition and the training or
-    inference step stacked."""
+    figure: a bar per backend, the model's definition and the training
+    program or inference call stacked."""
     workloads = table[["dataset", "model", "task"]].drop_duplicates()
     columns = max(1, min(4, len(workloads)))
     rows_of_panels = max(1, -(-len(workloads) // columns))
@@ -412,11 +412,11 @@ def lines_of_code(table, output):
         axis.bar(positions, rows["model_lines"], color=colours, label="model")
         axis.bar(
             positions,
-            rows["step_lines"],
+            rows["program_lines"],
             bottom=rows["model_lines"],
             color=colours,
             alpha=0.45,
-            label="{} step".format("training" if workload["task"] == "train" else "inference"),
+            label="training program" if workload["task"] == "train" else "inference call",
         )
         for position, total in zip(positions, rows["lines"]):
             axis.text(position, total, str(total), ha="center", va="bottom", fontsize="small")

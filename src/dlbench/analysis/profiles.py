@@ -21,7 +21,8 @@ this order:
    variable, a sleep, a device synchronisation), on a device or on the
    framework's own threads, whose work the sampled thread does not show;
 4. else the owner of the innermost Python frame that has one: *Keras*
-   (``keras/``), *the workload's code* (``dlbench/models/``), *the harness*
+   (``keras/``), *the workload's code* (``dlbench/models/``: the model, and
+   the program a user writes around it: the loop, the loss, the update), *the harness*
    (``dlbench/run/``: the harness and the adapters), or *the framework's
    runtime and dispatch* (any other package: torch, tensorflow, jax, ...).
 """

@@ -1,14 +1,19 @@
-"""Lines of code per implementation of a workload, counted from the source.
+"""Lines of code per implementation of a workload: what a user of each
+framework writes, counted from the source the timed runs execute.
 
-An implementation is what a backend runs for a workload: the model's
-``build`` in ``dlbench/models/workloads/<model>/in_<family>.py`` (with the family's
-shared layers it reaches in ``dlbench/models/layers``) and the adapter's ``build``
-and ``train_epoch`` (training) or ``predict`` (inference) — with every
-function, method and class of the library they reach by name, followed
-statically (``self.method``, module functions, ``module.function`` of an
-imported dlbench module, base classes). Blank lines, comments and
-docstrings are not counted; a definition reached twice counts once.
-Read with ``ast``, never imported: no framework is needed.
+An implementation is the workload's model, its ``build`` in
+``dlbench/models/workloads/<model>/in_<family>.py`` with the family's layer
+helpers it reaches in ``dlbench/models/layers``, and the family's program in
+``dlbench/models/programs/in_<family>.py``: the functions its ``TRAINING``
+or ``INFERENCE`` names (the loss, the optimizer's step, the loop or the
+``fit`` call; the inference call) with every function of that module they
+call. The adapters run those programs and wrap them with what only the
+benchmark needs (timers, probes, data parallelism, records), which is not
+counted. Definitions are followed statically (module functions,
+``module.function`` of an imported module, ``self.method``, base classes)
+within those files only. Blank lines, comments and docstrings are not
+counted; a definition reached twice counts once. Read with ``ast``, never
+imported: no framework is needed.
 """
 
 import ast
@@ -19,7 +24,9 @@ from pathlib import Path
 from dlbench import catalog
 
 PACKAGE = Path(__file__).resolve().parents[1]  # src/dlbench
-STEPS = {"train": ("build", "train_epoch"), "infer": ("build", "predict")}
+PROGRAMS = PACKAGE / "models" / "programs"
+LAYERS = PACKAGE / "models" / "layers"
+ROOTS = {"train": "TRAINING", "infer": "INFERENCE"}
 NOT_CODE = {
     tokenize.COMMENT,
     tokenize.NL,
@@ -28,16 +35,36 @@ NOT_CODE = {
     tokenize.DEDENT,
     tokenize.ENDMARKER,
 }
+# The LeNet comparison this project reproduces (seed 004, its Figure 1):
+# more lines the lower the level, cuDNN's most and Keras' fewest. Each level
+# as the comparison names it, and the implementation here that is it.
+PUBLISHED_ORDER = {
+    "lenet": (("cuDNN", "native-cudnn"), ("TensorFlow", "native-tensorflow"), ("Keras", "Keras"))
+}
+
+
+def program_file(backend):
+    """The program module of a backend's family."""
+    return PROGRAMS / "in_{}.py".format(catalog.BACKENDS[backend]["family"])
 
 
 def source_files(backend, model, registry):
-    """The workload's module (``registry``'s: a dlbench.registry.Registry) and
-    the adapter module of a backend."""
+    """The workload's module (``registry``'s: a dlbench.registry.Registry)
+    and the program module of a backend's family."""
     family = catalog.BACKENDS[backend]["family"]
-    adapter = (
-        PACKAGE / "run" / "backends" / "{}_adapter.py".format(catalog.BACKENDS[backend].adapter)
-    )
-    return Path(registry.source(model, family)), adapter
+    return Path(registry.source(model, family)), program_file(backend)
+
+
+def roots(program, task):
+    """The functions of ``program`` (a path) that a task calls: its
+    ``TRAINING`` or ``INFERENCE``."""
+    tree = ast.parse(Path(program).read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == ROOTS[task] for target in node.targets
+        ):
+            return tuple(ast.literal_eval(node.value))
+    raise ValueError("{} names no {}".format(program, ROOTS[task]))
 
 
 class Module(object):
@@ -92,11 +119,15 @@ def _code_lines(text, tree):
 
 
 class Counter(object):
-    """Follows definitions from roots across the library's modules."""
+    """Follows definitions from roots across the library's modules, into
+    the files ``within`` allows (a function of a resolved path; any of the
+    library's by default)."""
 
-    def __init__(self):
+    def __init__(self, within=None):
         self.modules = {}
         self.seen = set()
+        self.within = within or (lambda path: True)
+        self.files = set()  # the files whose lines were counted
 
     def module(self, path):
         path = Path(path).resolve()
@@ -110,7 +141,7 @@ class Counter(object):
         if parts[0] != "dlbench":
             return None
         path = PACKAGE.joinpath(*parts[1:]).with_suffix(".py")
-        return path if path.exists() else None
+        return path if path.exists() and self.within(path.resolve()) else None
 
     def count(self, roots):
         """Code lines of the definitions reachable from ``roots``: (module
@@ -127,6 +158,7 @@ class Counter(object):
             self.seen.add(key)
             span = range(node.lineno, node.end_lineno + 1)
             lines.update((module.path, line) for line in span if line in module.code_lines)
+            self.files.add(module.path)
             pending.extend(self._references(node, module, cls))
         return len(lines)
 
@@ -177,53 +209,127 @@ class Counter(object):
         return found
 
 
+def counters(model_file):
+    """Counters of a model (its module and the layer helpers) and of a
+    program (its module alone)."""
+    model_file = Path(model_file).resolve()
+    in_model = Counter(lambda path: path == model_file or path.parent == LAYERS)
+    return in_model, Counter(lambda path: False)
+
+
 def count(backend, model, task, registry):
-    """Lines of the model's definition, of the training or inference step,
-    and of both (a definition the two share is counted once, in the model)."""
-    implementation, adapter = source_files(backend, model, registry)
-    counter = Counter()
-    model_lines = counter.count([(implementation, registry.entry_point(model))])
-    step_lines = counter.count([(adapter, "Adapter", name) for name in STEPS[task]])
-    return {"model_lines": model_lines, "step_lines": step_lines, "lines": model_lines + step_lines}
+    """Lines of the model's definition, of the training or inference
+    program, and of both."""
+    model_file, program = source_files(backend, model, registry)
+    in_model, in_program = counters(model_file)
+    model_lines = in_model.count([(model_file, registry.entry_point(model))])
+    program_lines = in_program.count([(program, name) for name in roots(program, task)])
+    return {
+        "model_lines": model_lines,
+        "program_lines": program_lines,
+        "lines": model_lines + program_lines,
+    }
+
+
+def counted_files(backend, model, task, registry):
+    """The files whose lines the count of an implementation took: (the
+    model's, the program's)."""
+    model_file, program = source_files(backend, model, registry)
+    in_model, in_program = counters(model_file)
+    in_model.count([(model_file, registry.entry_point(model))])
+    in_program.count([(program, name) for name in roots(program, task)])
+    return in_model.files, in_program.files
+
+
+COLUMNS = ["dataset", "model", "task", "backend", "implementation"]
+COUNTS = ["model_lines", "program_lines", "lines", "lines_vs_keras"]
 
 
 def table(implementations, registry):
-    """One row per (dataset, model, task, backend) of ``implementations``."""
-    import pandas as pd
+    """One row per (dataset, model, task, backend) of ``implementations``,
+    with its lines against the Keras implementation's of the same workload
+    (``lines_vs_keras``; none without one)."""
+    import pandas as pd  # not at the top: planning (which imports this module) takes no pandas
 
     rows = []
     for dataset, model, task, backend in implementations:
+        keras = catalog.BACKENDS[backend]["family"] == "keras"
         rows.append(
             {
                 "dataset": dataset,
                 "model": model,
                 "task": task,
                 "backend": backend,
-                "implementation": "native" if backend.startswith("native-") else "Keras",
+                "implementation": "Keras" if keras else "native",
                 **count(backend, model, task, registry),
             }
         )
-    return pd.DataFrame(
-        rows,
-        columns=["dataset", "model", "task", "backend", "implementation"]
-        + ["model_lines", "step_lines", "lines"],
+    found = pd.DataFrame(rows, columns=COLUMNS + COUNTS[:-1])
+    keras = (
+        found[found["implementation"] == "Keras"]
+        .groupby(["dataset", "model", "task"])["lines"]
+        .first()
+        .rename("keras_lines")
     )
+    found = found.join(keras, on=["dataset", "model", "task"])
+    found["lines_vs_keras"] = (found["lines"] / found.pop("keras_lines")).round(2)
+    return found[COLUMNS + COUNTS]
 
 
-def wide(table):
-    """A row per backend, a column per workload (missing: no implementation)."""
-    workload = table["dataset"] + " / " + table["model"]
-    shown = table.assign(workload=workload).pivot(
-        index="backend", columns="workload", values="lines"
+def shown(table):
+    """The table as people read it: a row per workload and implementation,
+    most lines first; the Keras backends of a workload, which count one
+    model and one program, in one row that names them."""
+    found = table.copy()
+    found["workload"] = found["dataset"] + " / " + found["model"] + " (" + found["task"] + ")"
+    keras = found["implementation"] == "Keras"
+    names = found[keras].groupby("workload")["backend"].agg(lambda b: ", ".join(sorted(b)))
+    found.loc[keras, "backend"] = found.loc[keras, "workload"].map(names)
+    found = found.drop_duplicates(["workload", "backend"])
+    found = found.sort_values(["workload", "lines"], ascending=[True, False])
+    return found[["workload", "backend"] + COUNTS].reset_index(drop=True)
+
+
+def published_order(table):
+    """Each published ordering beside ours: {model: (the published levels
+    from most lines to fewest, ours as [(level, lines)] from most to
+    fewest)} for the models of ``PUBLISHED_ORDER`` with two levels or more
+    in the table."""
+    found = {}
+    for model, levels in PUBLISHED_ORDER.items():
+        rows = table[table["model"] == model]
+        counts = {}
+        for name, implementation in levels:
+            if implementation == "Keras":
+                chosen = rows[rows["implementation"] == "Keras"]
+            else:
+                chosen = rows[rows["backend"] == implementation]
+            if not chosen.empty:
+                counts[name] = int(chosen["lines"].iloc[0])
+        if len(counts) >= 2:
+            ours = sorted(counts.items(), key=lambda item: -item[1])
+            found[model] = ([name for name, _ in levels], ours)
+    return found
+
+
+def order_sentence(table):
+    """The published orderings beside ours, for the table's caption."""
+    return " ".join(
+        "{}: the published comparison (seed 004) has {}, most lines first; here {}.".format(
+            model, " > ".join(levels), " > ".join("{} {}".format(n, lines) for n, lines in ours)
+        )
+        for model, (levels, ours) in published_order(table).items()
     )
-    return shown.astype(object).where(shown.notna(), None).reset_index().rename_axis(columns=None)
 
 
 CAPTION = (
-    "Lines of code per implementation, counted from the source by the workflow: the model's "
-    "definition, and the training step (adapter build + train_epoch) or inference step "
-    "(build + predict) with everything of the library they reach, blank lines, comments and "
-    "docstrings excluded. The steps include the benchmark's own timing and data-parallel "
-    "code, which every implementation carries; the Keras step is one adapter shared by the "
-    "Keras backends of a generation."
+    "Lines of code per implementation: what a user of each framework writes. The model is "
+    "the workload's definition (its build and the family's layer helpers it calls); the "
+    "program is the family's training program (the loss, each batch's gradient and update, "
+    "the loop, or Keras' compile and fit) or inference call, the same code the timed runs "
+    "execute (dlbench/models/programs). Not counted: what only the benchmark needs (timers, "
+    "probes, data parallelism, records) and making the optimizer from the config's names (one "
+    "call in every framework). Blank lines, comments and docstrings are not counted. "
+    "lines_vs_keras: the lines over the Keras implementation's of the same workload, which "
+    "every Keras backend shares."
 )

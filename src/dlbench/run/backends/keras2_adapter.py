@@ -13,6 +13,7 @@ import sys
 import time
 
 from dlbench.models.layers import MAX_POOL_TIES, dropout_on, keras_layers
+from dlbench.models.programs import in_keras as program
 from dlbench.run import manifest
 from dlbench.run.backends import frameworks, keras_adapter
 
@@ -259,15 +260,10 @@ class Adapter(keras_adapter.Adapter):
             self.applied["mxnet_context"] = settings["context"]
         if "optimizer" in hyper:
             self.applied["own_rules"] = self._own_rules(model, hyper["optimizer"]["name"])
-            settings.update(
-                optimizer=optimizer(keras, hyper["optimizer"]),
-                loss=hyper["loss"],
-                metrics=["accuracy"],
-            )
-        if settings:  # inference compiles too on MXNet, for the context only
-            settings.setdefault("optimizer", "sgd")
-            settings.setdefault("loss", "categorical_crossentropy")
-            model.compile(**settings)
+            made = optimizer(keras, hyper["optimizer"])
+            program.compile_model(model, made, hyper["loss"], **settings)
+        elif settings:  # inference compiles too on MXNet, for the context only
+            model.compile(optimizer="sgd", loss="categorical_crossentropy", **settings)
         for layer in _all_layers(model):
             kind = type(layer).__name__
             if kind in ("GRU", "LSTM"):
@@ -305,9 +301,7 @@ class Adapter(keras_adapter.Adapter):
         first = self.first_step_seconds is None
         if first:
             callbacks.append(keras_adapter.first_step_timer(self.keras, self))
-        history = model.fit(
-            x, y, batch_size=batch_size, epochs=1, shuffle=False, verbose=0, callbacks=callbacks
-        ).history
+        history = program.train_epoch(model, x, y, batch_size, callbacks)
         if first and self.first_step_seconds is not None:
             self.first_step_seconds += compile_seconds
         accuracy = history["accuracy"] if "accuracy" in history else history["acc"]  # 2.3 / 2.2

@@ -16,6 +16,7 @@ from dlbench import catalog
 from dlbench.catalog import FLOAT32
 from dlbench.models import initial_weights
 from dlbench.models.layers import dropout_on, keras_layers
+from dlbench.models.programs import in_keras as program
 from dlbench.run import compiles, launch, manifest
 from dlbench.run.backends import base, frameworks, keras_kernels, keras_parallel
 
@@ -268,16 +269,14 @@ class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelPro
             model = self.registry.builder(model_name, "keras")(keras, data_spec)
             if not dropout_on():
                 without_dropout(model._flatten_layers(include_self=False))
-            if "optimizer" in hyper:  # training; inference compiles only the jit choice
-                settings.update(
-                    optimizer=keras_layers.optimizer(keras, hyper["optimizer"]),
-                    loss=hyper["loss"],
-                    metrics=["accuracy"],
-                )
+            if "optimizer" in hyper:
+                made = keras_layers.optimizer(keras, hyper["optimizer"])
+                program.compile_model(model, made, hyper["loss"], **settings)
                 rules = self._own_rules(model, hyper["optimizer"]["name"])
                 if rules:
                     self.applied["own_rules"] = rules
-            model.compile(**settings)
+            else:  # inference compiles only the jit choice
+                model.compile(**settings)
         # What Keras resolved "auto" (or a request it could not honour) to.
         self.jit_compile = bool(model.jit_compile)
         if self.jit_compile and self.framework == "torch":
@@ -317,16 +316,8 @@ class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelPro
 
             dist.barrier()  # every process starts its epoch together
         with self._scope():
-            history = model.fit(
-                x,
-                y,
-                batch_size=batch_size,
-                epochs=1,
-                shuffle=False,
-                verbose=0,
-                callbacks=callbacks,
-            )
-        loss, accuracy = history.history["loss"][-1], history.history["accuracy"][-1]
+            history = program.train_epoch(model, x, y, batch_size, callbacks)
+        loss, accuracy = history["loss"][-1], history["accuracy"][-1]
         if self.process_group:  # each process saw its share: the mean is the epoch's
             loss, accuracy = frameworks.mean_over_processes([loss, accuracy])
         return {"seconds": timer.seconds, "loss": float(loss), "accuracy": float(accuracy)}
@@ -364,9 +355,7 @@ class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelPro
 
     @staticmethod
     def predict(model, x):
-        # Keras' documented call for one batch: the compiled predict step
-        # without fit/predict's per-call data pipeline.
-        return model.predict_on_batch(x)
+        return program.predict(model, x)
 
     def training_outputs(self, model, x, draws):
         """The model's outputs in training mode, ``draws`` times, each with

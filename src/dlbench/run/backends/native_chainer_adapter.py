@@ -13,6 +13,7 @@ optimizer (``use_fp32_update``) and Chainer's dynamic loss scaling. Chainer
 has no bfloat16.
 """
 
+import functools
 import os
 import time
 
@@ -22,6 +23,7 @@ from dlbench import catalog
 from dlbench.host import runtime
 from dlbench.models import initial_weights
 from dlbench.models.layers import chainer_layers
+from dlbench.models.programs import in_chainer as program
 from dlbench.run import manifest
 from dlbench.run.backends import native
 
@@ -129,32 +131,31 @@ class Adapter(native.NativeAdapter):
         return sum(param.size for param in model["net"].params())
 
     def train_epoch(self, model, x, y, batch_size):
-        F = self.chainer.functions
         # like fit()'s set-up: outside the epoch's time
         inputs, labels = self._inputs(x, y)
         start = time.perf_counter()
         net, optimizer, settings = model["net"], model["optimizer"], model["settings"]
-        total_loss, correct = 0.0, 0
-        found = {}
 
-        def loss_of_batch(part):
-            found["logits"] = self._logits(net, inputs[part])
-            found["loss"] = F.softmax_cross_entropy(found["logits"], labels[part])
-            return found["loss"]
+        def next_rate():  # Keras 2's decay: the rate of the step to come
+            if settings.get("decay") and model["lr_name"]:
+                rate = native.learning_rate(settings, model["step"])
+                setattr(optimizer.hyperparam, model["lr_name"], rate)
 
-        with self.chainer.using_config("train", True):
-            for part in native.batches(len(labels), batch_size):
-                if settings.get("decay") and model["lr_name"]:
-                    rate = native.learning_rate(settings, model["step"])
-                    setattr(optimizer.hyperparam, model["lr_name"], rate)
-                # clears the gradients, back-propagates the loss (scaled under
-                # mixed16) and updates (skipped on a non-finite gradient)
-                optimizer.update(loss_of_batch, part)
-                loss, logits = found["loss"], found["logits"]
-                model["step"] += 1
-                total_loss += float(loss.array) * len(labels[part])
-                correct += int((numpy.asarray(logits.array).argmax(axis=1) == labels[part]).sum())
-                self._time_first_step(start)
+        def after_step():
+            model["step"] += 1
+            next_rate()
+            self._time_first_step(start)
+
+        next_rate()
+        # optimizer.update scales the loss under mixed16 and skips the update
+        # on a non-finite gradient
+        total_loss, correct = program.train_epoch(
+            self.chainer,
+            functools.partial(self._logits, net),
+            optimizer,
+            ((inputs[part], labels[part]) for part in native.batches(len(labels), batch_size)),
+            after_step,
+        )
         n = len(labels)
         result = {"loss": total_loss / n, "accuracy": correct / n}
         result["seconds"] = time.perf_counter() - start
@@ -174,10 +175,8 @@ class Adapter(native.NativeAdapter):
         return total_loss / len(labels), correct / len(labels)
 
     def predict(self, model, x):
-        chainer = self.chainer
-        with chainer.using_config("train", False), chainer.no_backprop_mode():
-            logits = self._logits(model["net"], self._inputs(x))
-            return numpy.asarray(chainer.functions.softmax(logits).array)
+        forward = functools.partial(self._logits, model["net"])
+        return program.predict(self.chainer, forward, self._inputs(x))
 
     def training_outputs(self, model, x, draws):
         """The softmaxed outputs in training mode (F.dropout draws a fresh

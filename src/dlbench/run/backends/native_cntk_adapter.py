@@ -11,6 +11,7 @@ import time
 
 from dlbench.models import initial_weights
 from dlbench.models.layers import cntk_layers
+from dlbench.models.programs import in_cntk as program
 from dlbench.run import manifest
 from dlbench.run.backends import native
 
@@ -64,21 +65,22 @@ class Adapter(native.NativeAdapter):
                 "Keras 3's GRU step (reset_after) in CNTK ops under cntk.layers.Recurrence "
                 "(CNTK's own GRU has one bias and the other form)"
             )
+        loss, error = program.criteria(C, logits, labels)
         model = {
             "words": words,
             "features": features,
             "labels": labels,
             "logits": logits,
-            "probabilities": C.softmax(logits),
-            "loss": C.cross_entropy_with_softmax(logits, labels),
-            "error": C.classification_error(logits, labels),
+            "probabilities": program.probabilities(C, logits),
+            "loss": loss,
+            "error": error,
         }
         if "optimizer" in hyper:
             learner, notes = cntk_layers.optimizer(C, logits.parameters, hyper["optimizer"], native)
             if notes:
                 self.applied["optimizer_notes"] = notes
             self.applied["own_rules"] = [notes["rule"]] if "rule" in notes else []
-            model["trainer"] = C.Trainer(logits, (model["loss"], model["error"]), [learner])
+            model["trainer"] = program.trainer(C, logits, (loss, error), learner)
         return model
 
     @staticmethod
@@ -113,13 +115,13 @@ class Adapter(native.NativeAdapter):
     def train_epoch(self, model, x, y, batch_size):
         batches = self._batches(model, x, y, batch_size)  # like fit()'s set-up: not timed
         start = time.perf_counter()
-        trainer = model["trainer"]
-        total_loss = total_error = 0.0
-        for features, labels, count in batches:
-            trainer.train_minibatch({model["features"]: features, model["labels"]: labels})
-            total_loss += trainer.previous_minibatch_loss_average * count
-            total_error += trainer.previous_minibatch_evaluation_average * count
-            self._time_first_step(start)
+        total_loss, total_error = program.train_epoch(
+            model["trainer"],
+            model["features"],
+            model["labels"],
+            batches,
+            lambda: self._time_first_step(start),
+        )
         seconds = time.perf_counter() - start  # the averages are host values: the work is done
         n = len(y)
         return {"loss": total_loss / n, "accuracy": 1.0 - total_error / n, "seconds": seconds}
@@ -135,7 +137,7 @@ class Adapter(native.NativeAdapter):
 
     def predict(self, model, x):
         ((features, _, _),) = self._batches(model, x, None, len(x))
-        return model["probabilities"].eval({model["features"]: features})
+        return program.predict(model["probabilities"], model["features"], features)
 
     def prepare_check(self, model, hyper):
         """For the equivalence check: CNTK's RMSProp adds an epsilon of its
@@ -151,7 +153,9 @@ class Adapter(native.NativeAdapter):
             cntk_layers.keras_rmsprop(C, settings, hyper["batch_size"]),
             model["logits"].parameters,
         )
-        model["trainer"] = C.Trainer(model["logits"], (model["loss"], model["error"]), [learner])
+        model["trainer"] = program.trainer(
+            C, model["logits"], (model["loss"], model["error"]), learner
+        )
         return {"learner": "Keras 3's RMSprop in CNTK ops (cntk.learners.universal)"}
 
     def training_outputs(self, model, x, draws):

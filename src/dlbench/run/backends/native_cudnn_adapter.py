@@ -10,6 +10,7 @@ the libraries and reports their versions, as the environment check asks).
 from dlbench import catalog
 from dlbench.models import initial_weights as shared
 from dlbench.models.layers import cudnn_layers
+from dlbench.models.programs import in_cudnn as program
 from dlbench.run import manifest
 from dlbench.run.backends import frameworks, native
 
@@ -132,9 +133,8 @@ class Adapter(native.NativeAdapter):
         return sum(int(layer.weight.size + layer.bias.size) for layer in model["layers"])
 
     def predict(self, model, x):
-        inputs = self.cupy.asarray(native.channels_first(x).astype("float32", copy=False))
-        outputs = model["forward"](inputs)
-        return self.cupy.asnumpy(outputs.reshape(outputs.shape[0], -1))
+        images = native.channels_first(x).astype("float32", copy=False)
+        return program.predict(self.cupy, model["forward"], images)
 
     def synchronize(self):
         if self.cupy is not None:

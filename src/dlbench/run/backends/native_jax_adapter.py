@@ -15,6 +15,7 @@ import time
 
 from dlbench import catalog
 from dlbench.models.layers import LOSS_SCALING, jax_layers
+from dlbench.models.programs import in_jax as program
 from dlbench.run import compiles, launch, manifest
 from dlbench.run.backends import frameworks, native
 
@@ -133,20 +134,25 @@ class Adapter(native.NativeAdapter):
             forward = self._in_precision(forward, precision)
         model.update(params=params, forward=forward)
         output = (lambda y: y) if self.registry.ends_in_features(model_name) else jax.nn.softmax
-        model["predict"] = jax.jit(lambda params, x: output(forward(params, x)))
+        model["predict"] = program.predict(jax, forward, output)
         model["output"] = output
-        model["evaluate"] = jax.jit(self._sums(forward))
-        if "optimizer" in hyper:
-            import optax
+        import optax
 
+        model["evaluate"] = jax.jit(functools.partial(program.sums, optax, forward))
+        if "optimizer" in hyper:
             optimizer = jax_layers.optimizer(optax, native, hyper["optimizer"])
+            loss_scale = None
             if precision == "mixed_float16":  # float16 gradients underflow unscaled
                 optimizer = jax_layers.loss_scaled(jax, optimizer)
+                loss_scale = optimizer.scale
                 self.applied["precision"]["loss_scaling"] = LOSS_SCALING
             model["optimizer"] = optimizer
             # made with the parameters (load_initial_weights makes it from the loaded ones)
             model["optimizer_state"] = None if self.weights_follow else optimizer.init(params)
-            model["train_step"] = self._train_step(forward, optimizer)
+            placement = {} if self.replicated is None else {"out_shardings": self.replicated}
+            model["train_step"] = program.train_step(
+                jax, optax, forward, optimizer, loss_scale, **placement
+            )
             name = hyper["optimizer"]["name"]
             self.applied["optimizer"] = jax_layers.OPTIMIZER_NOTES[name]
             own = name in jax_layers.OWN_RULES
@@ -182,43 +188,6 @@ class Adapter(native.NativeAdapter):
         found["inference_call"] = "jax.jit(softmax(forward(params, x))) (features: no softmax)"
         return found
 
-    def _sums(self, forward):
-        """Summed loss and correct predictions of a batch (inference mode)."""
-        import optax
-
-        def sums(params, x, y, key=None):
-            logits = forward(params, x, key)
-            loss = optax.softmax_cross_entropy(logits, y).sum()
-            return loss, (logits.argmax(axis=1) == y.argmax(axis=1)).sum()
-
-        return sums
-
-    def _train_step(self, forward, optimizer):
-        """One jitted step: gradients of the batch's mean loss, the optax
-        update, the epoch's running loss and accuracy sums. Parameters and
-        optimizer state are donated (updated in place)."""
-        jax = self.jax
-        import optax
-
-        sums = self._sums(forward)
-
-        def step(params, state, totals, x, y, key, index):
-            key = jax.random.fold_in(key, index)  # a fresh dropout key per step
-
-            scale = getattr(optimizer, "scale", lambda state: 1.0)(state)
-
-            def mean_loss(params):
-                loss, correct = sums(params, x, y, key)
-                return loss / y.shape[0] * scale, (loss, correct)
-
-            (_, (loss, correct)), grads = jax.value_and_grad(mean_loss, has_aux=True)(params)
-            updates, state = optimizer.update(grads, state, params)
-            totals = (totals[0] + loss, totals[1] + correct)
-            return optax.apply_updates(params, updates), state, totals
-
-        placement = {} if self.replicated is None else {"out_shardings": self.replicated}
-        return jax.jit(step, donate_argnums=(0, 1), **placement)
-
     def load_initial_weights(self, model, manifest, weights):
         try:
             params = jax_layers.load_keras_weights(self.jax, model["params"], manifest, weights)
@@ -252,20 +221,26 @@ class Adapter(native.NativeAdapter):
         jax = self.jax
         batches = self._device_batches(x, y, batch_size)  # outside the epoch's time
         start = time.perf_counter()
-        params, state, step = model["params"], model["optimizer_state"], model["step"]
         totals = jax.device_put((numpy.float32(0), numpy.int32(0)), self.replicated)
-        key = model["dropout_key"]
-        for batch_x, batch_y in batches:
-            params, state, totals = model["train_step"](
-                params, state, totals, batch_x, batch_y, key, step
-            )
-            step += 1
+
+        def after_step(totals):
             if self.step_sync:
                 jax.block_until_ready(totals)
             self._time_first_step(start, functools.partial(jax.block_until_ready, totals))
+
+        params, state, totals = program.train_epoch(
+            model["train_step"],
+            model["params"],
+            model["optimizer_state"],
+            totals,
+            batches,
+            model["dropout_key"],
+            model["step"],
+            after_step,
+        )
         loss, correct = float(totals[0]), int(totals[1])  # waits for the device work
         seconds = time.perf_counter() - start
-        model.update(params=params, optimizer_state=state, step=step)
+        model.update(params=params, optimizer_state=state, step=model["step"] + len(batches))
         return {"loss": loss / len(y), "accuracy": correct / len(y), "seconds": seconds}
 
     def evaluate(self, model, x, y, batch_size):

@@ -13,6 +13,7 @@ float32. No loss scaling: bfloat16 has float32's range. MXNet's CPU
 operators have no float16.
 """
 
+import functools
 import os
 import time
 
@@ -20,6 +21,7 @@ from dlbench import catalog
 from dlbench.host import runtime
 from dlbench.models import initial_weights
 from dlbench.models.layers import dropout_on, mxnet_layers
+from dlbench.models.programs import in_mxnet as program
 from dlbench.run import manifest
 from dlbench.run.backends import native
 
@@ -100,7 +102,7 @@ class Adapter(native.NativeAdapter):
             optimizer = mxnet_layers.optimizer(mx, settings, native)
             model["settings"] = settings
             model["trainer"] = mx.gluon.Trainer(net.collect_params(), optimizer)
-            model["loss"] = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+            model["loss"] = program.loss_function(mx)
         return model
 
     def load_initial_weights(self, model, manifest, weights):
@@ -129,22 +131,27 @@ class Adapter(native.NativeAdapter):
         inputs, labels = self._arrays(x, y)  # like fit()'s set-up: outside the epoch's time
         mx.nd.waitall()
         start = time.perf_counter()
-        net, trainer, loss_of = model["net"], model["trainer"], model["loss"]
+        net, trainer = model["net"], model["trainer"]
         decay = model["settings"].get("decay")
-        total_loss, correct = mx.nd.zeros(1), mx.nd.zeros(1)
-        for part in native.batches(len(y), batch_size):
-            batch_x, batch_y = inputs[part], labels[part]
+
+        def next_rate():  # Keras 2's decay: the rate of the step to come
             if decay:
                 trainer.set_learning_rate(native.learning_rate(model["settings"], model["step"]))
-            with mx.autograd.record():
-                logits = self._outputs(net, batch_x)
-                loss = loss_of(logits, batch_y)
-            loss.backward()
-            trainer.step(batch_y.shape[0])  # the gradient of the batch's mean loss
+
+        def after_step():
             model["step"] += 1
-            total_loss += loss.sum()
-            correct += (logits.argmax(axis=1) == batch_y).sum()
+            next_rate()
             self._time_first_step(start, mx.nd.waitall)
+
+        next_rate()
+        total_loss, correct = program.train_epoch(
+            mx,
+            lambda batch: self._outputs(net, batch),
+            trainer,
+            model["loss"],
+            ((inputs[part], labels[part]) for part in native.batches(len(y), batch_size)),
+            after_step,
+        )
         n = len(y)
         result = {"loss": total_loss.asscalar() / n, "accuracy": correct.asscalar() / n}
         result["seconds"] = time.perf_counter() - start  # asscalar() waited for the work
@@ -173,7 +180,8 @@ class Adapter(native.NativeAdapter):
         return outputs
 
     def predict(self, model, x):
-        return self.mx.nd.softmax(self._outputs(model["net"], self._arrays(x))).asnumpy()
+        forward = functools.partial(self._outputs, model["net"])
+        return program.predict(self.mx, forward, self._arrays(x)).asnumpy()
 
     def training_outputs(self, model, x, draws):
         """The softmaxed outputs in training mode (autograd.train_mode: Gluon's

@@ -8,6 +8,7 @@ after its flags and the BLAS thread variables are set. Importable on Python
 3.6.
 """
 
+import functools
 import glob
 import os
 import sys
@@ -17,6 +18,7 @@ import time
 from dlbench.host import runtime
 from dlbench.models import initial_weights
 from dlbench.models.layers import pytensor_layers
+from dlbench.models.programs import in_pytensor as program
 from dlbench.run import manifest
 from dlbench.run.backends import frameworks, native
 
@@ -80,32 +82,24 @@ class Adapter(native.NativeAdapter):
         pt = pytensor.tensor
         net = pytensor_layers.Layers(pytensor, self.seed)
         layers = self.registry.builder(model_name, "pytensor")(net, data_spec)
-
-        def forward(x, training):
-            for layer in layers:
-                x = layer(x, training)
-            return x
-
-        x, labels = pt.tensor4("x", dtype="float32"), pt.ivector("labels")
-        logits = forward(x, False)
-        model = {"params": net.params, "forward": forward}
+        model = {"params": net.params, "forward": functools.partial(program.forward, layers)}
         self.applied["own_rules"] = list(net.own_rules)
         # Compiled when first called, as Keras compiles its predict and test
         # steps: a training run never predicts and an inference run never
         # evaluates, and neither compile belongs to the time to the first step.
-        model["predict"] = _compiled_when_called(
-            pytensor.function, [x], pt.special.softmax(logits, axis=1)
-        )
-        model["evaluate"] = _compiled_when_called(
-            pytensor.function, [x, labels], _loss_and_hits(pt, logits, labels)
-        )
+        later = functools.partial(_compiled_when_called, pytensor.function)
+        model["predict"] = program.predict_function(pytensor, layers, later)
+        x, labels = pt.tensor4("x", dtype="float32"), pt.ivector("labels")
+        logits = program.forward(layers, x, False)
+        model["evaluate"] = later([x, labels], program.loss_and_hits(pt, logits, labels))
         if "optimizer" in hyper:
-            loss, hits = _loss_and_hits(pt, forward(x, True), labels)
-            grads = pytensor.grad(loss, net.params)
-            updates = pytensor_layers.updates(
-                pytensor, net.params, grads, hyper["optimizer"], native
+            settings, params = hyper["optimizer"], net.params
+            model["train"] = program.train_function(
+                pytensor,
+                layers,
+                params,
+                lambda grads: pytensor_layers.updates(pytensor, params, grads, settings, native),
             )
-            model["train"] = pytensor.function([x, labels], [loss, hits], updates=updates)
         return model
 
     @staticmethod
@@ -126,12 +120,11 @@ class Adapter(native.NativeAdapter):
         # like fit()'s set-up: outside the epoch's time
         inputs, labels = native.channels_first(x, y)
         start = time.perf_counter()
-        total_loss, correct = 0.0, 0
-        for part in native.batches(len(labels), batch_size):
-            loss, hits = model["train"](inputs[part], labels[part])
-            total_loss += float(loss) * len(labels[part])
-            correct += int(hits)
-            self._time_first_step(start)
+        total_loss, correct = program.train_epoch(
+            model["train"],
+            ((inputs[part], labels[part]) for part in native.batches(len(labels), batch_size)),
+            lambda: self._time_first_step(start),
+        )
         n = len(labels)
         result = {"loss": total_loss / n, "accuracy": correct / n}
         result["seconds"] = time.perf_counter() - start
@@ -174,14 +167,6 @@ def _compiled_when_called(function, inputs, outputs):
         return compiled[0](*args)
 
     return call
-
-
-def _loss_and_hits(pt, logits, labels):
-    """Mean cross-entropy of the softmax (log_softmax picked at the label)
-    and the number of argmax matches."""
-    rows = pt.arange(labels.shape[0])
-    loss = -pt.mean(pt.special.log_softmax(logits, axis=1)[rows, labels])
-    return loss, pt.sum(pt.eq(pt.argmax(logits, axis=1), labels))
 
 
 def _openblas_flags(cache):

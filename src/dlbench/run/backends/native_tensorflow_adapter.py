@@ -16,6 +16,7 @@ import time
 
 from dlbench import catalog
 from dlbench.models.layers import LOSS_SCALING, tensorflow_layers
+from dlbench.models.programs import in_tensorflow as program
 from dlbench.run import launch, manifest
 from dlbench.run.backends import frameworks, native
 
@@ -89,11 +90,7 @@ class Adapter(native.NativeAdapter):
             tensorflow_layers.in_precision(tf, net, dtype)
             scheme = "float32 variables cast to {} where the layers use them".format(dtype.name)
             self._precision_applied(precision, scheme)
-
-        def predict(x):
-            return net.output(net.forward(x, training=False))
-
-        return {"net": net, "hyper": hyper, "predict": tf.function(predict, jit_compile=self.jit)}
+        return {"net": net, "hyper": hyper, "predict": program.predict(tf, net, self.jit)}
 
     @property
     def computed_dtype(self):
@@ -113,24 +110,19 @@ class Adapter(native.NativeAdapter):
                 scaling = tensorflow_layers.LossScale(tf)
                 self.applied["precision"]["loss_scaling"] = LOSS_SCALING
 
-        def replica_step(x, y):
-            with tf.GradientTape() as tape:
-                logits = net.forward(x, training=True)
-                losses = tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=logits)
-                loss = tf.reduce_sum(losses)
-                scaled = loss * scaling.scale if scaling else loss
-            gradients = [tf.convert_to_tensor(g) for g in tape.gradient(scaled, variables)]
-            count = tf.cast(tf.shape(y)[0], tf.float32)
+        def all_reduce(count, gradients):
             context = tf.distribute.get_replica_context()
             count, *gradients = context.all_reduce(total, [count] + gradients)
-            if scaling:
-                scaling.apply(apply, [gradient / count for gradient in gradients])
-            else:
-                apply([gradient / count for gradient in gradients])
-            hits = tf.equal(tf.argmax(logits, 1), tf.argmax(y, 1))
-            return tf.stack([loss, tf.reduce_sum(tf.cast(hits, tf.float32))])
+            return count, gradients
 
-        compiled = tf.function(replica_step, jit_compile=self.jit)
+        compiled = program.train_step(
+            tf,
+            net,
+            (lambda gradients: scaling.apply(apply, gradients)) if scaling else apply,
+            self.jit,
+            all_reduce,
+            (lambda: scaling.scale) if scaling else None,
+        )
 
         @tf.function
         def step(x, y):
@@ -153,10 +145,9 @@ class Adapter(native.NativeAdapter):
         dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size).prefetch(1)
         dataset = self.strategy.experimental_distribute_dataset(dataset)  # splits each batch
         start = time.perf_counter()
-        sums = tf.zeros([2])
-        for batch_x, batch_y in dataset:
-            sums += model["step"](batch_x, batch_y)
-            self._time_first_step(start, sums.numpy)
+        sums = program.train_epoch(
+            tf, model["step"], dataset, lambda sums: self._time_first_step(start, sums.numpy)
+        )
         loss, hits = sums.numpy()  # waits for the device work
         seconds = time.perf_counter() - start
         return {"loss": float(loss) / len(y), "accuracy": float(hits) / len(y), "seconds": seconds}

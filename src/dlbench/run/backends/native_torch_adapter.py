@@ -12,6 +12,7 @@ import time
 
 from dlbench import catalog
 from dlbench.models.layers import dropout_on, torch_layers
+from dlbench.models.programs import in_torch as program
 from dlbench.run import launch, manifest
 from dlbench.run.backends import frameworks, native
 
@@ -112,14 +113,32 @@ class Adapter(native.NativeAdapter):
             return contextlib.nullcontext()
         return self.torch.autocast(device_type=self.device.type, dtype=self.autocast_dtype)
 
-    def _note_precision(self, net, logits):
-        """What ran: the parameters' dtype and the dtype autocast gave the
-        model's outputs (the last layer's compute)."""
-        if self.autocast_dtype is not None and "compute_dtype" not in self.applied["precision"]:
-            self.applied["precision"].update(
-                compute_dtype=str(logits.dtype).replace("torch.", ""),
-                variable_dtype=str(next(net.parameters()).dtype).replace("torch.", ""),
-            )
+    def _in_precision(self, forward, net):
+        """``forward`` under autocast, its outputs back in float32 (as
+        autocast hands them to the loss and the softmax) once what ran is
+        noted: the parameters' dtype and the outputs' (the last layer's
+        compute)."""
+        if self.autocast_dtype is None:
+            return forward
+
+        def forward_in_precision(x):
+            with self._autocast():
+                outputs = forward(x)
+            if "compute_dtype" not in self.applied["precision"]:
+                self.applied["precision"].update(
+                    compute_dtype=str(outputs.dtype).replace("torch.", ""),
+                    variable_dtype=str(next(net.parameters()).dtype).replace("torch.", ""),
+                )
+            return outputs.float()
+
+        return forward_in_precision
+
+    def _scaled_update(self, loss, optimizer):
+        """The program's update under float16: the loss scaled
+        (torch.amp.GradScaler), the step skipped on a non-finite gradient."""
+        self.scaler.scale(loss).backward()
+        self.scaler.step(optimizer)
+        self.scaler.update()
 
     def versions(self):
         import numpy
@@ -163,7 +182,8 @@ class Adapter(native.NativeAdapter):
             self.applied.update(frameworks.torch_precompiled_headers())
         model = {
             "net": net,
-            "forward": torch.compile(forward) if compiled else forward,
+            "forward": self._in_precision(torch.compile(forward) if compiled else forward, net),
+            "predict": self._in_precision(net, net),
             "softmax": not self.registry.ends_in_features(model_name),
         }
         if "optimizer" in hyper:
@@ -218,32 +238,28 @@ class Adapter(native.NativeAdapter):
         if self.process_group:
             torch.distributed.barrier()  # every process starts its epoch together
         start = time.perf_counter()
-        net, forward = model["net"], model["forward"]
-        optimizer, schedule = model["optimizer"], model["schedule"]
-        net.train()
-        total_loss = torch.zeros((), device=self.device)
-        correct = torch.zeros((), dtype=torch.long, device=self.device)
-        for rows in native.batches(len(labels), batch_size):
-            batch_y = labels[rows]
-            optimizer.zero_grad(set_to_none=True)
-            with self._autocast():
-                logits = forward(self._rows(inputs, rows))
-                loss = torch.nn.functional.cross_entropy(logits, batch_y)
-            if self.scaler is None:
-                loss.backward()
-                optimizer.step()
-            else:
-                self.scaler.scale(loss).backward()
-                self.scaler.step(optimizer)
-                self.scaler.update()
+        schedule = model["schedule"]
+        batches = (
+            (self._rows(inputs, rows), labels[rows])
+            for rows in native.batches(len(labels), batch_size)
+        )
+
+        def after_step(loss):
             if schedule is not None:
                 schedule.step()
-            total_loss += loss.detach() * len(batch_y)
-            correct += (logits.detach().argmax(dim=1) == batch_y).sum()
             self._time_first_step(start, loss.item)
+
+        model["net"].train()
+        total_loss, correct = program.train_epoch(
+            torch,
+            model["forward"],
+            model["optimizer"],
+            batches,
+            after_step,
+            program.update if self.scaler is None else self._scaled_update,
+        )
         n = len(labels)
         loss, accuracy = float(total_loss) / n, float(correct) / n  # waits for the device
-        self._note_precision(net, logits)
         seconds = time.perf_counter() - start
         if self.process_group:  # each process saw its share: the mean is the epoch's
             loss, accuracy = frameworks.mean_over_processes([loss, accuracy])
@@ -269,15 +285,11 @@ class Adapter(native.NativeAdapter):
         return frameworks.torch_recurrent_ops(self.torch, lambda: self.predict(model, x))
 
     def predict(self, model, x):
-        torch = self.torch
-        net = model["net"]
-        net.eval()
-        with torch.inference_mode(), self._autocast():
-            outputs = net(self._inputs(x))
-            self._note_precision(net, outputs)
-            if model["softmax"]:
-                outputs = torch.softmax(outputs, dim=1)
-            return outputs.float().cpu().numpy()
+        model["net"].eval()
+        net = model["predict"]
+        # the host batch made a tensor inside the program's inference mode
+        outputs = program.predict(self.torch, lambda x: net(self._inputs(x)), x, model["softmax"])
+        return outputs.float().cpu().numpy()
 
     def training_outputs(self, model, x, draws):
         """The network's outputs in training mode (dropout on, a fresh mask
