@@ -83,7 +83,6 @@ class Adapter(native.NativeAdapter):
         net = pytensor_layers.Layers(pytensor, self.seed)
         layers = self.registry.builder(model_name, "pytensor")(net, data_spec)
         model = {"params": net.params, "forward": functools.partial(program.forward, layers)}
-        self.applied["own_rules"] = list(net.own_rules)
         # Compiled when first called, as Keras compiles its predict and test
         # steps: a training run never predicts and an inference run never
         # evaluates, and neither compile belongs to the time to the first step.
@@ -92,6 +91,8 @@ class Adapter(native.NativeAdapter):
         x, labels = pt.tensor4("x", dtype="float32"), pt.ivector("labels")
         logits = program.forward(layers, x, False)
         model["evaluate"] = later([x, labels], program.loss_and_hits(pt, logits, labels))
+        # the layers note where they compute other than Keras 3 as the graph is built
+        self.applied["own_rules"] = list(net.own_rules)
         if "optimizer" in hyper:
             settings, params = hyper["optimizer"], net.params
             model["train"] = program.train_function(
