@@ -9,7 +9,6 @@ their kernels) and CNTK (whose recurrent loop returned an LSTM's cell state:
 unrolled since)."""
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -19,11 +18,10 @@ import pytest
 import yaml
 
 from dlbench import catalog
-from dlbench.host import runtime
 from dlbench.models import workloads
 from dlbench.registry import BUILT_IN
 from testkit import REPO, RUN_TIMEOUT_S
-from workflows import load_test_config
+from workflows import load_test_config, script_in
 
 # run in each backend's environment, as a script: it is the tests', not the product's
 PARITY_CHECK = Path(parity.__file__)
@@ -137,11 +135,6 @@ def shared_weights(built_workflow, tmp_path_factory):
 
 
 def run_parity(built_workflow, backend, models, weights):
-    venv = built_workflow.venv(backend)
-    python = venv / "bin" / "python"
-    # what the environment asks for before it starts (CNTK's OpenMPI), as the supervisor gives it
-    env = dict(os.environ, **runtime.environment_additions(str(venv), os.environ))
-    env["PYTHONPATH"] = str(built_workflow.path / "src")
     (data,) = {path.parent for path in built_workflow.build(*parity_data())}
     # Theano's and PyTensor's ops compiled with the workflow's g++ settings are in its cache
     settings = {
@@ -149,17 +142,13 @@ def run_parity(built_workflow, backend, models, weights):
         for key, value in (load_test_config()["backends"][backend] or {}).items()
         if key in ("cxxflags", "precompiled_headers")
     }
-    done = subprocess.run(
-        [str(python), str(PARITY_CHECK), "--backend", backend, "--data", str(data)]
-        + ["--models", *models, "--weights", str(weights), "--settings", json.dumps(settings)],
-        cwd=built_workflow.path / "src",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
+    return script_in(
+        built_workflow,
+        backend,
+        PARITY_CHECK,
+        ["--backend", backend, "--data", str(data), "--models", *models]
+        + ["--weights", str(weights), "--settings", json.dumps(settings)],
     )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")

@@ -7,16 +7,12 @@ the count follows only that code)."""
 
 import json
 import math
-import os
-import subprocess
 from pathlib import Path
 
 import program_check
 import pytest
 
-from dlbench.host import runtime
-from testkit import RUN_TIMEOUT_S
-from workflows import load_test_config
+from workflows import load_test_config, script_in
 
 PROGRAM_CHECK = Path(program_check.__file__)
 BACKENDS = sorted(load_test_config()["backends"])
@@ -27,26 +23,18 @@ SETTINGS = ("jit_compile", "cxxflags", "precompiled_headers")
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_program_runs_in_the_backends_environment(built_workflow, backend):
-    venv = built_workflow.venv(backend)
-    env = dict(os.environ, **runtime.environment_additions(str(venv), os.environ))
-    env["PYTHONPATH"] = str(built_workflow.path / "src")
     (digits,) = built_workflow.build("results/data/digits.npz")
     settings = {
         key: value
         for key, value in (load_test_config()["backends"][backend] or {}).items()
         if key in SETTINGS
     }
-    done = subprocess.run(
-        [str(venv / "bin" / "python"), str(PROGRAM_CHECK), "--backend", backend]
-        + ["--data", str(digits), "--settings", json.dumps(settings)],
-        cwd=built_workflow.path / "src",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
+    found = script_in(
+        built_workflow,
+        backend,
+        PROGRAM_CHECK,
+        ["--backend", backend, "--data", str(digits), "--settings", json.dumps(settings)],
     )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
     # every function the count starts from ran, the epoch's loop once
     for name in found["training"] + found["inference"]:
         assert found["calls"].get(name, 0) >= 1, (name, found["calls"])

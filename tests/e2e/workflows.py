@@ -288,6 +288,27 @@ def supervised_run(built, spec, folder, data="results/data/digits.npz", env=None
     return json.loads(record.read_text())
 
 
+def script_in(built, environment, script, args):
+    """A tests' script run by ``environment``'s venv of the built workflow as
+    the supervisor starts a run (the environment's additions, the workflow's
+    library): the JSON it printed last, once it exited 0."""
+    from dlbench.host import runtime
+
+    venv = built.venv(environment)
+    env = dict(os.environ, **runtime.environment_additions(str(venv), os.environ))
+    env["PYTHONPATH"] = str(built.path / "src")
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), str(script)] + list(args),
+        cwd=built.path / "src",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def harness_with(built, environment, spec, data, record, steps, first=""):
     """One run of ``spec`` by the harness in ``environment``'s venv of the
     built workflow, with the Python ``first`` run in its process before it

@@ -209,21 +209,23 @@ class Counter(object):
         return found
 
 
-def counters(model_file):
-    """Counters of a model (its module and the layer helpers) and of a
-    program (its module alone)."""
-    model_file = Path(model_file).resolve()
+def _counted(backend, model, task, registry):
+    """The count of an implementation: (model lines, program lines) and the
+    files each took its lines from. The model's counter follows its module
+    and the layer helpers; the program's, its module alone."""
+    model_file, program = source_files(backend, model, registry)
+    model_file = model_file.resolve()
     in_model = Counter(lambda path: path == model_file or path.parent == LAYERS)
-    return in_model, Counter(lambda path: False)
+    in_program = Counter(lambda path: False)
+    model_lines = in_model.count([(model_file, registry.entry_point(model))])
+    program_lines = in_program.count([(program, name) for name in roots(program, task)])
+    return (model_lines, program_lines), (in_model.files, in_program.files)
 
 
 def count(backend, model, task, registry):
     """Lines of the model's definition, of the training or inference
     program, and of both."""
-    model_file, program = source_files(backend, model, registry)
-    in_model, in_program = counters(model_file)
-    model_lines = in_model.count([(model_file, registry.entry_point(model))])
-    program_lines = in_program.count([(program, name) for name in roots(program, task)])
+    (model_lines, program_lines), _ = _counted(backend, model, task, registry)
     return {
         "model_lines": model_lines,
         "program_lines": program_lines,
@@ -234,11 +236,7 @@ def count(backend, model, task, registry):
 def counted_files(backend, model, task, registry):
     """The files whose lines the count of an implementation took: (the
     model's, the program's)."""
-    model_file, program = source_files(backend, model, registry)
-    in_model, in_program = counters(model_file)
-    in_model.count([(model_file, registry.entry_point(model))])
-    in_program.count([(program, name) for name in roots(program, task)])
-    return in_model.files, in_program.files
+    return _counted(backend, model, task, registry)[1]
 
 
 COLUMNS = ["dataset", "model", "task", "backend", "implementation"]
