@@ -116,9 +116,15 @@ def rehearsal(kit, machine_python, tmp_path_factory):
     workdir = copy_workflow(tmp_path_factory.mktemp("gpu") / "workflow")
     config = rehearsal_config(workdir)
 
-    def campaign(out, *options):
+    # the resumed campaign follows a plan: native JAX's runs first, then the rest
+    plan = workdir / "config" / "campaigns" / "rehearsal.yaml"
+    plan.parent.mkdir(exist_ok=True)
+    stage = {"name": "native JAX first", "select": [{"backend": "native-jax"}]}
+    plan.write_text(yaml.safe_dump({"config": [str(config)], "stages": [stage]}))
+
+    def campaign(out, *options, configs=("--config", str(config))):
         command = [machine_python, "-m", "dlbench.campaign.gpu_campaign", "--kit", str(kit)]
-        command += ["--python", machine_python, "--config", str(config), "--devices", "0"]
+        command += ["--python", machine_python, *configs, "--devices", "0"]
         command += ["--jobs", "1", *(["--out", str(workdir / out)] if out else []), *options]
         return subprocess.run(
             command,
@@ -134,7 +140,7 @@ def rehearsal(kit, machine_python, tmp_path_factory):
     cut_off = campaign(
         "first", "--budget-seconds", "20", "--min-stage-seconds", "5", "--pack-reserve-seconds", "0"
     )
-    resumed = campaign("second", "--budget-seconds", "1500")
+    resumed = campaign("second", "--budget-seconds", "1500", configs=("--plan", str(plan)))
     return workdir, prepared, cut_off, resumed
 
 
@@ -176,6 +182,9 @@ def test_the_same_command_resumes_and_packs_records_tables_and_report(rehearsal)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     campaign = json.loads((workdir / "second" / "campaign.json").read_text())
     assert campaign["complete"] and campaign["gpus"] == []
+    # the plan's stage, then what it did not select, then the tables and the report
+    stages = [stage["name"] for stage in campaign["stages"] if stage["started"]]
+    assert stages[0] == "native JAX first" and stages[-2:] == ["tables and plots", "report"]
     names = packed(workdir / "second")
     machine_pack = workdir / "second" / "{}.tar.gz".format(summary_machine(workdir))
     with tarfile.open(str(machine_pack)) as tar:

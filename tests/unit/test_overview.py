@@ -13,6 +13,7 @@ from dlbench.plan import matrix
 from testkit import REPO, fixture_record
 
 PUBLISHED = REPO / "workflow" / "resources" / "published_results.csv"
+PUBLISHED_HARDWARE = REPO / "workflow" / "resources" / "published_hardware.csv"
 
 
 def test_project_copy_of_the_published_figures_is_the_shared_reference():
@@ -82,6 +83,151 @@ def test_published_plot_is_written(tmp_path):
     published.plot(table.iloc[0:0], tmp_path / "empty.png")
     for name in ("published.png", "empty.png"):
         assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_every_published_hardware_has_its_datasheet_peak():
+    hardware = pd.read_csv(PUBLISHED_HARDWARE).set_index("hardware")
+    assert set(pd.read_csv(PUBLISHED)["hardware"]) <= set(hardware.index)
+    # one GPU of a K80 board (NVIDIA: 8.73 TFLOP/s for its two), a P100 PCIe
+    assert hardware.loc["K80/CUDA 8/cuDNN 6", "fp32_tflops"] == 4.37
+    assert hardware.loc["Azure NC6 K80", "fp32_tflops"] == 4.37
+    assert hardware.loc["P100/CUDA 8/cuDNN 6", "fp32_tflops"] == 9.3
+    assert hardware["source"].str.contains("datasheet").all()
+
+
+def test_published_epochs_are_those_the_figures_were_timed_over():
+    table = pd.read_csv(PUBLISHED)
+    totals = table[table["metric"] == "train_time"]
+    assert set(totals["workload"]) == set(published.PUBLISHED_EPOCHS)
+    said = totals["notes"].str.extract(r"(\d+) epochs", expand=False).dropna()
+    assert len(said)  # the CIFAR-10 CNN's rows say theirs
+    assert (
+        said.astype(int) == totals.loc[said.index, "workload"].map(published.PUBLISHED_EPOCHS)
+    ).all()
+
+
+def gpu_cell(dataset, model, backend, precision="float32", **figures):
+    return {
+        **summary_cell(dataset, model, backend, float("nan"), devices=1),
+        "accelerator": "gpu",
+        "precision": precision,
+        **figures,
+    }
+
+
+PROBED = (
+    "1 x NVIDIA H200 float32 matmul probe at 16384 x 16384 (torch 2.5.1 (CUDA 12.4, TF32 matmul "
+    "False)); datasheet: 1 x H200 FP32 67 TFLOP/s (NVIDIA H200 datasheet)"
+)
+
+
+def utilisation_of(summary, peak_gflops, peak_source):
+    return summary[list(matrix.CELL)].assign(
+        accelerator=summary["accelerator"], peak_gflops=peak_gflops, peak_source=peak_source
+    )
+
+
+def test_published_figures_are_scaled_to_the_peak_of_our_gpu():
+    summary = pd.DataFrame(
+        [
+            gpu_cell(
+                "imagenet_synthetic", "resnet50", "native-torch", seconds_per_1000_samples=0.9
+            ),
+            gpu_cell(
+                "imagenet_synthetic", "resnet50", "native-tensorflow", seconds_per_1000_samples=1.1
+            ),
+            gpu_cell(
+                "imdb",
+                "imdb_gru",
+                "native-torch",
+                first_epoch_seconds=9.0,
+                steady_epoch_seconds=4.0,
+            ),
+            # another precision: not scaled by float32 peaks
+            gpu_cell("imdb", "imdb_gru", "native-tensorflow", "bfloat16", steady_epoch_seconds=3.0),
+        ]
+    )
+    metrics = summary[list(matrix.CELL)].assign(cpu_model="Test CPU", gpu_model="NVIDIA H200")
+    utilisation = utilisation_of(summary, 53900.0, PROBED)
+    table = published.side_by_side(
+        pd.read_csv(PUBLISHED),
+        summary,
+        metrics,
+        hardware=pd.read_csv(PUBLISHED_HARDWARE),
+        utilisation=utilisation,
+    )
+    rows = table.set_index(["workload", "published_hardware", "framework"])
+    # DeepLearningFrameworks: PyTorch's ResNet-50 features, 7.7 s per 1,000 images on a K80
+    # (one GPU, 4.37 TFLOP/s), would take 7.7 x 4.37 / 53.9 s at our probe's 53.9 TFLOP/s.
+    k80 = rows.loc[("resnet50_features", "K80/CUDA 8/cuDNN 6", "PyTorch")]
+    assert k80["published_value"] == 7.7 and k80["published_peak_tflops"] == 4.37
+    assert k80["our_peak_tflops"] == pytest.approx(53.9)
+    assert k80["published_scaled"] == pytest.approx(7.7 * 4.37 / 53.9)
+    assert k80["our_peak_source"].startswith("measured: 1 x NVIDIA H200 float32 matmul probe")
+    assert k80["our_value"] == 0.9 and k80["our_in_published_unit"] == 0.9  # ours unscaled
+    p100 = rows.loc[("resnet50_features", "P100/CUDA 8/cuDNN 6", "Tensorflow")]
+    assert p100["published_scaled"] == pytest.approx(1.8 * 9.3 / 53.9)
+    # The GRU's 31 s are 3 epochs, the first included: ours as 9 + 2 x 4 s.
+    gru = rows.loc[("imdb_gru", "K80/CUDA 8/cuDNN 6", "PyTorch")]
+    assert gru["published_epochs"] == 3 and gru["our_in_published_unit"] == 9.0 + 2 * 4.0
+    assert gru["published_scaled"] == pytest.approx(31 * 4.37 / 53.9)
+    bf16 = rows.loc[("imdb_gru", "P100/CUDA 8/cuDNN 6", "Tensorflow")]
+    assert bf16["our_value"] == 3.0 and pd.isna(bf16["our_peak_tflops"])
+    assert pd.isna(bf16["published_scaled"]) and "bfloat16" in bf16["our_peak_source"]
+    assert pd.isna(bf16["our_in_published_unit"])  # no first epoch in the summary
+    # Published, not measured by us: its peak stated, nothing scaled to.
+    cntk = rows.loc[("resnet50_features", "K80/CUDA 8/cuDNN 6", "CNTK")]
+    assert cntk["published_peak_tflops"] == 4.37 and pd.isna(cntk["published_scaled"])
+
+
+def test_without_a_probe_ours_is_the_datasheet_peak_and_says_so():
+    summary = pd.DataFrame(
+        [gpu_cell("imagenet_synthetic", "resnet50", "native-torch", seconds_per_1000_samples=0.9)]
+    )
+    metrics = summary[list(matrix.CELL)].assign(cpu_model="Test CPU", gpu_model="NVIDIA H200")
+    datasheet = "1 x H200 FP32 67 TFLOP/s (NVIDIA H200 datasheet)"
+    table = published.side_by_side(
+        pd.read_csv(PUBLISHED),
+        summary,
+        metrics,
+        hardware=pd.read_csv(PUBLISHED_HARDWARE),
+        utilisation=utilisation_of(summary, 67000.0, datasheet),
+    )
+    rows = table.set_index(["workload", "published_hardware", "framework"])
+    row = rows.loc[("resnet50_features", "P100/CUDA 8/cuDNN 6", "PyTorch")]
+    assert row["our_peak_tflops"] == 67.0
+    assert row["our_peak_source"] == "datasheet (no GPU probe ran): " + datasheet
+    assert row["published_scaled"] == pytest.approx(1.9 * 9.3 / 67)
+    # No peak in the utilisation table (a GPU not in gpu_peaks.csv, no probe): empty, and why.
+    table = published.side_by_side(
+        pd.read_csv(PUBLISHED),
+        summary,
+        metrics,
+        hardware=pd.read_csv(PUBLISHED_HARDWARE),
+        utilisation=utilisation_of(summary, float("nan"), "no peak for GPU 'Some GPU'"),
+    )
+    measured = table[table["our_value"].notna()]
+    assert measured["published_scaled"].isna().all()
+    assert (measured["our_peak_source"] == "no peak: no peak for GPU 'Some GPU'").all()
+
+
+def test_cpu_rows_of_ours_are_not_scaled():
+    summary, metrics = ours()
+    utilisation = utilisation_of(summary, 80.0, "CPU float32 matmul probe on host, 2 thread(s)")
+    table = published.side_by_side(
+        pd.read_csv(PUBLISHED),
+        summary,
+        metrics,
+        hardware=pd.read_csv(PUBLISHED_HARDWARE),
+        utilisation=utilisation,
+    )
+    measured = table[table["our_value"].notna()]
+    assert len(measured) == 6  # Tensorflow, PyTorch, Keras(TF) on K80 and P100
+    assert measured["published_peak_tflops"].notna().all()  # the published side is stated
+    assert measured["our_peak_tflops"].isna().all() and measured["published_scaled"].isna().all()
+    assert measured["our_peak_source"].str.startswith("not scaled: ours ran on the CPU").all()
+    # The summary has no first epoch: ours in the published unit is left empty.
+    assert measured["our_in_published_unit"].isna().all()
 
 
 def test_environment_table_joins_what_runs_of_a_backend_recorded():

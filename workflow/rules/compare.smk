@@ -138,8 +138,11 @@ rule plot_lines_of_code:
 rule published_comparison:
     input:
         published="workflow/resources/published_results.csv",
+        hardware="workflow/resources/published_hardware.csv",
         summary="results/summary.csv",
         metrics="results/metrics.csv",
+        # its peak_gflops (rule utilisation): our GPUs' peak, to scale the published figures to
+        utilisation="results/tables/utilisation.csv",
     output:
         csv=report(
             "results/tables/published_comparison.csv",

@@ -11,10 +11,12 @@ table = published.side_by_side(
     pd.read_csv(snakemake.input.published),
     collect.read_table(snakemake.input.summary),
     collect.read_table(snakemake.input.metrics),
+    hardware=pd.read_csv(snakemake.input.hardware),
+    utilisation=collect.read_table(snakemake.input.utilisation),
 )
 tables.write(snakemake.output, table, "Published figures and ours", published.CAPTION)
 print(
-    "{} published figures, {} with a measurement of ours".format(
-        len(table), table["our_value"].notna().sum()
+    "{} published figures, {} with a measurement of ours, {} scaled to our peak".format(
+        len(table), table["our_value"].notna().sum(), table["published_scaled"].notna().sum()
     )
 )

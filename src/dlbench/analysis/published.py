@@ -6,6 +6,13 @@ compare; rankings do. So each source's figures are divided by the fastest
 framework's in the same source, workload and hardware, and ours by the
 fastest of our backends that have a published counterpart on that
 workload and hardware: 1 is the fastest, 2 takes twice as long.
+
+Beside the rankings, for ours on a GPU in float32, the published seconds
+scaled by the devices' peak float32 rates: the published GPU's datasheet
+figure (workflow/resources/published_hardware.csv) over ours (the peak the
+utilisation table measures MFU against: the GPU probe's rate, the
+datasheet's where no probe ran), with ours unscaled and, for a published
+total of N epochs, in that unit.
 """
 
 import matplotlib
@@ -15,6 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from dlbench import catalog  # noqa: E402
 from dlbench.analysis.collect import point_labels  # noqa: E402
 from dlbench.models import workloads
 from dlbench.plan import matrix  # noqa: E402
@@ -34,6 +42,11 @@ OUR_FIGURE = {
     "train_time": "steady_epoch_seconds",
     "time_per_1000_images": "seconds_per_1000_samples",
 }
+# The epochs of a published train_time (seconds for N epochs, the first
+# included): the CIFAR-10 CNN's rows say "10 epochs" in their notes; the
+# IMDB GRU's were timed over 3 (DeepLearningFrameworks' notebook, as our
+# imdb_gru workload and config train it; workflow/report/published.rst).
+PUBLISHED_EPOCHS = {"cifar10_cnn": 10, "imdb_gru": 3}
 # Published framework -> our backend. Gluon and the symbolic MXNet API are
 # both MXNet here (ours is Gluon, hybridised); Lasagne ran on Theano, whose
 # maintained successor is PyTensor. Caffe2 and Julia-Knet have no
@@ -70,20 +83,68 @@ COLUMNS = [
     "our_relative_common",
     "published_rank",
     "our_rank",
+    "published_peak_tflops",
+    "our_peak_tflops",
+    "our_peak_source",
+    "published_scaled",
+    "published_epochs",
+    "our_in_published_unit",
     "notes",
 ]
+# Our cell's columns besides dataset, model and backend (the utilisation
+# table's key), as our_cells passes them on.
+CELL_SETTING = [column for column in matrix.CELL if column not in ("dataset", "model", "backend")]
+OURS = (
+    ["dataset", "model", "backend", "our_hardware", "our_figure", "our_value"]
+    + CELL_SETTING
+    + ["accelerator", "first_epoch_seconds", "our_peak_tflops", "our_peak_source"]
+)
+# How utilisation.py names a GPU peak that its probe measured.
+PROBE_SOURCE = "matmul probe at"
 
 
 def _relative(values):
     return values / values.min()
 
 
-def our_cells(summary, metrics):
+def _key(values):
+    return tuple(str(value) for value in values)
+
+
+def our_peak(cell, utilisation):
+    """(TFLOP/s, source) of our cell's GPUs together in float32: the peak
+    its MFU is measured against (the utilisation table's peak_gflops: the
+    GPU probe's rate x GPUs, the datasheet's where no probe ran), or (None,
+    why not). ``utilisation``: its rows by ``_key`` of the cell columns."""
+    if int(cell["devices"]) == 0 or cell["accelerator"] != "gpu":
+        return None, "not scaled: ours ran on the CPU, the published figures are GPUs'"
+    precision = cell.get("precision", catalog.FLOAT32)
+    if precision != catalog.FLOAT32:
+        return None, "not scaled: ours ran in {}, the published runs and peaks are float32".format(
+            precision
+        )
+    row = utilisation.get(_key(cell[list(matrix.CELL)]))
+    if row is None:
+        return None, "no peak: the cell has no row in the utilisation table"
+    if pd.isna(row["peak_gflops"]):
+        return None, "no peak: {}".format(row["peak_source"])
+    measured = PROBE_SOURCE in str(row["peak_source"])
+    return row["peak_gflops"] / 1000, "{}: {}".format(
+        "measured" if measured else "datasheet (no GPU probe ran)", row["peak_source"]
+    )
+
+
+def our_cells(summary, metrics, utilisation=None):
     """Our measured cells of the published workloads with a published
-    counterpart, each with its hardware named."""
+    counterpart, each with its hardware named and, on a GPU in float32, its
+    peak rate (``our_peak``; ``utilisation``: the utilisation table)."""
     setting = matrix.cell_columns("backend")
     cpus = metrics.groupby(setting)["cpu_model"].first()
     gpus = metrics.groupby(setting)["gpu_model"].first()
+    peaks = {}
+    if utilisation is not None:
+        for _, row in utilisation.iterrows():
+            peaks[_key(row[list(matrix.CELL)])] = row
     summary = summary.assign(setting=point_labels(summary))
     ours = summary[
         summary["model"].isin(WORKLOADS.values())
@@ -104,6 +165,7 @@ def our_cells(summary, metrics):
             if not len(measured):
                 continue
             for _, cell in measured.iterrows():
+                peak, source = our_peak(cell, peaks)
                 rows.append(
                     {
                         "dataset": dataset,
@@ -112,17 +174,36 @@ def our_cells(summary, metrics):
                         "our_hardware": hardware,
                         "our_figure": figure,
                         "our_value": cell[figure],
+                        **{column: cell[column] for column in CELL_SETTING},
+                        "accelerator": cell["accelerator"],
+                        "first_epoch_seconds": cell.get("first_epoch_seconds"),
+                        "our_peak_tflops": peak,
+                        "our_peak_source": source,
                     }
                 )
-    columns = ["dataset", "model", "backend", "our_hardware", "our_figure", "our_value"]
-    return pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=OURS)
+    for column in ("first_epoch_seconds", "our_peak_tflops"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    return frame
 
 
-def side_by_side(published, summary, metrics):
+def in_published_unit(joined):
+    """Ours in the published figure's unit: for a published total of N
+    epochs (train_time), our first epoch + (N - 1) steady epochs, where the
+    summary has both; for a figure per epoch or per 1,000 images, ours as
+    it is."""
+    totals = joined["first_epoch_seconds"] + (joined["published_epochs"] - 1) * joined["our_value"]
+    return totals.where(joined["metric"] == "train_time", joined["our_value"])
+
+
+def side_by_side(published, summary, metrics, hardware=None, utilisation=None):
     """Every published figure, its ratio to the fastest of its source,
     workload and hardware, and beside it our measurement of the same
     framework on the same model (one row per hardware we measured; none
-    where we did not run it)."""
+    where we did not run it). Where ours ran on a GPU in float32, the
+    published figure scaled by the peak rates: ``hardware`` (the published
+    GPUs' datasheet figures, workflow/resources/published_hardware.csv) and
+    ``utilisation`` (the utilisation table, whose peak_gflops is ours)."""
     published = published.assign(
         model=published["workload"].map(WORKLOADS),
         backend=published["framework"].map(BACKENDS),
@@ -132,8 +213,20 @@ def side_by_side(published, summary, metrics):
     published["published_relative"] = published.groupby(group)["published_value"].transform(
         _relative
     )
-    ours = our_cells(summary, metrics)
+    peaks = {} if hardware is None else hardware.set_index("hardware")["fp32_tflops"]
+    published["published_peak_tflops"] = published["published_hardware"].map(peaks)
+    published["published_epochs"] = (
+        published["workload"].map(PUBLISHED_EPOCHS).where(published["metric"] == "train_time")
+    )
+    ours = our_cells(summary, metrics, utilisation)
     joined = published.merge(ours, how="left", on=["model", "backend", "our_figure"])
+    # The time the published run would take on a device of our peak rate,
+    # were time inversely proportional to the peak (an upper bound on the
+    # speed-up: small models are bound by kernel launches and memory).
+    joined["published_scaled"] = (
+        joined["published_value"] * joined["published_peak_tflops"] / joined["our_peak_tflops"]
+    )
+    joined["our_in_published_unit"] = in_published_unit(joined)
     # Rankings compare over the frameworks both sides measured: per source,
     # workload and hardware, and our dataset and hardware.
     common = joined[joined["our_value"].notna()]
@@ -220,11 +313,20 @@ CAPTION = (
     "Published figures beside ours, joined by workload and framework (MXNet and Gluon are both "
     "native-mxnet; Lasagne on Theano is native-pytensor). published_relative: the figure over "
     "the fastest framework's of the same source, workload and hardware, as published (1 = "
-    "fastest). Absolute seconds on a K80 in 2017 and on our hardware do not compare; rankings "
-    "do: published_relative_common and our_relative_common divide by the fastest of the "
-    "frameworks measured on both sides (per source and hardware, and per hardware we ran), and "
-    "the ranks are among those. Training compares "
-    "our steady-state epoch with the published epoch or total training time, feature extraction "
+    "fastest). Absolute seconds on a K80 in 2017 and on our hardware do not compare as they "
+    "are; rankings do: published_relative_common and our_relative_common divide by the fastest "
+    "of the frameworks measured on both sides (per source and hardware, and per hardware we "
+    "ran), and the ranks are among those. Training compares our steady-state epoch with the "
+    "published epoch or total training time, feature extraction "
     "seconds per 1,000 images. Our dataset may be a stand-in (digits for MNIST, tiny generated "
-    "CIFAR-10/IMDB/bAbI in the smoke run), named in the dataset column."
+    "CIFAR-10/IMDB/bAbI in the smoke run), named in the dataset column. "
+    "Where ours ran on a GPU in float32, published_scaled = published_value x "
+    "published_peak_tflops (the published GPU's datasheet float32 peak: 4.37 TFLOP/s for one "
+    "GPU of a K80, 9.3 for a P100 PCIe) / our_peak_tflops (the peak our MFU divides by: the GPU "
+    "probe's, else the datasheet's; our_peak_source says which): the time the published run "
+    "would take at our peak rate. That bounds what a faster device gives, and flatters it: "
+    "these small models are bound by launches and framework overhead as much as by arithmetic. "
+    "Ours is never scaled; our_in_published_unit is ours in the published unit (for a total of "
+    "published_epochs epochs, our first epoch + the rest at our steady epoch). CPU cells and "
+    "other precisions are not scaled (our_peak_source says why)."
 )

@@ -1,3 +1,5 @@
-"""The GPU campaign (docs/gpus.md): staged cells under a device-time budget.
+"""The GPU campaign (docs/gpus.md): staged cells under a device-time budget,
+in a plan's order where one is given, and the dry run's estimate of each
+stage's time from earlier campaigns' records.
 
-Imports: plan, record."""
+Imports: catalog, plan, record, registry."""

@@ -40,6 +40,8 @@ from dlbench.plan import config_rules, paths
 KIT_DIR = ".gpu-kit"
 ENV_DIR = ".gpu-env"
 CONFIG = "config/gpu.yaml"
+# The records of earlier campaigns on an H200 that the project keeps.
+ESTIMATE_FROM = "tests/fixtures/gpu/runs"
 # What the packed results hold: records, epoch logs, tables, plots, logs and
 # the report; never data or weights.
 PACKED_SUFFIXES = (".json", ".csv", ".md", ".png", ".svg", ".html", ".log", ".txt", ".sha256")
@@ -177,12 +179,11 @@ def campaign_config(args, env_python):
     return [*args.config, str(path)]
 
 
-def planned_runs(configfiles):
-    """The run records the config plans (as the workflow reads it)."""
+def read_config(configfiles):
+    """The config as the workflow reads it: the files merged, later ones
+    overriding earlier ones, validated and normalised."""
     import yaml
     from snakemake.utils import validate
-
-    from dlbench.plan import matrix
 
     config = {}
     for path in configfiles:
@@ -190,7 +191,19 @@ def planned_runs(configfiles):
             config.update(yaml.safe_load(handle))
     validate(config, "workflow/schemas/config.schema.yaml")
     config_rules.validate(config)
+    return config
+
+
+def runs_of(config):
+    """(run, its record's path) of every run ``config`` (read_config's) plans."""
+    from dlbench.plan import matrix
+
     return [(run, paths.run_dir(run) + "/run.json") for run in matrix.runs(config)]
+
+
+def planned_runs(configfiles):
+    """The run records the config plans (as the workflow reads it)."""
+    return runs_of(read_config(configfiles))
 
 
 def in_default_mode(run, planned):
@@ -227,6 +240,24 @@ def recorded_elsewhere(packs):
     return found
 
 
+def _gpu_probes(runs, precisions, done):
+    """The GPU's matrix-product probe of each of ``precisions`` (the peak
+    that MFU divides by), where ``runs`` hold a GPU run and ``done`` not the probe."""
+    if not any(int(run.devices) > 0 for run, _ in runs):
+        return []
+    machine = runs[0][0].machine
+    probes = ["results/probes/{}/gpu/precision={}.json".format(machine, p) for p in precisions]
+    return [probe for probe in probes if probe not in done]
+
+
+def _closing(done):
+    """The stages that need every record here (tables, plots, the pack,
+    the report): none where earlier campaigns' packs hold some of them."""
+    if done:
+        return []
+    return [("tables and plots", ["all", "pack"]), ("report", ["--report", "results/report.html"])]
+
+
 def stages(configfiles, done=frozenset()):
     """(name, targets), the cheapest and most wanted first: the GPU's
     matrix-product probes (MFU's peak), the GPU runs in float32 in each
@@ -253,10 +284,8 @@ def stages(configfiles, done=frozenset()):
     cpu_first = pick(False, default=True, float32=True)
     probes = []
     if pick(True):
-        machine = runs[0][0].machine
         precisions = sorted({run.precision for run, _ in every})
-        probes = ["results/probes/{}/gpu/precision={}.json".format(machine, p) for p in precisions]
-        probes = [probe for probe in probes if probe not in done]
+        probes = _gpu_probes(every, precisions, done)
     named = [
         ("gpu probes", probes),
         ("gpu runs, float32", pick(True, default=True, float32=True)),
@@ -265,12 +294,162 @@ def stages(configfiles, done=frozenset()):
         ("gpu runs, other compile mode", pick(True, default=False)),
         ("cpu runs, the rest", [path for path in pick(False) if path not in cpu_first]),
     ]
-    if not done:
-        named += [
-            ("tables and plots", ["all", "pack"]),
-            ("report", ["--report", "results/report.html"]),
+    return named + _closing(done)
+
+
+def read_plan(path):
+    """A campaign's plan (config/campaigns/): its config files and stages,
+    checked against workflow/schemas/campaign_plan.schema.yaml."""
+    import jsonschema
+    import yaml
+
+    with open(path) as handle:
+        plan = yaml.safe_load(handle)
+    with open("workflow/schemas/campaign_plan.schema.yaml") as handle:
+        schema = yaml.safe_load(handle)
+    try:
+        jsonschema.validate(plan, schema)
+    except jsonschema.ValidationError as error:
+        where = "/".join(str(part) for part in error.absolute_path)
+        raise SystemExit("{}: {} (at {})".format(path, error.message, where or "the top")) from None
+    return plan
+
+
+def _selects(item, run, stand_in):
+    values = dict(run._asdict())
+    return all(
+        str(values[key]) == str(stand_in(value) if key == "dataset" else value)
+        for key, value in item.items()
+    )
+
+
+def plan_stages(configfiles, selections, done=frozenset()):
+    """(name, targets) of a plan's stages, in its order: each runs the
+    planned runs that match one of its ``select`` items and no earlier
+    stage's, each preceded by the GPU probes of the precisions it is first
+    to run in; runs that no stage selects go in a last stage of their own,
+    before the tables and the report (as in ``stages``). A ``select`` item
+    that matches no planned run is refused, as the config's ``exclude`` is."""
+    from dlbench.registry import BUILT_IN
+
+    config = read_config(configfiles)
+    stand_in = BUILT_IN.generated_stand_in if config.get("generated_data") else str
+    every = runs_of(config)
+    for stage in selections:
+        for item in stage["select"]:
+            if not any(_selects(item, run, stand_in) for run, _ in every):
+                raise SystemExit(
+                    "the stage {!r} selects {}: no planned run has these values".format(
+                        stage["name"], item
+                    )
+                )
+    left = [(run, path) for run, path in every if path not in done]
+    probed = set()
+    named = []
+    for stage in selections + [{"name": "the runs no stage selects", "select": [{}]}]:
+        chosen = [
+            (run, path)
+            for run, path in left
+            if any(_selects(i, run, stand_in) for i in stage["select"])
         ]
-    return named
+        left = [pair for pair in left if pair not in chosen]
+        precisions = sorted({run.precision for run, _ in chosen if int(run.devices) > 0} - probed)
+        probed.update(precisions)
+        probes = _gpu_probes(every, precisions, done)
+        if probes:
+            named.append(("gpu probes, " + ", ".join(precisions), probes))
+        named.append((stage["name"], [path for _, path in chosen]))
+    return named + _closing(done)
+
+
+def campaign_stages(args, configfiles, done=frozenset()):
+    """The plan's stages (``--plan``), else the generic order of ``stages``."""
+    if args.plan:
+        return plan_stages(configfiles, read_plan(args.plan)["stages"], done)
+    return stages(configfiles, done)
+
+
+def _clock(seconds):
+    return "{:d}:{:02d}".format(int(seconds) // 60, int(seconds) % 60)
+
+
+def dry_run(args):
+    """What the campaign would run, stage by stage, and how long each stage
+    should take on a GPU of the kind that wrote the records in
+    ``--estimate-from`` (dlbench.campaign.estimate): nothing is run, no kit
+    is needed. Where ``--budget-seconds`` is given, the stage the budget
+    would cut off is named."""
+    from dlbench.campaign import estimate
+
+    config = read_config(args.config)
+    done = recorded_elsewhere(args.resume_from)
+    timings = estimate.Estimator(args.estimate_from)
+    planned = {path: run for run, path in runs_of(config)}
+    say(
+        "{} runs planned by {}{}; estimates from {} records in {}".format(
+            len(planned),
+            args.plan or " ".join(args.config),
+            ", {} recorded by earlier campaigns".format(len(done)) if done else "",
+            len(timings.records),
+            ", ".join(args.estimate_from),
+        )
+    )
+    budget = args.budget_seconds - args.pack_reserve_seconds if args.budget_seconds else None
+    elapsed, cut = 0.0, None
+    chosen = [
+        (name, targets) for name, targets in campaign_stages(args, args.config, done) if targets
+    ]
+    for number, (name, targets) in enumerate(chosen, 1):
+        runs = [planned[t] for t in targets if t in planned]
+        probes = [t for t in targets if t.startswith("results/probes/")]
+        lines = []
+        seconds = len(probes) * args.probe_seconds
+        for run in runs:
+            guess = timings.run(config, run)
+            seconds += guess.seconds + args.job_seconds
+            lines.append(
+                "    {:>5.0f} s  {}/{} {} devices={} {} {}: {}".format(
+                    guess.seconds + args.job_seconds,
+                    run.dataset,
+                    run.model,
+                    run.backend,
+                    run.devices,
+                    run.precision,
+                    run.compile,
+                    guess.basis,
+                )
+            )
+        what = (
+            "{} runs".format(len(runs))
+            if runs
+            else "{} probes".format(len(probes))
+            if probes
+            else " ".join(targets)
+        )
+        if runs or probes:
+            elapsed += seconds
+            estimated = "about {:.0f} s, {} from the start".format(seconds, _clock(elapsed))
+        else:
+            estimated = "not estimated"
+        if budget is not None and cut is None and elapsed > budget:
+            cut = name
+        print("stage {}: {} ({}; {})".format(number, name, what, estimated))
+        for line in lines:
+            print(line)
+    print(
+        "each run adds {:.0f} s of Snakemake's own (--job-seconds), each probe takes {:.0f} s "
+        "(--probe-seconds); the jobs that prepare data and weights run beside them on the "
+        "CPU".format(args.job_seconds, args.probe_seconds)
+    )
+    if budget is not None:
+        print(
+            "budget {:.0f} s, {:.0f} s of it for the runs (--pack-reserve-seconds): {}".format(
+                args.budget_seconds,
+                budget,
+                "every stage fits" if cut is None else "stops in the stage {!r}".format(cut),
+            )
+        )
+    return 0
 
 
 def visible_gpus():
@@ -383,7 +562,7 @@ def inside(args):
         # period) leaves its lock: the campaign is the folder's only Snakemake.
         snakemake = [sys.executable, "-m", "snakemake"]
         subprocess.call(snakemake + ["--unlock"] + options, stdout=log, stderr=subprocess.STDOUT)
-        for name, targets in stages(configfiles, done):
+        for name, targets in campaign_stages(args, configfiles, done):
             if not targets:  # no run of this kind in the config
                 continue
             left = deadline - time.time()
@@ -445,8 +624,39 @@ def main(argv=None):
     parser.add_argument(
         "--config",
         nargs="+",
-        default=[CONFIG],
-        help="config files, later ones overriding earlier ones (Snakemake's --configfile)",
+        help="config files, later ones overriding earlier ones (Snakemake's --configfile; "
+        "default: {}, or the plan's)".format(CONFIG),
+    )
+    parser.add_argument(
+        "--plan",
+        help="a campaign's plan (config/campaigns/): its config files, then --config's, and "
+        "its stages in its order (default: config/gpu.yaml's generic stages)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the stages, their runs and how long each should take, and stop: "
+        "nothing runs, no kit is needed",
+    )
+    parser.add_argument(
+        "--estimate-from",
+        nargs="+",
+        default=[ESTIMATE_FROM],
+        metavar="RECORDS",
+        help="earlier GPU records the dry run's estimates come from: folders or "
+        "results.tar.gz packs (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--job-seconds",
+        type=float,
+        default=5,
+        help="the dry run's Snakemake time per run beyond its record (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--probe-seconds",
+        type=float,
+        default=17,
+        help="the dry run's time per GPU probe (default: %(default)s)",
     )
     parser.add_argument(
         "--devices", type=int, nargs="+", help="device counts (default: the config's)"
@@ -494,6 +704,12 @@ def main(argv=None):
     parser.add_argument("--started", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.argv = argv
+    if args.inside or args.dry_run:  # the machine's own interpreter may lack YAML
+        if args.plan:
+            args.config = read_plan(args.plan)["config"] + (args.config or [])
+        args.config = args.config or [CONFIG]
+    if args.dry_run:
+        return dry_run(args)
     if not (args.out or args.prepare_only):
         parser.error("--out is required (where the packed results go)")
     return inside(args) if args.inside else outer(args)
