@@ -13,15 +13,20 @@ its ``.gpu-kit`` to the GPU machine, and there, from the project's root::
 2. The config: ``config/gpu.yaml`` with every backend pointed at that
    interpreter (existing environments).
 3. Snakemake in stages, the GPU runs first, then the CPU runs, then the
-   tables and the report, each stage as long as the budget allows. At the
-   budget's end Snakemake is interrupted, which removes the outputs of the
-   jobs it cut off; the same command again resumes where it stopped.
+   tables and the report (or a plan's stages, ``--plan``), each stage as
+   long as the budget allows. At the budget's end Snakemake is interrupted,
+   which removes the outputs of the jobs it cut off; the same command again
+   resumes where it stopped.
 4. The records, tables, plots, logs and the report packed into ``--out``
    (results.tar.gz, campaign.json), to copy back; the logs are left out where
    the archive would exceed ``--archive-limit-mib``.
 
 The first part runs in the machine's interpreter with the standard library
-alone; the rest in the prepared interpreter (``--inside``).
+alone; the rest in the prepared interpreter (``--inside``). ``--dry-run``
+prints the stages and how long each should take, from earlier campaigns'
+records, and runs nothing::
+
+    .venv/bin/python -m dlbench.campaign.gpu_campaign --plan PLAN --dry-run --budget-seconds 540
 """
 
 import argparse
@@ -643,7 +648,7 @@ def main(argv=None):
         nargs="+",
         default=[ESTIMATE_FROM],
         metavar="RECORDS",
-        help="earlier GPU records the dry run's estimates come from: folders or "
+        help="earlier campaigns' records the dry run's estimates come from: folders or "
         "results.tar.gz packs (default: %(default)s)",
     )
     parser.add_argument(
