@@ -219,3 +219,26 @@ def test_the_merged_report_shows_the_comparison_in_the_browser(compared):
     assert checked["opened"] == checked["results"]
     # workload x backend x devices: the emulated machines' 3 and the H200's 20, two shared
     assert checked["table_rows"]["results/tables/machines.html"] == 21
+
+
+def test_the_published_figures_are_scaled_to_the_imported_h200s_peak(compared):
+    """DeepLearningFrameworks' PyTorch ResNet-50 features on a K80 and a P100
+    beside the H200's native torch: scaled by the published GPU's datasheet
+    peak over the H200's (its datasheet's: the folder brought no probe, and
+    its records predate the versions dimension); ours unscaled, in the
+    published unit."""
+    table = pd.read_csv(compared["two"] / "results" / "tables" / "published_comparison.csv")
+    pytorch = table[
+        (table["workload"] == "resnet50_features")
+        & (table["framework"] == "PyTorch")
+        & table["our_hardware"].str.contains(GPU_MACHINE, na=False)
+    ].set_index("published_hardware")
+    assert set(pytorch.index) == {"K80/CUDA 8/cuDNN 6", "P100/CUDA 8/cuDNN 6"}
+    peaks = pd.read_csv(REPO / "workflow" / "resources" / "gpu_peaks.csv").set_index("gpu")
+    for _, row in pytorch.iterrows():
+        assert row["our_peak_source"].startswith("datasheet")
+        assert row["our_peak_tflops"] == pytest.approx(peaks.loc["H200", "fp32_tflops"])
+        expected = row["published_value"] * row["published_peak_tflops"] / row["our_peak_tflops"]
+        assert row["published_scaled"] == pytest.approx(expected)
+        assert row["our_in_published_unit"] == row["our_value"]  # seconds per 1,000 images
+    assert pytorch.loc["K80/CUDA 8/cuDNN 6", "published_peak_tflops"] == pytest.approx(4.37)

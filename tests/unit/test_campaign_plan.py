@@ -2,6 +2,12 @@
 each stage takes, in what order, and how long the records of earlier
 campaigns say each should take; no GPU, no Snakemake run."""
 
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -217,3 +223,21 @@ def test_the_dry_run_lists_every_run_and_names_the_stage_the_budget_cuts(capsys)
     # every run is listed with what its estimate rests on
     runs = [line for line in out.splitlines() if line.startswith("    ")]
     assert len(runs) == 58 and all(" s  " in line and "start: " in line for line in runs)
+
+
+def test_the_published_gpu_config_plans_its_runs_and_a_probe_per_precision():
+    """As on the GPU machine (one GPU, as its CUDA_VISIBLE_DEVICES says):
+    the 58 runs, the GPU's float32 and tf32 probes, and no profile runs (the
+    campaign's time is for the timed runs)."""
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("snakemake")), "-n", "--forceall"]
+        + ["--configfile", "config/gpu-published.yaml"],
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        env=dict(os.environ, CUDA_VISIBLE_DEVICES="0"),
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", done.stdout, re.MULTILINE))
+    assert counts["bench"] == "58" and counts["gpu_probe"] == "2"
+    assert "profile" not in counts and "generate" in counts  # generated data, no download

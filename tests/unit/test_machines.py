@@ -223,6 +223,21 @@ def test_an_archive_imports_like_its_folder(tmp_path):
         imported_results.import_records([tmp_path / "absent"], "here")
 
 
+def test_an_imported_older_record_is_read_as_the_current_version():
+    """The H200's version 2 records (tests/fixtures/gpu), imported, stand in
+    the tables as this machine's own would: at the dimensions they predate
+    (versions pinned), saying so, so that no table grouped by the cell drops them."""
+    folder = REPO / "tests" / "fixtures" / "gpu" / "runs"
+    accepted, _ = imported_results.import_records([folder], "here")
+    assert len(accepted) == 20 and {r["record_version"] for r in accepted} == {3}
+    assert {r["versions"] for r in accepted} == {"pinned"}
+    assert all("no manifest of hidden settings" in r["read_as"] for r in accepted)
+    # the first campaign's writer predates versions: the reading says what it assumed
+    assert any(
+        "predating the dimensions it ran at: versions pinned" in r["read_as"] for r in accepted
+    )
+
+
 def test_settings_are_labelled_only_by_what_varies():
     frame = pd.DataFrame(
         {

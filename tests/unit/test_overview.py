@@ -14,6 +14,7 @@ from testkit import REPO, fixture_record
 
 PUBLISHED = REPO / "workflow" / "resources" / "published_results.csv"
 PUBLISHED_HARDWARE = REPO / "workflow" / "resources" / "published_hardware.csv"
+GPU_PEAKS = REPO / "workflow" / "resources" / "gpu_peaks.csv"
 
 
 def test_project_copy_of_the_published_figures_is_the_shared_reference():
@@ -86,13 +87,14 @@ def test_published_plot_is_written(tmp_path):
 
 
 def test_every_published_hardware_has_its_datasheet_peak():
-    hardware = pd.read_csv(PUBLISHED_HARDWARE).set_index("hardware")
-    assert set(pd.read_csv(PUBLISHED)["hardware"]) <= set(hardware.index)
-    # one GPU of a K80 board (NVIDIA: 8.73 TFLOP/s for its two), a P100 PCIe
-    assert hardware.loc["K80/CUDA 8/cuDNN 6", "fp32_tflops"] == 4.37
-    assert hardware.loc["Azure NC6 K80", "fp32_tflops"] == 4.37
-    assert hardware.loc["P100/CUDA 8/cuDNN 6", "fp32_tflops"] == 9.3
-    assert hardware["source"].str.contains("datasheet").all()
+    hardware = pd.read_csv(PUBLISHED_HARDWARE)
+    assert set(pd.read_csv(PUBLISHED)["hardware"]) <= set(hardware["hardware"])
+    peaks = published.published_peaks(hardware, pd.read_csv(GPU_PEAKS))
+    assert peaks == {
+        "K80/CUDA 8/cuDNN 6": 4.37,
+        "Azure NC6 K80": 4.37,
+        "P100/CUDA 8/cuDNN 6": 9.3,
+    }
 
 
 def test_published_epochs_are_those_the_figures_were_timed_over():
@@ -154,6 +156,7 @@ def test_published_figures_are_scaled_to_the_peak_of_our_gpu():
         summary,
         metrics,
         hardware=pd.read_csv(PUBLISHED_HARDWARE),
+        peaks=pd.read_csv(GPU_PEAKS),
         utilisation=utilisation,
     )
     rows = table.set_index(["workload", "published_hardware", "framework"])
@@ -191,6 +194,7 @@ def test_without_a_probe_ours_is_the_datasheet_peak_and_says_so():
         summary,
         metrics,
         hardware=pd.read_csv(PUBLISHED_HARDWARE),
+        peaks=pd.read_csv(GPU_PEAKS),
         utilisation=utilisation_of(summary, 67000.0, datasheet),
     )
     rows = table.set_index(["workload", "published_hardware", "framework"])
@@ -204,11 +208,38 @@ def test_without_a_probe_ours_is_the_datasheet_peak_and_says_so():
         summary,
         metrics,
         hardware=pd.read_csv(PUBLISHED_HARDWARE),
+        peaks=pd.read_csv(GPU_PEAKS),
         utilisation=utilisation_of(summary, float("nan"), "no peak for GPU 'Some GPU'"),
     )
     measured = table[table["our_value"].notna()]
     assert measured["published_scaled"].isna().all()
     assert (measured["our_peak_source"] == "no peak: no peak for GPU 'Some GPU'").all()
+
+
+def test_an_imported_cell_older_than_a_dimension_without_flops_is_scaled_by_its_datasheet():
+    """A record written before the versions dimension (empty there), of a
+    workload this config does not run (no FLOPs: no utilisation row): still
+    beside the published figures, its GPU named, its peak the datasheet's."""
+    summary = pd.DataFrame(
+        [gpu_cell("imagenet_synthetic", "resnet50", "native-torch", seconds_per_1000_samples=0.35)]
+    ).assign(versions=float("nan"))
+    metrics = summary[list(matrix.CELL)].assign(cpu_model="Test CPU", gpu_model="NVIDIA H200")
+    table = published.side_by_side(
+        pd.read_csv(PUBLISHED),
+        summary,
+        metrics,
+        hardware=pd.read_csv(PUBLISHED_HARDWARE),
+        peaks=pd.read_csv(GPU_PEAKS),
+        utilisation=utilisation_of(summary, 53900.0, PROBED).iloc[0:0],
+    )
+    row = table.set_index(["workload", "published_hardware", "framework"]).loc[
+        ("resnet50_features", "K80/CUDA 8/cuDNN 6", "PyTorch")
+    ]
+    assert row["our_value"] == 0.35 and row["our_hardware"].endswith("(NVIDIA H200)")
+    assert row["our_peak_tflops"] == 67.0 and row["our_peak_source"].startswith(
+        "datasheet: 1 x H200"
+    )
+    assert row["published_scaled"] == pytest.approx(7.7 * 4.37 / 67)
 
 
 def test_cpu_rows_of_ours_are_not_scaled():
@@ -219,6 +250,7 @@ def test_cpu_rows_of_ours_are_not_scaled():
         summary,
         metrics,
         hardware=pd.read_csv(PUBLISHED_HARDWARE),
+        peaks=pd.read_csv(GPU_PEAKS),
         utilisation=utilisation,
     )
     measured = table[table["our_value"].notna()]

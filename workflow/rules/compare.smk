@@ -139,6 +139,7 @@ rule published_comparison:
     input:
         published="workflow/resources/published_results.csv",
         hardware="workflow/resources/published_hardware.csv",
+        peaks="workflow/resources/gpu_peaks.csv",
         summary="results/summary.csv",
         metrics="results/metrics.csv",
         # its peak_gflops (rule utilisation): our GPUs' peak, to scale the published figures to

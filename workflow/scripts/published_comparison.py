@@ -12,6 +12,7 @@ table = published.side_by_side(
     collect.read_table(snakemake.input.summary),
     collect.read_table(snakemake.input.metrics),
     hardware=pd.read_csv(snakemake.input.hardware),
+    peaks=pd.read_csv(snakemake.input.peaks),
     utilisation=collect.read_table(snakemake.input.utilisation),
 )
 tables.write(snakemake.output, table, "Published figures and ours", published.CAPTION)

@@ -9,7 +9,8 @@ workload and hardware: 1 is the fastest, 2 takes twice as long.
 
 Beside the rankings, for ours on a GPU in float32, the published seconds
 scaled by the devices' peak float32 rates: the published GPU's datasheet
-figure (workflow/resources/published_hardware.csv) over ours (the peak the
+figure (the GPU that workflow/resources/published_hardware.csv names, its
+peak from gpu_peaks.csv) over ours (the peak the
 utilisation table measures MFU against: the GPU probe's rate, the
 datasheet's where no probe ran), with ours unscaled and, for a published
 total of N epochs, in that unit.
@@ -24,6 +25,7 @@ import pandas as pd  # noqa: E402
 
 from dlbench import catalog  # noqa: E402
 from dlbench.analysis.collect import point_labels  # noqa: E402
+from dlbench.analysis.hardware import gpu_peak  # noqa: E402
 from dlbench.models import workloads
 from dlbench.plan import matrix  # noqa: E402
 
@@ -111,11 +113,14 @@ def _key(values):
     return tuple(str(value) for value in values)
 
 
-def our_peak(cell, utilisation):
+def our_peak(cell, utilisation, gpu_model=None, peaks=None):
     """(TFLOP/s, source) of our cell's GPUs together in float32: the peak
     its MFU is measured against (the utilisation table's peak_gflops: the
-    GPU probe's rate x GPUs, the datasheet's where no probe ran), or (None,
-    why not). ``utilisation``: its rows by ``_key`` of the cell columns."""
+    GPU probe's rate x GPUs, the datasheet's where no probe ran); where the
+    table has no row for the cell (no FLOPs for its model: a workload only
+    an imported record ran), the datasheet's for ``gpu_model`` in ``peaks``
+    (gpu_peaks.csv); or (None, why not). ``utilisation``: its rows by
+    ``_key`` of the cell columns."""
     if int(cell["devices"]) == 0 or cell["accelerator"] != "gpu":
         return None, "not scaled: ours ran on the CPU, the published figures are GPUs'"
     precision = cell.get("precision", catalog.FLOAT32)
@@ -125,7 +130,15 @@ def our_peak(cell, utilisation):
         )
     row = utilisation.get(_key(cell[list(matrix.CELL)]))
     if row is None:
-        return None, "no peak: the cell has no row in the utilisation table"
+        sheet = None if peaks is None else gpu_peak(gpu_model, peaks)
+        if sheet is None:
+            return None, "no peak: no utilisation row for the cell, no datasheet for {}".format(
+                gpu_model or "its GPU"
+            )
+        devices = int(cell["devices"])
+        return devices * float(sheet["fp32_tflops"]), "datasheet: {} x {} FP32 ({})".format(
+            devices, sheet["gpu"], sheet["source"]
+        )
     if pd.isna(row["peak_gflops"]):
         return None, "no peak: {}".format(row["peak_source"])
     measured = PROBE_SOURCE in str(row["peak_source"])
@@ -134,17 +147,25 @@ def our_peak(cell, utilisation):
     )
 
 
-def our_cells(summary, metrics, utilisation=None):
+def our_cells(summary, metrics, utilisation=None, peaks=None):
     """Our measured cells of the published workloads with a published
     counterpart, each with its hardware named and, on a GPU in float32, its
-    peak rate (``our_peak``; ``utilisation``: the utilisation table)."""
+    peak rate (``our_peak``; ``utilisation``: the utilisation table,
+    ``peaks``: gpu_peaks.csv)."""
     setting = matrix.cell_columns("backend")
-    cpus = metrics.groupby(setting)["cpu_model"].first()
-    gpus = metrics.groupby(setting)["gpu_model"].first()
-    peaks = {}
+
+    # as text: a record older than a dimension (an imported one) leaves it
+    # empty, and grouping would drop it
+    def keys(frame):
+        text = ["|".join(_key(row)) for row in frame[setting].itertuples(index=False)]
+        return pd.Series(text, index=frame.index, dtype=object)
+
+    cpus = metrics.groupby(keys(metrics))["cpu_model"].first()
+    gpus = metrics.groupby(keys(metrics))["gpu_model"].first()
+    rates = {}
     if utilisation is not None:
         for _, row in utilisation.iterrows():
-            peaks[_key(row[list(matrix.CELL)])] = row
+            rates[_key(row[list(matrix.CELL)])] = row
     summary = summary.assign(setting=point_labels(summary))
     ours = summary[
         summary["model"].isin(WORKLOADS.values())
@@ -152,20 +173,18 @@ def our_cells(summary, metrics, utilisation=None):
         & summary["status"].isin(["ok", "partial"])
     ].copy()
     rows = []
-    for key, cells in ours.groupby(setting):
+    for key, cells in ours.groupby(keys(ours)):
         first = cells.iloc[0]
         dataset, model = first["dataset"], first["model"]
-        if int(first["devices"]) == 0 or first["accelerator"] != "gpu":
-            processor = cpus.get(key)
-        else:
-            processor = gpus.get(key)
+        on_gpus = int(first["devices"]) > 0 and first["accelerator"] == "gpu"
+        processor = (gpus if on_gpus else cpus).get(key)
         hardware = "{} ({})".format(first["setting"], processor or "unrecorded")
         for figure in sorted(set(OUR_FIGURE.values())):
             measured = cells[cells[figure].notna()]
             if not len(measured):
                 continue
             for _, cell in measured.iterrows():
-                peak, source = our_peak(cell, peaks)
+                peak, source = our_peak(cell, rates, gpus.get(key), peaks)
                 rows.append(
                     {
                         "dataset": dataset,
@@ -196,14 +215,28 @@ def in_published_unit(joined):
     return totals.where(joined["metric"] == "train_time", joined["our_value"])
 
 
-def side_by_side(published, summary, metrics, hardware=None, utilisation=None):
+def published_peaks(hardware, peaks):
+    """{published hardware: its GPU's datasheet float32 TFLOP/s}: ``hardware``
+    (workflow/resources/published_hardware.csv) names each published
+    hardware's GPU as nvidia-smi would, ``peaks`` (gpu_peaks.csv) holds the
+    datasheets' figures, as for our own GPUs."""
+    if hardware is None or peaks is None:
+        return {}
+    found = {}
+    for _, row in hardware.iterrows():
+        peak = gpu_peak(row["gpu_model"], peaks)
+        found[row["hardware"]] = None if peak is None else float(peak["fp32_tflops"])
+    return found
+
+
+def side_by_side(published, summary, metrics, hardware=None, peaks=None, utilisation=None):
     """Every published figure, its ratio to the fastest of its source,
     workload and hardware, and beside it our measurement of the same
     framework on the same model (one row per hardware we measured; none
     where we did not run it). Where ours ran on a GPU in float32, the
-    published figure scaled by the peak rates: ``hardware`` (the published
-    GPUs' datasheet figures, workflow/resources/published_hardware.csv) and
-    ``utilisation`` (the utilisation table, whose peak_gflops is ours)."""
+    published figure scaled by the peak rates: the published GPUs'
+    datasheet figures (``published_peaks`` of ``hardware`` and ``peaks``)
+    over ours (``utilisation``: the utilisation table's peak_gflops)."""
     published = published.assign(
         model=published["workload"].map(WORKLOADS),
         backend=published["framework"].map(BACKENDS),
@@ -213,12 +246,13 @@ def side_by_side(published, summary, metrics, hardware=None, utilisation=None):
     published["published_relative"] = published.groupby(group)["published_value"].transform(
         _relative
     )
-    peaks = {} if hardware is None else hardware.set_index("hardware")["fp32_tflops"]
-    published["published_peak_tflops"] = published["published_hardware"].map(peaks)
+    published["published_peak_tflops"] = published["published_hardware"].map(
+        published_peaks(hardware, peaks)
+    )
     published["published_epochs"] = (
         published["workload"].map(PUBLISHED_EPOCHS).where(published["metric"] == "train_time")
     )
-    ours = our_cells(summary, metrics, utilisation)
+    ours = our_cells(summary, metrics, utilisation, peaks)
     joined = published.merge(ours, how="left", on=["model", "backend", "our_figure"])
     # The time the published run would take on a device of our peak rate,
     # were time inversely proportional to the peak (an upper bound on the
