@@ -5,6 +5,7 @@ import compileall
 import copy
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -122,6 +123,21 @@ SETUP_TIMEOUT_S = 3600
 INVOCATION_TIMEOUT_S = 3600
 # One run started by a test outside Snakemake (seconds to a minute).
 RUN_TIMEOUT_S = 600
+
+
+def jobs_planned_on_one_gpu(config):
+    """{rule: jobs} that ``snakemake -n --forceall`` plans for ``config`` in
+    the repository, as on a GPU machine (one GPU, as its
+    CUDA_VISIBLE_DEVICES says): every job, whatever results/ holds."""
+    done = subprocess.run(
+        [SNAKEMAKE, "-n", "--forceall", "--configfile", str(config)],
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        env=dict(os.environ, CUDA_VISIBLE_DEVICES="0"),
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {rule: int(n) for rule, n in re.findall(r"^(\w+)\s+(\d+)$", done.stdout, re.M)}
 
 
 def copy_workflow(destination, venvs_from=None, environments=(), source=REPO):

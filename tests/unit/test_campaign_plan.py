@@ -2,17 +2,11 @@
 each stage takes, in what order, and how long the records of earlier
 campaigns say each should take; no GPU, no Snakemake run."""
 
-import os
-import re
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import yaml
 
 from dlbench.campaign import estimate, gpu_campaign
-from testkit import REPO
+from testkit import REPO, jobs_planned_on_one_gpu
 
 PLAN = "config/campaigns/published-tables-on-a-gpu.yaml"
 PUBLISHED = REPO / "config" / "questions" / "published-tables.yaml"
@@ -229,15 +223,6 @@ def test_the_published_gpu_config_plans_its_runs_and_a_probe_per_precision():
     """As on the GPU machine (one GPU, as its CUDA_VISIBLE_DEVICES says):
     the 58 runs, the GPU's float32 and tf32 probes, and no profile runs (the
     campaign's time is for the timed runs)."""
-    done = subprocess.run(
-        [str(Path(sys.executable).with_name("snakemake")), "-n", "--forceall"]
-        + ["--configfile", "config/gpu-published.yaml"],
-        capture_output=True,
-        text=True,
-        cwd=str(REPO),
-        env=dict(os.environ, CUDA_VISIBLE_DEVICES="0"),
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", done.stdout, re.MULTILINE))
-    assert counts["bench"] == "58" and counts["gpu_probe"] == "2"
+    counts = jobs_planned_on_one_gpu("config/gpu-published.yaml")
+    assert counts["bench"] == 58 and counts["gpu_probe"] == 2
     assert "profile" not in counts and "generate" in counts  # generated data, no download

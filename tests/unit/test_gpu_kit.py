@@ -12,13 +12,12 @@ import subprocess
 import sys
 import tarfile
 import time
-from pathlib import Path
 
 import yaml
 
 from dlbench.campaign import gpu_campaign
 from dlbench.environments import gpu_kit
-from testkit import REPO
+from testkit import REPO, jobs_planned_on_one_gpu
 
 IMAGE = gpu_kit.image_packages(REPO / gpu_kit.IMAGE_LIST)
 CONFIG = str(REPO / gpu_campaign.CONFIG)
@@ -198,25 +197,10 @@ def test_a_campaign_on_a_fresh_machine_leaves_out_what_earlier_packs_recorded(tm
 
 
 def test_the_gpu_config_plans_every_cell_and_the_gpus_own_probe():
-    done = subprocess.run(
-        [
-            str(Path(sys.executable).with_name("snakemake")),
-            "-n",
-            "--forceall",  # every job, whatever a checkout's results/ holds already
-            "--configfile",
-            CONFIG,
-        ],
-        capture_output=True,
-        text=True,
-        cwd=str(REPO),
-        # planned as on the GPU machine: one GPU, as its CUDA_VISIBLE_DEVICES says
-        env=dict(os.environ, CUDA_VISIBLE_DEVICES="0"),
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", done.stdout, re.MULTILINE))
+    counts = jobs_planned_on_one_gpu(CONFIG)
     # 7 workloads x 4 backends x 2 devices x precision x compile, and cuDNN's LeNet
-    assert counts["bench"] == "169"
-    assert counts["gpu_probe"] == "2" and counts["cpu_probe"] == "2"  # float32, bfloat16
+    assert counts["bench"] == 169
+    assert counts["gpu_probe"] == 2 and counts["cpu_probe"] == 2  # float32, bfloat16
 
 
 def test_the_budget_interrupts_snakemake_and_kills_what_ignores_it(tmp_path, monkeypatch):

@@ -129,6 +129,18 @@ def utilisation_of(summary, peak_gflops, peak_source):
     )
 
 
+def beside_published(summary, metrics, utilisation):
+    """The published figures beside ours, scaled by the project's peak tables."""
+    return published.side_by_side(
+        pd.read_csv(PUBLISHED),
+        summary,
+        metrics,
+        hardware=pd.read_csv(PUBLISHED_HARDWARE),
+        peaks=pd.read_csv(GPU_PEAKS),
+        utilisation=utilisation,
+    )
+
+
 def test_published_figures_are_scaled_to_the_peak_of_our_gpu():
     summary = pd.DataFrame(
         [
@@ -151,14 +163,7 @@ def test_published_figures_are_scaled_to_the_peak_of_our_gpu():
     )
     metrics = summary[list(matrix.CELL)].assign(cpu_model="Test CPU", gpu_model="NVIDIA H200")
     utilisation = utilisation_of(summary, 53900.0, PROBED)
-    table = published.side_by_side(
-        pd.read_csv(PUBLISHED),
-        summary,
-        metrics,
-        hardware=pd.read_csv(PUBLISHED_HARDWARE),
-        peaks=pd.read_csv(GPU_PEAKS),
-        utilisation=utilisation,
-    )
+    table = beside_published(summary, metrics, utilisation)
     rows = table.set_index(["workload", "published_hardware", "framework"])
     # DeepLearningFrameworks: PyTorch's ResNet-50 features, 7.7 s per 1,000 images on a K80
     # (one GPU, 4.37 TFLOP/s), would take 7.7 x 4.37 / 53.9 s at our probe's 53.9 TFLOP/s.
@@ -189,27 +194,15 @@ def test_without_a_probe_ours_is_the_datasheet_peak_and_says_so():
     )
     metrics = summary[list(matrix.CELL)].assign(cpu_model="Test CPU", gpu_model="NVIDIA H200")
     datasheet = "1 x H200 FP32 67 TFLOP/s (NVIDIA H200 datasheet)"
-    table = published.side_by_side(
-        pd.read_csv(PUBLISHED),
-        summary,
-        metrics,
-        hardware=pd.read_csv(PUBLISHED_HARDWARE),
-        peaks=pd.read_csv(GPU_PEAKS),
-        utilisation=utilisation_of(summary, 67000.0, datasheet),
-    )
+    table = beside_published(summary, metrics, utilisation_of(summary, 67000.0, datasheet))
     rows = table.set_index(["workload", "published_hardware", "framework"])
     row = rows.loc[("resnet50_features", "P100/CUDA 8/cuDNN 6", "PyTorch")]
     assert row["our_peak_tflops"] == 67.0
     assert row["our_peak_source"] == "datasheet (no GPU probe ran): " + datasheet
     assert row["published_scaled"] == pytest.approx(1.9 * 9.3 / 67)
     # No peak in the utilisation table (a GPU not in gpu_peaks.csv, no probe): empty, and why.
-    table = published.side_by_side(
-        pd.read_csv(PUBLISHED),
-        summary,
-        metrics,
-        hardware=pd.read_csv(PUBLISHED_HARDWARE),
-        peaks=pd.read_csv(GPU_PEAKS),
-        utilisation=utilisation_of(summary, float("nan"), "no peak for GPU 'Some GPU'"),
+    table = beside_published(
+        summary, metrics, utilisation_of(summary, float("nan"), "no peak for GPU 'Some GPU'")
     )
     measured = table[table["our_value"].notna()]
     assert measured["published_scaled"].isna().all()
@@ -224,14 +217,7 @@ def test_an_imported_cell_older_than_a_dimension_without_flops_is_scaled_by_its_
         [gpu_cell("imagenet_synthetic", "resnet50", "native-torch", seconds_per_1000_samples=0.35)]
     ).assign(versions=float("nan"))
     metrics = summary[list(matrix.CELL)].assign(cpu_model="Test CPU", gpu_model="NVIDIA H200")
-    table = published.side_by_side(
-        pd.read_csv(PUBLISHED),
-        summary,
-        metrics,
-        hardware=pd.read_csv(PUBLISHED_HARDWARE),
-        peaks=pd.read_csv(GPU_PEAKS),
-        utilisation=utilisation_of(summary, 53900.0, PROBED).iloc[0:0],
-    )
+    table = beside_published(summary, metrics, utilisation_of(summary, 53900.0, PROBED).iloc[0:0])
     row = table.set_index(["workload", "published_hardware", "framework"]).loc[
         ("resnet50_features", "K80/CUDA 8/cuDNN 6", "PyTorch")
     ]
@@ -245,14 +231,7 @@ def test_an_imported_cell_older_than_a_dimension_without_flops_is_scaled_by_its_
 def test_cpu_rows_of_ours_are_not_scaled():
     summary, metrics = ours()
     utilisation = utilisation_of(summary, 80.0, "CPU float32 matmul probe on host, 2 thread(s)")
-    table = published.side_by_side(
-        pd.read_csv(PUBLISHED),
-        summary,
-        metrics,
-        hardware=pd.read_csv(PUBLISHED_HARDWARE),
-        peaks=pd.read_csv(GPU_PEAKS),
-        utilisation=utilisation,
-    )
+    table = beside_published(summary, metrics, utilisation)
     measured = table[table["our_value"].notna()]
     assert len(measured) == 6  # Tensorflow, PyTorch, Keras(TF) on K80 and P100
     assert measured["published_peak_tflops"].notna().all()  # the published side is stated
