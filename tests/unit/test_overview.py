@@ -209,13 +209,13 @@ def test_without_a_probe_ours_is_the_datasheet_peak_and_says_so():
     assert (measured["our_peak_source"] == "no peak: no peak for GPU 'Some GPU'").all()
 
 
-def test_an_imported_cell_older_than_a_dimension_without_flops_is_scaled_by_its_datasheet():
-    """A record written before the versions dimension (empty there), of a
-    workload this config does not run (no FLOPs: no utilisation row): still
-    beside the published figures, its GPU named, its peak the datasheet's."""
+def test_an_imported_cell_without_flops_is_scaled_by_its_datasheet():
+    """An imported record of a workload this config does not run (no FLOPs:
+    no utilisation row): still beside the published figures, its GPU named,
+    its peak the datasheet's."""
     summary = pd.DataFrame(
         [gpu_cell("imagenet_synthetic", "resnet50", "native-torch", seconds_per_1000_samples=0.35)]
-    ).assign(versions=float("nan"))
+    )
     metrics = summary[list(matrix.CELL)].assign(cpu_model="Test CPU", gpu_model="NVIDIA H200")
     table = beside_published(summary, metrics, utilisation_of(summary, 53900.0, PROBED).iloc[0:0])
     row = table.set_index(["workload", "published_hardware", "framework"]).loc[

@@ -95,7 +95,7 @@ def not_a_measurement(record):
         record.get(key) for key in ("steady_epoch_seconds", "started", "finished")
     )
     if steady is not None and started and finished:
-        whole = (_time(finished) - _time(started)).total_seconds()
+        whole = run_seconds(record)
         if steady > whole + 1:  # the record's times are whole seconds
             return "steady_epoch_seconds {:.4g} is longer than the whole run ({:.0f} s)".format(
                 steady, whole
@@ -105,6 +105,11 @@ def not_a_measurement(record):
 
 def _time(text):
     return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_seconds(record):
+    """The whole run's seconds, from its start to its record (whole seconds)."""
+    return (_time(record["finished"]) - _time(record["started"])).total_seconds()
 
 
 def run_key(record):

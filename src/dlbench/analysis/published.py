@@ -24,6 +24,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from dlbench import catalog  # noqa: E402
+from dlbench.analysis import utilisation as utilisation_table  # noqa: E402
 from dlbench.analysis.collect import point_labels  # noqa: E402
 from dlbench.analysis.hardware import gpu_peak  # noqa: E402
 from dlbench.models import workloads
@@ -101,8 +102,6 @@ OURS = (
     + CELL_SETTING
     + ["accelerator", "first_epoch_seconds", "our_peak_tflops", "our_peak_source"]
 )
-# How utilisation.py names a GPU peak that its probe measured.
-PROBE_SOURCE = "matmul probe at"
 
 
 def _relative(values):
@@ -130,18 +129,15 @@ def our_peak(cell, utilisation, gpu_model=None, peaks=None):
         )
     row = utilisation.get(_key(cell[list(matrix.CELL)]))
     if row is None:
-        sheet = None if peaks is None else gpu_peak(gpu_model, peaks)
-        if sheet is None:
-            return None, "no peak: no utilisation row for the cell, no datasheet for {}".format(
-                gpu_model or "its GPU"
-            )
-        devices = int(cell["devices"])
-        return devices * float(sheet["fp32_tflops"]), "datasheet: {} x {} FP32 ({})".format(
-            devices, sheet["gpu"], sheet["source"]
-        )
+        if peaks is None:
+            return None, "no peak: no utilisation row for the cell"
+        gflops, source = utilisation_table.datasheet_peak(cell, gpu_model, peaks)
+        if gflops is None:
+            return None, "no peak: {}".format(source)
+        return gflops / 1000, "datasheet: {}".format(source)
     if pd.isna(row["peak_gflops"]):
         return None, "no peak: {}".format(row["peak_source"])
-    measured = PROBE_SOURCE in str(row["peak_source"])
+    measured = utilisation_table.GPU_PROBE in str(row["peak_source"])
     return row["peak_gflops"] / 1000, "{}: {}".format(
         "measured" if measured else "datasheet (no GPU probe ran)", row["peak_source"]
     )
@@ -153,15 +149,8 @@ def our_cells(summary, metrics, utilisation=None, peaks=None):
     peak rate (``our_peak``; ``utilisation``: the utilisation table,
     ``peaks``: gpu_peaks.csv)."""
     setting = matrix.cell_columns("backend")
-
-    # as text: a record older than a dimension (an imported one) leaves it
-    # empty, and grouping would drop it
-    def keys(frame):
-        text = ["|".join(_key(row)) for row in frame[setting].itertuples(index=False)]
-        return pd.Series(text, index=frame.index, dtype=object)
-
-    cpus = metrics.groupby(keys(metrics))["cpu_model"].first()
-    gpus = metrics.groupby(keys(metrics))["gpu_model"].first()
+    cpus = metrics.groupby(setting)["cpu_model"].first()
+    gpus = metrics.groupby(setting)["gpu_model"].first()
     rates = {}
     if utilisation is not None:
         for _, row in utilisation.iterrows():
@@ -173,7 +162,7 @@ def our_cells(summary, metrics, utilisation=None, peaks=None):
         & summary["status"].isin(["ok", "partial"])
     ].copy()
     rows = []
-    for key, cells in ours.groupby(keys(ours)):
+    for key, cells in ours.groupby(setting):
         first = cells.iloc[0]
         dataset, model = first["dataset"], first["model"]
         on_gpus = int(first["devices"]) > 0 and first["accelerator"] == "gpu"

@@ -38,13 +38,17 @@ COLUMNS = CELL + [
 ]
 
 
-def _datasheet_peak(cell, runs, peaks):
-    """The datasheet rate of the cell's GPUs in the precision it ran:
-    FP32, or the half-precision (bfloat16 / float16 tensor) rate."""
-    models = runs["gpu_model"].dropna()
-    row = hardware.gpu_peak(models.iloc[0], peaks) if len(models) else None
+# How a peak that the GPU's own probe measured is sourced (peak_source).
+GPU_PROBE = "matmul probe at"
+
+
+def datasheet_peak(cell, gpu_model, peaks):
+    """(GFLOP/s, source): the datasheet rate of the cell's GPUs, of
+    ``gpu_model`` as nvidia-smi names it, in the precision it ran: FP32, or
+    the half-precision (bfloat16 / float16 tensor) rate; (None, why not)."""
+    row = hardware.gpu_peak(gpu_model, peaks)
     if row is None:
-        return None, "no peak for GPU {!r}".format(models.iloc[0] if len(models) else None)
+        return None, "no peak for GPU {!r}".format(gpu_model)
     devices = int(cell["devices"])
     column, name = ("fp32_tflops", "FP32")
     if cell.get("precision") == catalog.TF32:
@@ -75,14 +79,16 @@ def _gpu_peak(cell, runs, peaks, probes):
     """The rate one of the machine's GPUs reached at its plateau in the
     cell's precision (rule gpu_probe) x GPUs; the datasheet's where no probe
     ran. Returns (peak, source, datasheet peak)."""
-    datasheet, datasheet_source = _datasheet_peak(cell, runs, peaks)
+    models = runs["gpu_model"].dropna()
+    gpu_model = models.iloc[0] if len(models) else None
+    datasheet, datasheet_source = datasheet_peak(cell, gpu_model, peaks)
     probe = _gpu_probe(cell, probes)
     if probe is None:
         return datasheet, datasheet_source, datasheet
     devices = int(cell["devices"])
     return (
         probe["gflops"] * devices,
-        "{} x {} {} matmul probe at {} x {}{} ({}); datasheet: {}".format(
+        ("{} x {} {} " + GPU_PROBE + " {} x {}{} ({}); datasheet: {}").format(
             devices,
             probe["gpu_name"],
             probe["dtype"],

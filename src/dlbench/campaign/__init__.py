@@ -2,4 +2,4 @@
 in a plan's order where one is given, and the dry run's estimate of each
 stage's time from earlier campaigns' records.
 
-Imports: catalog, plan, record, registry."""
+Imports: analysis, catalog, data, plan, record, registry."""

@@ -23,48 +23,23 @@ is not told apart (tf32 is timed as float32: a bound on its time).
 """
 
 import collections
-import json
 import math
 import statistics
-import tarfile
-from datetime import datetime
-from pathlib import Path
 
 from dlbench import catalog
+from dlbench.analysis import imported_results
+from dlbench.data import datasets
 from dlbench.plan import matrix
-from dlbench.record import contract
-
-# CIFAR-10's binary training set is five files of per_batch images each.
-CIFAR_TRAIN_FILES = 5
 
 Estimate = collections.namedtuple("Estimate", "seconds basis")
 
 
 def ok_records(sources):
-    """The ok run records in ``sources``: folders searched for run.json, or
-    results.tar.gz packs of earlier campaigns."""
-    found = []
-    for source in sources:
-        source = Path(source)
-        if source.is_dir():
-            texts = [path.read_text() for path in sorted(source.rglob("run.json"))]
-        else:
-            with tarfile.open(str(source)) as tar:
-                texts = [
-                    tar.extractfile(member).read().decode()
-                    for member in tar.getmembers()
-                    if member.name.endswith("/run.json")
-                ]
-        for text in texts:
-            record = contract.read(json.loads(text))
-            if record.get("status") == "ok":
-                found.append(record)
-    return found
-
-
-def _seconds_between(started, finished):
-    parse = "%Y-%m-%dT%H:%M:%SZ"
-    return (datetime.strptime(finished, parse) - datetime.strptime(started, parse)).total_seconds()
+    """The ok run records in ``sources`` (folders or results.tar.gz packs of
+    earlier campaigns), each checked and read as the current version, as
+    ``import_results`` reads another machine's."""
+    records, _ = imported_results.import_records(sources, local_machine=None)
+    return [record for record in records if record["status"] == "ok"]
 
 
 def _timed_work(record):
@@ -84,7 +59,7 @@ def train_samples(dataset, entry):
     spec = catalog.DATASETS.get(dataset, {})
     generated = spec.get("generated", {})
     if "per_batch" in generated:
-        samples = generated["per_batch"] * CIFAR_TRAIN_FILES
+        samples = generated["per_batch"] * len(datasets.CIFAR_MEMBERS["train"])
     else:
         samples = generated.get("train", spec.get("samples"))
     if samples is None:
@@ -104,10 +79,6 @@ class Timings:
         self.records = [record for record in records if on_gpus(record) == gpus]
         # a downloaded or bundled dataset's size, as the records saw it
         self.sizes = {r["dataset"]: r["train_samples"] for r in records if r.get("train_samples")}
-
-    @classmethod
-    def read(cls, sources, gpus=True):
-        return cls(ok_records(sources), gpus)
 
     def _of(self, task, backend=None, model=None, other_backends=False):
         return [
@@ -150,7 +121,7 @@ class Timings:
         records = [r for r in self.records if r["backend"] == backend] or self.records
         if not records:
             return Estimate(0.0, "no record of a start")
-        spans = [_seconds_between(r["started"], r["finished"]) - _timed_work(r) for r in records]
+        spans = [imported_results.run_seconds(r) - _timed_work(r) for r in records]
         whose = backend if records[0]["backend"] == backend else "every backend"
         return Estimate(max(0.0, statistics.median(spans)), "start: {}'s".format(whose))
 

@@ -321,11 +321,10 @@ def read_plan(path):
 
 
 def _selects(item, run, stand_in):
-    values = dict(run._asdict())
-    return all(
-        str(values[key]) == str(stand_in(value) if key == "dataset" else value)
-        for key, value in item.items()
-    )
+    from dlbench.plan import matrix
+
+    named = {key: stand_in(value) if key == "dataset" else value for key, value in item.items()}
+    return matrix.has_values(run._asdict(), named)
 
 
 def plan_stages(configfiles, selections, done=frozenset()):

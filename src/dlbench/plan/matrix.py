@@ -334,9 +334,15 @@ def exclusion(config, entry, backend, point):
     has (a backend, dataset, model or dimension value each), or None."""
     cell = dict(point, backend=backend, dataset=entry["dataset"], model=entry["model"])
     for item in config.get("exclude") or []:
-        if all(str(cell[key]) == str(value) for key, value in item.items()):
+        if has_values(cell, item):
             return item
     return None
+
+
+def has_values(cell, item):
+    """Whether ``cell`` ({column: value}) has every value ``item`` names, as
+    text (an ``exclude`` item, a campaign plan's ``select`` item)."""
+    return all(str(cell[key]) == str(value) for key, value in item.items())
 
 
 def describe_entry(item):
