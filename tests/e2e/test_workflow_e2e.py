@@ -18,7 +18,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from dlbench import catalog
-from dlbench.analysis import equivalence_verdicts, profiles
+from dlbench.analysis import equivalence_verdicts, op_categories, op_profiles, profiles
 from dlbench.environments import variants
 from dlbench.models import flops
 from dlbench.plan import comparisons, matrix, paths
@@ -770,6 +770,58 @@ def test_overview_tables_and_plots(workdir):
         assert png.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_every_run_says_where_its_step_goes_op_by_op(workdir):
+    """Every timed run took its op profile after its clocks, from its
+    framework's own profiler: every cell has a row; a cell without a profile
+    is one whose devices run in one process each; the categories plus the
+    unexplained rest add up to the window's step; the ops explain part of it;
+    the gaps, the per-workload plots and the front page read from it; and no
+    window counts among the timed figures."""
+    found = pd.read_csv(workdir / "results/tables/ops.csv")
+    cells = {(run.dataset, run.model, run.backend, run.devices, run.compile) for run in runs()}
+    assert (
+        set(zip(*(found[c] for c in ("dataset", "model", "backend", "devices", "compile"))))
+        == cells
+    )
+    missing = found[found["reason"].notna()]
+    assert missing["reason"].str.contains("one process each").all(), missing["reason"].tolist()
+    profiled = found[found["reason"].isna()]
+    assert len(profiled) > len(found) / 2
+    keys = [key + "_ms" for key in op_categories.CATEGORY_KEYS] + ["unexplained_ms"]
+    added = profiled[keys].sum(axis=1)
+    tolerance = op_profiles.SUM_TOLERANCE * profiled["window_ms_per_step"]
+    assert ((added - profiled["window_ms_per_step"]).abs() <= tolerance).all()
+    assert (
+        (profiled["coverage"] > 0) & (profiled["coverage"] <= 1 + op_profiles.SUM_TOLERANCE)
+    ).all()
+    assert set(profiled["backend"]) == set(EVERY)  # every framework's own profiler ran
+    assert (profiled["profiler_cost"] > 0).all()
+    gaps = pd.read_csv(workdir / "results/tables/op_gaps.csv")
+    assert len(gaps) and (gaps["times_slower"] >= 1).all()
+    for dataset, model in {(run.dataset, run.model) for run in runs()}:
+        assert (workdir / "results/plots/{}_{}_ops.png".format(dataset, model)).exists()
+    assert "Why slower, op by op" in (workdir / "results/report/front_page.rst").read_text()
+    metrics = pd.read_csv(workdir / "results/metrics.csv")
+    mlp = metrics[metrics["model"] == "mlp"]
+    assert (mlp.groupby(["backend", "compile"]).size() == entry("mlp")["repeats"]).all()
+
+
+@pytest.mark.parametrize("model, category", [("mlp", "matmul"), ("cnn", "convolution")])
+def test_a_known_op_mix_comes_first(workdir, model, category):
+    """A stack of dense layers spends its ops in matrix products, a stack of
+    convolutions in convolutions: that category is the largest or close to
+    it on every backend that trains the workload with its ops named (MXNet
+    names Gluon's bulk segments by their first ops; Chainer's CNN spends as
+    long in its 9,216-wide dense layer's gradient as in its convolutions)."""
+    found = pd.read_csv(workdir / "results/tables/ops.csv")
+    cells = found[(found["model"] == model) & found["reason"].isna()]
+    assert len(cells)
+    keys = [key + "_ms" for key in op_categories.CATEGORY_KEYS]
+    for _, cell in cells.iterrows():
+        largest = cell[keys].max()
+        assert cell[category + "_ms"] >= 0.5 * largest, (cell["backend"], cell[keys].to_dict())
+
+
 @needs_browser
 def test_each_profiled_cell_says_where_its_time_goes(workdir):
     """The profiles the config asks for (a Keras, a native and a Python 3.6
@@ -778,7 +830,7 @@ def test_each_profiled_cell_says_where_its_time_goes(workdir):
     flame graph is drawn, and no profile run counts among the timed runs."""
     found = pd.read_csv(workdir / "results/tables/profile.csv")
     profiled = {(run.dataset, run.model, run.backend) for run in runs() if run.repeat == 1}
-    profiled = {cell for cell in profiled if "{}/{}".format(*cell[:2]) in CONFIG["profile"]}
+    profiled = {cell for cell in profiled if "{}/{}".format(*cell[:2]) in CONFIG["python_stacks"]}
     assert set(zip(found["dataset"], found["model"], found["backend"])) == profiled
     assert found["reason"].isna().all(), found["reason"].tolist()
     assert (found["samples"] > 0).all()
@@ -904,7 +956,7 @@ def test_conda_mode_plans_no_venvs(workdir):
     ]
     # the timed runs, the equivalence check's and the profiles'
     profiled = [run for run in runs() if run.repeat == 1]
-    profiled = [run for run in profiled if f"{run.dataset}/{run.model}" in CONFIG["profile"]]
+    profiled = [run for run in profiled if f"{run.dataset}/{run.model}" in CONFIG["python_stacks"]]
     assert len(bench_commands) == len(runs()) + len(comparisons.check_runs(CONFIG)) + len(profiled)
     assert all(command.startswith("PYTHONPATH=src python -m ") for command in bench_commands)
 

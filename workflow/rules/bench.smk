@@ -17,6 +17,7 @@ rule bench:
     output:
         record=f"{RUN_DIR}/run.json",
         epochs=f"{RUN_DIR}/epochs.csv",
+        ops=f"{RUN_DIR}/ops.json",
     log:
         f"{RUN_DIR}/bench.log",
     conda:
@@ -37,5 +38,5 @@ rule bench:
     shell:
         "PYTHONPATH={params.src:q} {params.supervisor} -m dlbench.run.supervise"
         " --python {params.python:q} --spec {params.spec:q} --data {input.data:q}"
-        " --record {output.record:q} --epochs {output.epochs:q} {params.options}"
-        "> {log:q} 2>&1"
+        " --record {output.record:q} --epochs {output.epochs:q} --ops {output.ops:q}"
+        " {params.options}> {log:q} 2>&1"

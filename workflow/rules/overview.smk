@@ -81,8 +81,7 @@ rule environment_table:
 # heat-map makes it too.
 rule front_page:
     input:
-        summary="results/summary.csv",
-        pairs="results/tables/significance.csv",
+        unpack(plan.front_page_inputs),
     output:
         heat_map=report(
             "results/plots/relative_speed.png",

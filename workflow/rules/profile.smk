@@ -1,3 +1,57 @@
+rule op_tables:
+    input:
+        ops=plan.op_profile_files("ops.json"),
+        records=plan.op_profile_files("run.json"),
+        summary="results/summary.csv",
+    output:
+        markdown="results/tables/ops.md",
+        csv=report(
+            "results/tables/ops.csv",
+            caption="../report/ops.rst",
+            category="Profiles",
+            labels={"figure": "time by op category (CSV)"},
+        ),
+        html=report(
+            "results/tables/ops.html",
+            caption="../report/ops.rst",
+            category="Profiles",
+            labels={"figure": "time by op category"},
+        ),
+        ops_csv="results/tables/ops_per_step.csv",
+        gaps_markdown="results/tables/op_gaps.md",
+        gaps_csv="results/tables/op_gaps.csv",
+        gaps_html=report(
+            "results/tables/op_gaps.html",
+            caption="../report/op_gaps.rst",
+            category="Profiles",
+            labels={"figure": "why slower, op by op"},
+        ),
+    log:
+        "logs/tables/ops.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/op_profiles.py"
+
+
+rule plot_ops:
+    input:
+        "results/tables/ops.csv",
+    output:
+        report(
+            "results/plots/{dataset}_{model}_ops.png",
+            caption="../report/ops_plot.rst",
+            category="{dataset} / {model}",
+            labels={"figure": "time by op category"},
+        ),
+    log:
+        "logs/plots/{dataset}_{model}_ops.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/op_profiles.py"
+
+
 rule profile:
     input:
         unpack(plan.bench_inputs),
@@ -105,8 +159,19 @@ rule flame_graph:
         "../scripts/profiles.py"
 
 
-# This file's targets (all): the profiles' tables, each profiled workload's
-# plot and each profiled cell's flame graph.
+# This file's targets (all): the op profiles' tables and each workload's plot;
+# with python_stacks, the sampled layers' tables and plots and each sampled
+# cell's flame graph.
+if plan.op_profiled_runs():
+    TARGETS += [
+        rules.op_tables.output.markdown,
+        rules.op_tables.output.gaps_markdown,
+        *[
+            path
+            for dataset, model in plan.op_profiled_workloads()
+            for path in expand(rules.plot_ops.output, dataset=dataset, model=model)
+        ],
+    ]
 if plan.profile_runs():
     TARGETS += [
         rules.profile_tables.output.markdown,

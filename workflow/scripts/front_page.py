@@ -14,5 +14,6 @@ front_page.write(
     snakemake.params.significance_level,
     snakemake.output.heat_map,
     snakemake.output.front_page,
+    collect.read_table(snakemake.input.op_gaps) if "op_gaps" in snakemake.input.keys() else None,
 )
 print("front page: {}".format(snakemake.output.front_page))

@@ -286,12 +286,53 @@ def not_run_section(summary, most_groups=MOST_GROUPS, most_workloads=MOST_WORKLO
     return lines + [""]
 
 
-def page(summary, pairs, alpha, image_uri=None):
+def op_gaps_section(op_gaps, most=MOST_WORKLOADS):
+    """Per workload and setting, its slowest profiled backend against the
+    fastest, op by op (``results/tables/op_gaps.csv``)."""
+    lines = [heading("Why slower, op by op")]
+    if op_gaps is None or not len(op_gaps):
+        return lines + ["No two backends of one workload and setting have op profiles.", ""]
+    lines += [
+        "The slowest backend of each workload against its fastest, from each framework's own "
+        "profiler (every gap in `op_gaps.html`_, each cell's step by op category in "
+        "`ops.html`_):",
+        "",
+    ]
+    slowest = op_gaps.sort_values("times_slower", ascending=False).drop_duplicates(
+        [column for column in op_gaps.columns if column in matrix.CELL and column != "backend"]
+        + ["task"]
+    )
+    for _, row in slowest.head(most).iterrows():
+        added = (
+            str(row["ops_that_add_most"]).split("; ")[0]
+            if isinstance(row["ops_that_add_most"], str)
+            else None
+        )
+        lines.append(
+            "- {}/{}: ``{}`` {:.2g}× ``{}``'s step: {}{}".format(
+                row["dataset"],
+                row["model"],
+                row["backend"],
+                row["times_slower"],
+                row["fastest"],
+                escape(row["where"]),
+                "; first of the ops it adds: {}".format(escape(added)) if added else "",
+            )
+        )
+    if len(slowest) > most:
+        lines.append("- … and {} more workload(s) and setting(s)".format(len(slowest) - most))
+    return lines + [""]
+
+
+def page(summary, pairs, alpha, image_uri=None, op_gaps=None):
     """The front page's reStructuredText: heat-map, significant differences,
-    what was not run and why."""
+    why slower op by op (where there are op profiles), what was not run and
+    why."""
     pairs = pairs.assign(where=pair_labels(pairs, summary))
     lines = heat_map_section(image_uri, alpha)
     lines += significance_section(pairs, alpha)
+    if op_gaps is not None:
+        lines += op_gaps_section(op_gaps)
     lines += not_run_section(summary)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -303,6 +344,6 @@ def image_uri(path):
         return "data:image/png;base64," + base64.b64encode(handle.read()).decode("ascii")
 
 
-def write(summary, pairs, alpha, heat_map, output):
+def write(summary, pairs, alpha, heat_map, output, op_gaps=None):
     with open(output, "w", encoding="utf-8") as handle:
-        handle.write(page(summary, pairs, alpha, image_uri(heat_map)))
+        handle.write(page(summary, pairs, alpha, image_uri(heat_map), op_gaps))

@@ -261,16 +261,17 @@ def _check_equivalence_settings(config):
 
 
 def _check_profiled_workloads(config):
-    """The workloads ``profile`` names are workloads of the config."""
-    named = config.get("profile")
+    """The workloads ``profile`` and ``python_stacks`` name are workloads of the config."""
     configured = {"{dataset}/{model}".format(**entry) for entry in config["workloads"]}
-    for index, name in enumerate(named if isinstance(named, list) else []):
-        if name not in configured:
-            raise matrix.ConfigError(
-                "profile[{}]: '{}' is not a workload of the config ({})".format(
-                    index, name, ", ".join(sorted(configured))
+    for key in ("profile", "python_stacks"):
+        named = config.get(key)
+        for index, name in enumerate(named if isinstance(named, list) else []):
+            if name not in configured:
+                raise matrix.ConfigError(
+                    "{}[{}]: '{}' is not a workload of the config ({})".format(
+                        key, index, name, ", ".join(sorted(configured))
+                    )
                 )
-            )
 
 
 def _check_versions(config):

@@ -16,6 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1]  # src/dlbench
 # imports from elsewhere: the workloads' definitions, the layers, the catalog.
 RUN_PACKAGE = "dlbench.run"
 ADAPTERS_PACKAGE = "dlbench.run.backends"
+OP_PROFILERS_PACKAGE = "dlbench.run.op_profilers"
 
 
 def module_name(path, package=PACKAGE):
@@ -126,12 +127,14 @@ def in_environment(package=PACKAGE):
 @functools.lru_cache(maxsize=None)
 def run_core(package=PACKAGE):
     """What every run executes whatever its family, relative to the package:
-    run/ less the adapters' package (the adapters and the modules they share
-    are the families' own; the package's __init__, which finds them, is
-    not), with what it imports. The code digest of a family adds its
-    adapters with what they import, its layers and its workloads
-    (dlbench.plan.targets.family_sources)."""
+    run/ less the adapters' and the op profilers' packages (the adapters,
+    the profilers and the modules they share are the families' and the
+    frameworks' own; the adapters' __init__, which finds them, is not), with
+    what it imports. The code digest of a family adds its adapters and its
+    frameworks' op profilers with what they import, its layers and its
+    workloads (dlbench.plan.targets.family_sources)."""
     adapters = set(under(ADAPTERS_PACKAGE, package)) - {ADAPTERS_PACKAGE}
+    adapters |= set(under(OP_PROFILERS_PACKAGE, package))
     entry = [name for name in under(RUN_PACKAGE, package) if name not in adapters]
     return tuple(str(path.relative_to(package)) for path in closure(entry, package))
 

@@ -196,8 +196,9 @@ def normalise(config):
         check = config.get("equivalence_check") or {}
         if check.get("workloads"):
             check["workloads"] = [stand_in_named(name) for name in check["workloads"]]
-        if isinstance(config.get("profile"), list):
-            config["profile"] = [stand_in_named(name) for name in config["profile"]]
+        for key in ("profile", "python_stacks"):
+            if isinstance(config.get(key), list):
+                config[key] = [stand_in_named(name) for name in config[key]]
     for entry in [config] + entries:
         for key in INTEGER_KEYS:
             if key in entry:

@@ -108,10 +108,22 @@ def spec(config, run):
             matrix.backend_settings(config, entry, run.backend),
             **catalog.BACKENDS[run.backend].compile_settings(run.compile),
         ),
+        # Each framework's own op profiler over a window after the clocks
+        # (dlbench.run.op_profiling): turning it on re-runs the cells.
+        "op_profile": profiled(config.get("profile", True), entry),
         # A model of the user's: its file and digest, so that an edit re-runs its cells.
         **custom_model_entry(config, run.model),
         **initial_weights_entry(config, entry, run),
     }
+
+
+def profiled(chosen, entry):
+    """Whether a workload's runs are profiled, by a config's ``profile`` or
+    ``python_stacks``: true for every workload, false for none, or a list of
+    dataset/model workloads."""
+    if isinstance(chosen, list):
+        return "{}/{}".format(entry["dataset"], entry["model"]) in chosen
+    return bool(chosen)
 
 
 def initial_weights_entry(config, entry, run):

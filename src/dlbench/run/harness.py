@@ -15,10 +15,13 @@ instead, its steps' losses in the record and in the CSV.
 import argparse
 import csv
 import json
+import math
 import os
+import shutil
 import socket
 import statistics
 import sys
+import tempfile
 import time
 import traceback
 
@@ -34,6 +37,7 @@ from dlbench.run import (
     equivalence,
     faults,
     launch,
+    op_profiling,
     probe,
     shared_weights,
 )
@@ -65,6 +69,12 @@ def epoch_summary(seconds, compiles_per_epoch=None):
     if later:
         found["steady_epochs"] = [index + 1 for index in later]
     return found
+
+
+# The op profile's window (dlbench.run.op_profiling): train and infer leave its
+# work and steps in their result under this key, and run profiles it once the
+# record's figures are final.
+OP_WINDOW = "op_window"
 
 
 # The supervisor stamps the wall time at which it starts the run's process,
@@ -270,6 +280,24 @@ def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None, meter=Non
         result["test_loss"], result["test_accuracy"] = last["val_loss"], last["val_accuracy"]
     result["train_samples"], result["test_samples"] = n_train, len(y_test)
     result["cold_start"] = cold
+    if spec.get("op_profile"):  # run after the record's figures (run), off every clock
+        order, _ = launch.shard_epoch(
+            epoch_order(spec["seed"], hyper["epochs"], n_train),
+            batch_size,
+            replicas,
+            rank,
+            processes,
+        )
+        steps = op_profiling.window_steps(
+            steady and steady / math.ceil(n_train / float(batch_size)), len(order) // process_batch
+        )
+        x_window = take(x_train, order[: steps * process_batch])
+        y_window = y_train[order[: steps * process_batch]]
+        result[OP_WINDOW] = (
+            lambda: adapter.train_epoch(model, x_window, y_window, process_batch),
+            steps,
+            model,
+        )
     return result
 
 
@@ -385,6 +413,10 @@ def infer(spec, adapter, data, meter=None):
     result["predictions"] = predictions(
         adapter, model, x, min(batch_size, n), not adapter.registry.ends_in_features(spec["model"])
     )
+    if spec.get("op_profile"):  # run after the record's figures (run), off every clock
+        steps = op_profiling.window_steps(steady_batch, op_profiling.MAX_STEPS)
+        window = [sample(i, batch_size) for i in range(steps)]
+        result[OP_WINDOW] = (lambda: [adapter.predict(model, x) for x in window], steps, model)
     print(
         "latency p50 {p50:.3f} ms, p90 {p90:.3f} ms, p99 {p99:.3f} ms; throughput "
         "{0:.1f} samples/s ({1:.3f} s per 1000)".format(
@@ -486,10 +518,12 @@ def run_gpus(spec, parallel):
     return [gpu.strip() for gpu in visible.split(",") if gpu.strip()]
 
 
-def run(spec, data_path, record_path, epochs_path, registry=None):
+def run(spec, data_path, record_path, epochs_path, registry=None, ops_path=None):
     """Run the task (train or infer) and write the record. A framework error
     becomes a ``failed`` record with the traceback's tail; the exit status
-    says the same. ``registry``: the run's own (Registry.of_run) unless given."""
+    says the same. ``registry``: the run's own (Registry.of_run) unless given.
+    ``ops_path``: where the op profile goes (ops.json), when the spec asks
+    for one (``op_profile``)."""
     record = base_record(spec)
     cold = {"launch_seconds": seconds_since_launch()}
     place = launch.process_place()
@@ -538,9 +572,13 @@ def run(spec, data_path, record_path, epochs_path, registry=None):
             last = "first_call_seconds" if spec["task"] == "infer" else "first_step_seconds"
             cold["to_first_step_seconds"] = cold_start_total(cold, last)
             record["cold_start"] = cold
+        window = record.pop(OP_WINDOW, None)
         record["settings"] = adapter.applied_settings()
         record["peak_device_memory_mb"] = adapter.peak_device_memory_mb()
+        record["peak_host_memory_mb"] = runtime.peak_rss_mb()  # before the profiler's buffers
         record["status"] = "ok"
+        if ops_path and rank == 0:
+            runtime.write_json_atomic(ops_path, op_profile(spec, adapter, window, processes))
     except Exception:  # any framework error: the record says what happened
         record["status"] = "failed"
         record["error"] = name_memory_errors(error_text())
@@ -553,12 +591,52 @@ def run(spec, data_path, record_path, epochs_path, registry=None):
     if rank == 0:  # rank 0 writes the run's record
         if record["status"] == "ok":  # after the measurement, which it must not disturb
             record["environment"]["matmul_probe"] = probe.matmul_gflops()
-        record["peak_host_memory_mb"] = runtime.peak_rss_mb()
+        record.setdefault("peak_host_memory_mb", runtime.peak_rss_mb())
         record["finished"] = runtime.utc_now()
         record["load_average_at_end"] = list(os.getloadavg())
         runtime.write_json_atomic(record_path, record)
     runtime.release_cpus()
     return record
+
+
+def op_profile(spec, adapter, window, processes):
+    """ops.json of the run: the framework's profiler over the window, or why
+    there is none. A profiler that fails costs the profile, not the run."""
+    if not spec.get("op_profile"):
+        return op_profiling.not_profiled("profile is off for this workload")
+    if processes > 1:
+        return op_profiling.not_profiled(
+            "its devices run in one process each (torchrun): the op profile takes one process"
+        )
+    if window is None:
+        return op_profiling.not_profiled("the {} task has no steady window".format(spec["task"]))
+    workdir = tempfile.mkdtemp(prefix="dlbench-ops-")
+    profiler = None
+    try:
+        work, steps, model = window
+        profiler, reason = op_profiling.profiler_for(adapter, workdir, model)
+        if reason:
+            return op_profiling.not_profiled(reason, profiler and profiler.name)
+        started = time.perf_counter()
+        found = op_profiling.profile_window(profiler, adapter, work, steps)
+        # the whole profile's cost to the run: the profiler's start, the
+        # window, its stop and the reading of what it recorded
+        found["profile_seconds"] = time.perf_counter() - started
+        print(
+            "op profile: {} over {} steps, {:.3f} s, {} ops".format(
+                found["profiler"], steps, found["window_seconds"], len(found["ops"])
+            ),
+            flush=True,
+        )
+        return found
+    except Exception:  # the run's figures stand; its profile says what went wrong
+        traceback.print_exc()
+        return op_profiling.not_profiled(
+            "the profiler failed: " + failure_reason(error_text()),
+            profiler and profiler.name,
+        )
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def argument_parser(description):
@@ -568,12 +646,13 @@ def argument_parser(description):
     parser.add_argument("--data", required=True, help="the prepared dataset (.npz)")
     parser.add_argument("--record", required=True, help="where to write run.json")
     parser.add_argument("--epochs", required=True, help="where to write the per-epoch CSV")
+    parser.add_argument("--ops", default=None, help="where to write the op profile (ops.json)")
     return parser
 
 
 def main(argv=None):
     args = argument_parser(__doc__.splitlines()[0]).parse_args(argv)
-    record = run(json.loads(args.spec), args.data, args.record, args.epochs)
+    record = run(json.loads(args.spec), args.data, args.record, args.epochs, ops_path=args.ops)
     return 0 if record["status"] == "ok" else 1
 
 

@@ -23,7 +23,7 @@ import time
 from dlbench import catalog
 from dlbench.host import cpu_isa, gpus, runtime
 from dlbench.record import environment_records
-from dlbench.run import harness, launch, model_check, profiling, run_data
+from dlbench.run import harness, launch, model_check, op_profiling, profiling, run_data
 
 ERROR_TAIL_LINES = 30
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -144,13 +144,66 @@ def supervise(
     env_mode="current",
     model_check_path=None,
     profile=None,
+    ops_path=None,
 ):
     """Run ``spec`` with the harness under ``python`` (the backend's
     environment; this one by default) and leave a record in every case.
     ``profile``: (py-spy, stacks file, profile.json): the run under the
-    profiler (dlbench.run.profiling), and what it took or why it took nothing."""
-    if os.path.exists(record_path):
-        os.remove(record_path)  # never mistake an old record for this run's
+    profiler (dlbench.run.profiling), and what it took or why it took nothing.
+    ``ops_path``: where the harness writes the run's op profile (ops.json,
+    dlbench.run.op_profiling); the supervisor writes why there is none where
+    the run left none."""
+    for old in (record_path, ops_path):
+        if old and os.path.exists(old):
+            os.remove(old)  # never mistake an old record or profile for this run's
+    try:
+        return _supervise(
+            spec,
+            data,
+            record_path,
+            epochs_path,
+            timeout_s,
+            gpu_lock_dir,
+            gpu_wait_s,
+            python,
+            env_marker,
+            memory_limit_mb,
+            env_mode,
+            model_check_path,
+            profile,
+            ops_path,
+        )
+    finally:
+        if ops_path and not os.path.exists(ops_path):
+            runtime.write_json_atomic(ops_path, op_profiling.not_profiled(_no_ops(record_path)))
+
+
+def _no_ops(record_path):
+    """Why a run left no op profile: it did not end ok."""
+    try:
+        with open(record_path) as handle:
+            record = json.load(handle)
+    except (OSError, ValueError):
+        return "the run left no record"
+    return "the run {}: {}".format(record.get("status"), record.get("reason"))
+
+
+def _supervise(
+    spec,
+    data,
+    record_path,
+    epochs_path,
+    timeout_s,
+    gpu_lock_dir,
+    gpu_wait_s,
+    python,
+    env_marker,
+    memory_limit_mb,
+    env_mode,
+    model_check_path,
+    profile,
+    ops_path,
+):
     check, unavailable = environment_check(env_mode, env_marker)
     spec = dict(spec, environment_check=check)
     no_data = run_data.unavailable_reason(data)
@@ -190,6 +243,8 @@ def supervise(
     env["PYTHONUNBUFFERED"] = "1"
     harness_args = ["--spec", json.dumps(spec), "--data", data, "--record", record_path]
     harness_args += ["--epochs", epochs_path]
+    if ops_path:
+        harness_args += ["--ops", ops_path]
     torchrun_logs = None
     if parallel["launch"] == "process_per_device":
         torchrun_logs = tempfile.mkdtemp(prefix="dlbench-torchrun-")
@@ -301,6 +356,7 @@ def main(argv=None):
         env_mode=args.env_mode,
         model_check_path=args.model_check,
         profile=profile,
+        ops_path=args.ops,
     )
     if profile is not None:
         backend = catalog.BACKENDS.get(spec["backend"]) or {}

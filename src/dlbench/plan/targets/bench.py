@@ -132,16 +132,19 @@ class BenchTargets(PlanBase):
 def _family_files(family):
     """The package's files a run of ``family`` executes, relative to it:
     computed once per workflow, not once per job."""
-    adapters = sorted(
-        {
-            "{}.{}_adapter".format(import_graph.ADAPTERS_PACKAGE, entry.adapter)
-            for entry in catalog.BACKENDS.values()
-            if entry["family"] == family
-        }
-    )
+    members = [entry for entry in catalog.BACKENDS.values() if entry["family"] == family]
+    adapters = {
+        "{}.{}_adapter".format(import_graph.ADAPTERS_PACKAGE, entry.adapter) for entry in members
+    }
+    profilers = {
+        "{}.in_{}".format(import_graph.OP_PROFILERS_PACKAGE, entry["framework"])
+        for entry in members
+    }
+    known = set(import_graph.under(import_graph.OP_PROFILERS_PACKAGE))
     package = import_graph.PACKAGE
     files = set(import_graph.run_core())
-    files |= {str(path.relative_to(package)) for path in import_graph.closure(adapters)}
+    found = import_graph.closure(sorted(adapters | (profilers & known)))
+    files |= {str(path.relative_to(package)) for path in found}
     for model in workloads.built_in():
         files.add(f"models/workloads/{model}/__init__.py")
         if family in workloads.families(model):
