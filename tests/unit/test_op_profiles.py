@@ -73,8 +73,9 @@ def test_a_device_is_busy_where_any_kernel_ran():
     assert op_profiling.busy_seconds(events) == pytest.approx(3.0)
 
 
-def test_the_window_takes_half_a_second_of_steps_within_an_epoch():
-    assert op_profiling.window_steps(0.01, 1000) == 50
+def test_the_window_takes_a_fraction_of_a_second_of_steps_within_an_epoch():
+    wanted = op_profiling.WINDOW_SECONDS / 0.01
+    assert op_profiling.window_steps(0.01, 1000) == pytest.approx(wanted)
     assert op_profiling.window_steps(2.0, 1000) == op_profiling.MIN_STEPS
     assert op_profiling.window_steps(0.0001, 12) == 12
     assert op_profiling.window_steps(None, 100) == op_profiling.MIN_STEPS

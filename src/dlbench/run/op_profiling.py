@@ -35,7 +35,7 @@ from dlbench.record.op_profile import (  # noqa: F401 (the profilers' vocabulary
 # A window of at least this many seconds (and ``MIN_STEPS``), at most one epoch
 # of steps: long enough for a steady sample of every op of a step, short
 # enough to cost a few per cent of a timed run.
-WINDOW_SECONDS = 0.5
+WINDOW_SECONDS = 0.3
 MIN_STEPS = 3
 MAX_STEPS = 200
 
@@ -51,57 +51,55 @@ class Event(collections.namedtuple("Event", "name lane start end place scope")):
 def exclusive_times(events):
     """[OpTime] of ``events``: each instant of the timeline belongs to the
     innermost event of every lane that is busy then, shared equally between
-    lanes busy at once, so that the ops' seconds add up to the time some op
-    ran (never more than the window) and a range that only holds other ops
+    the lanes of one place (the host's threads, a device's streams) busy at
+    once, so that the ops' seconds of a place add up to the time some op ran
+    there (never more than the window) and a range that only holds other ops
     keeps only the time between them."""
-    calls = collections.Counter()
+    calls = collections.Counter((event.name, event.scope, event.place) for event in events)
     seconds = collections.defaultdict(float)
-    places = {}
-    segments = []  # (start, end, key): where each event is a lane's innermost
-    for lane_events in _by_lane(events).values():
-        segments.extend(_innermost_segments(lane_events))
-    for event in events:
-        key = (event.name, event.scope)
-        calls[key] += 1
-        places.setdefault(key, event.place)
-    boundaries = sorted({point for start, end, _ in segments for point in (start, end)})
-    if boundaries:
-        # a sweep over the boundaries: which segments are open in each gap
-        opening = collections.defaultdict(list)
-        closing = collections.defaultdict(list)
-        for start, end, key in segments:
-            opening[start].append(key)
-            closing[end].append(key)
-        open_keys = collections.Counter()
-        for left, right in zip(boundaries, boundaries[1:]):
-            for key in closing.get(left, ()):
-                open_keys[key] -= 1
-            for key in opening.get(left, ()):
-                open_keys[key] += 1
-            busy = sum(count for count in open_keys.values() if count > 0)
-            if busy:
-                share = (right - left) / float(busy)
-                for key, count in open_keys.items():
-                    if count > 0:
-                        seconds[key] += share * count
+    for place in set(event.place for event in events):
+        segments = []  # (start, end, key): where each event is its lane's innermost
+        for lane_events in _by_lane(event for event in events if event.place == place):
+            segments.extend(_innermost_segments(lane_events))
+        _share(segments, seconds)
     return [
-        OpTime(
-            name,
-            calls[(name, scope)],
-            seconds.get((name, scope), 0.0),
-            places[(name, scope)],
-            scope,
-        )
-        for name, scope in sorted(calls, key=lambda key: (key[0], key[1] or ""))
+        OpTime(name, calls[key], seconds.get(key, 0.0), place, scope)
+        for key in sorted(calls, key=lambda key: (key[0], key[1] or "", key[2]))
+        for name, scope, place in [key]
     ]
 
 
+def _share(segments, seconds):
+    """Add to ``seconds`` each segment's time, an instant shared equally by
+    the segments open at once."""
+    opening = collections.defaultdict(list)
+    closing = collections.defaultdict(list)
+    for start, end, key in segments:
+        opening[start].append(key)
+        closing[end].append(key)
+    boundaries = sorted(set(opening) | set(closing))
+    open_keys = collections.Counter()
+    for left, right in zip(boundaries, boundaries[1:]):
+        for key in closing.get(left, ()):
+            open_keys[key] -= 1
+            if not open_keys[key]:
+                del open_keys[key]
+        for key in opening.get(left, ()):
+            open_keys[key] += 1
+        busy = sum(open_keys.values())
+        if busy:
+            share = (right - left) / float(busy)
+            for key, count in open_keys.items():
+                seconds[key] += share * count
+
+
 def _by_lane(events):
+    """The events of each lane, those of no length left out."""
     lanes = collections.defaultdict(list)
     for event in events:
         if event.end > event.start:
-            lanes[(event.place, event.lane)].append(event)
-    return lanes
+            lanes[event.lane].append(event)
+    return lanes.values()
 
 
 def _innermost_segments(events):
@@ -116,7 +114,7 @@ def _innermost_segments(events):
     def emit(until):
         if stack and cursor is not None and until > cursor:
             top = stack[-1]
-            segments.append((cursor, until, (top.name, top.scope)))
+            segments.append((cursor, until, (top.name, top.scope, top.place)))
 
     for event in ordered:
         while stack and stack[-1].end <= event.start:
