@@ -309,11 +309,12 @@ def script_in(built, environment, script, args):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def harness_with(built, environment, spec, data, record, steps, first=""):
+def harness_with(built, environment, spec, data, record, steps, first="", ops=None):
     """One run of ``spec`` by the harness in ``environment``'s venv of the
     built workflow, with the Python ``first`` run in its process before it
     (a mistake put into a framework, for the equivalence check's tests); its
-    record, which must conform and have loaded the shared weights."""
+    record, which must conform and have loaded the shared weights. ``ops``:
+    where its op profile goes, where the spec asks for one."""
     from dlbench.host import runtime
     from dlbench.record import record_schema
 
@@ -324,7 +325,8 @@ def harness_with(built, environment, spec, data, record, steps, first=""):
     done = subprocess.run(
         [str(venv / "bin" / "python"), "-c", program]
         + ["--spec", json.dumps(spec), "--data", str(data)]
-        + ["--record", str(record), "--epochs", str(steps)],
+        + ["--record", str(record), "--epochs", str(steps)]
+        + (["--ops", str(ops)] if ops else []),
         cwd=built.path / "src",
         env=dict(os.environ, **runtime.environment_additions(str(venv), os.environ)),
         capture_output=True,

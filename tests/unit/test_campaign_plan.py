@@ -221,8 +221,10 @@ def test_the_dry_run_lists_every_run_and_names_the_stage_the_budget_cuts(capsys)
 
 def test_the_published_gpu_config_plans_its_runs_and_a_probe_per_precision():
     """As on the GPU machine (one GPU, as its CUDA_VISIBLE_DEVICES says):
-    the 58 runs, the GPU's float32 and tf32 probes, and no profile runs (the
-    campaign's time is for the timed runs)."""
+    the 58 runs, the GPU's float32 and tf32 probes, the op tables of the
+    runs' op profiles, and no py-spy runs (the campaign's time is for the
+    timed runs)."""
     counts = jobs_planned_on_one_gpu("config/gpu-published.yaml")
     assert counts["bench"] == 58 and counts["gpu_probe"] == 2
-    assert "profile" not in counts and "generate" in counts  # generated data, no download
+    assert counts["op_tables"] == 1 and "profile" not in counts
+    assert "generate" in counts  # generated data, no download

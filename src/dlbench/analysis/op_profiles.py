@@ -20,8 +20,8 @@ import math
 import pandas as pd
 
 from dlbench import catalog
-from dlbench.analysis import collect
 from dlbench.analysis import op_categories as categories
+from dlbench.analysis import plots
 from dlbench.analysis.profiles import seconds_per_step
 from dlbench.plan import matrix
 from dlbench.record import op_profile as op_profiling
@@ -271,30 +271,22 @@ GAPS_CAPTION = (
 
 def plot(found, dataset, model, path):
     """One workload's backends as stacked bars: milliseconds per step by category."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     cells = found[(found["dataset"] == dataset) & (found["model"] == model)]
-    cells = cells[cells["window_ms_per_step"].notna()]
-    figure, axis = plt.subplots(figsize=(11, 1.6 + 0.45 * max(3, len(cells))))
-    keys = categories.CATEGORY_KEYS + (categories.UNEXPLAINED,)
-    if len(cells):
-        labels = list(cells["backend"] + " (" + collect.point_labels(cells) + ")")
-        left = [0.0] * len(cells)
-        colours = plt.get_cmap("tab20")
-        for index, key in enumerate(keys):
-            values = list(cells[key + "_ms"].fillna(0.0))
-            colour = "#d9d9d9" if key == categories.UNEXPLAINED else colours(index)
-            axis.barh(labels, values, left=left, label=categories.CATEGORY_NAMES[key], color=colour)
-            left = [a + b for a, b in zip(left, values)]
-        axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        axis.invert_yaxis()
-    else:
-        axis.text(0.5, 0.5, "no op profile", ha="center", va="center", transform=axis.transAxes)
-    axis.set_xlabel("ms per training step or inference call in the profiled window, by op category")
-    axis.set_title("{} / {}: where the step goes, op by op".format(dataset, model))
-    figure.tight_layout()
-    figure.savefig(str(path), dpi=110)
-    plt.close(figure)
+    parts = [
+        (key + "_ms", categories.CATEGORY_NAMES[key], None) for key in categories.CATEGORY_KEYS
+    ]
+    parts.append(
+        (
+            categories.UNEXPLAINED + "_ms",
+            categories.CATEGORY_NAMES[categories.UNEXPLAINED],
+            "#d9d9d9",
+        )
+    )
+    plots.stacked_bars(
+        cells[cells["window_ms_per_step"].notna()],
+        parts,
+        "ms per training step or inference call in the profiled window, by op category",
+        "{} / {}: where the step goes, op by op".format(dataset, model),
+        path,
+        empty="no op profile",
+    )

@@ -76,6 +76,29 @@ def _finish_bars(figure, axis, cells, positions, ylabel, title, output):
     plt.close(figure)
 
 
+def stacked_bars(cells, parts, xlabel, title, output, empty="nothing to plot"):
+    """One bar per cell (its backend and point), split into ``parts``:
+    (column, legend label, colour or None for the next of tab20's)."""
+    figure, axis = plt.subplots(figsize=(11, 1.6 + 0.45 * max(3, len(cells))))
+    if len(cells):
+        labels = list(cells["backend"] + " (" + point_labels(cells) + ")")
+        left = [0.0] * len(cells)
+        colours = plt.get_cmap("tab20")
+        for index, (column, label, colour) in enumerate(parts):
+            values = list(cells[column].fillna(0.0))
+            axis.barh(labels, values, left=left, label=label, color=colour or colours(index))
+            left = [a + b for a, b in zip(left, values)]
+        _legend_outside(axis)
+        axis.invert_yaxis()
+    else:
+        axis.text(0.5, 0.5, empty, ha="center", va="center", transform=axis.transAxes)
+    axis.set_xlabel(xlabel)
+    axis.set_title(title)
+    figure.tight_layout()
+    figure.savefig(str(output), dpi=110)
+    plt.close(figure)
+
+
 def epoch_time(summary, dataset, model, output):
     """Steady-state seconds per epoch per backend, median with its CI as
     error bar, first epoch beside it; failed cells named, not hidden."""

@@ -33,7 +33,7 @@ import re
 
 import pandas as pd
 
-from dlbench.analysis import collect
+from dlbench.analysis import plots
 from dlbench.plan import matrix
 
 LAYERS = ("kernels", "framework", "keras", "workload", "data", "harness", "waiting")
@@ -359,31 +359,15 @@ def key_of(cell):
 
 def plot(found, dataset, model, path):
     """One workload's backends as stacked bars: milliseconds per step by layer."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     cells = found[(found["dataset"] == dataset) & (found["model"] == model)]
-    cells = cells[cells["ms_per_step"].notna()]
-    figure, axis = plt.subplots(figsize=(11, 1.6 + 0.45 * max(3, len(cells))))
-    if len(cells):
-        labels = list(cells["backend"] + " (" + collect.point_labels(cells) + ")")
-        left = [0.0] * len(cells)
-        colours = plt.get_cmap("tab10")
-        for index, layer in enumerate(LAYERS):
-            values = list(cells[layer + "_ms"].fillna(0.0))
-            axis.barh(labels, values, left=left, label=LAYER_NAMES[layer], color=colours(index))
-            left = [a + b for a, b in zip(left, values)]
-        axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        axis.invert_yaxis()
-    else:
-        axis.text(0.5, 0.5, "no profile", ha="center", va="center", transform=axis.transAxes)
-    axis.set_xlabel("ms per training step or timed inference call, by layer")
-    axis.set_title("{} / {}: where the time goes".format(dataset, model))
-    figure.tight_layout()
-    figure.savefig(str(path), dpi=110)
-    plt.close(figure)
+    plots.stacked_bars(
+        cells[cells["ms_per_step"].notna()],
+        [(layer + "_ms", LAYER_NAMES[layer], None) for layer in LAYERS],
+        "ms per training step or timed inference call, by layer",
+        "{} / {}: where the time goes".format(dataset, model),
+        path,
+        empty="no profile",
+    )
 
 
 def flame_graph(stacks, title, path, depth=30, minimum=0.005):

@@ -151,59 +151,11 @@ def supervise(
     ``profile``: (py-spy, stacks file, profile.json): the run under the
     profiler (dlbench.run.profiling), and what it took or why it took nothing.
     ``ops_path``: where the harness writes the run's op profile (ops.json,
-    dlbench.run.op_profiling); the supervisor writes why there is none where
-    the run left none."""
+    dlbench.run.op_profiling); ``main`` writes why there is none where the
+    run left none."""
     for old in (record_path, ops_path):
         if old and os.path.exists(old):
             os.remove(old)  # never mistake an old record or profile for this run's
-    try:
-        return _supervise(
-            spec,
-            data,
-            record_path,
-            epochs_path,
-            timeout_s,
-            gpu_lock_dir,
-            gpu_wait_s,
-            python,
-            env_marker,
-            memory_limit_mb,
-            env_mode,
-            model_check_path,
-            profile,
-            ops_path,
-        )
-    finally:
-        if ops_path and not os.path.exists(ops_path):
-            runtime.write_json_atomic(ops_path, op_profiling.not_profiled(_no_ops(record_path)))
-
-
-def _no_ops(record_path):
-    """Why a run left no op profile: it did not end ok."""
-    try:
-        with open(record_path) as handle:
-            record = json.load(handle)
-    except (OSError, ValueError):
-        return "the run left no record"
-    return "the run {}: {}".format(record.get("status"), record.get("reason"))
-
-
-def _supervise(
-    spec,
-    data,
-    record_path,
-    epochs_path,
-    timeout_s,
-    gpu_lock_dir,
-    gpu_wait_s,
-    python,
-    env_marker,
-    memory_limit_mb,
-    env_mode,
-    model_check_path,
-    profile,
-    ops_path,
-):
     check, unavailable = environment_check(env_mode, env_marker)
     spec = dict(spec, environment_check=check)
     no_data = run_data.unavailable_reason(data)
@@ -358,10 +310,22 @@ def main(argv=None):
         profile=profile,
         ops_path=args.ops,
     )
+    if args.ops and not os.path.exists(args.ops):
+        runtime.write_json_atomic(args.ops, op_profiling.not_profiled(_no_ops(args.record)))
     if profile is not None:
         backend = catalog.BACKENDS.get(spec["backend"]) or {}
         _describe_profile(*profile, framework=backend.get("framework"))
     return status
+
+
+def _no_ops(record_path):
+    """Why a run left no op profile: it did not end ok."""
+    try:
+        with open(record_path) as handle:
+            record = json.load(handle)
+    except (OSError, ValueError):
+        return "the run left no record"
+    return "the run {}: {}".format(record.get("status"), record.get("reason"))
 
 
 def _describe_profile(profiler, stacks_path, profile_path, framework=None):
