@@ -77,7 +77,8 @@ def run_row(record, ops_file, summary_row):
     row["ms_per_step"] = 1000.0 * step if step else None
     steps = ops_file.get("steps") or 0
     window = ops_file.get("window_seconds")
-    ops = ops_per_step(ops_file, framework_of(record.get("backend")))
+    framework = ops_file.get("framework") or framework_of(record.get("backend"))
+    ops = ops_per_step(ops_file, framework)
     if not (steps and window and ops):
         return row, []
     row["steps"] = steps

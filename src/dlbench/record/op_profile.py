@@ -15,12 +15,14 @@ HOST, DEVICE = "host", "device"
 OPTIMIZER = "optimizer"
 
 
-def ops_file(profiler, version, steps, window_seconds, device_busy_seconds, ops, reason):
-    """ops.json: the profiler and its version; the window's steps, its wall
+def ops_file(framework, profiler, version, steps, window_seconds, device_busy_seconds, ops, reason):
+    """ops.json: the framework (whose table names its ops' categories), the
+    profiler and its version; the window's steps, its wall
     seconds and, on a GPU, the seconds its device was busy; every op
     (``OpTime``) it saw; why there is no profile, where there is none.
     ``profile_seconds`` (the harness adds it): the whole profile's cost."""
     return {
+        "framework": framework,
         "profiler": profiler,
         "profiler_version": version,
         "steps": steps,
@@ -32,6 +34,6 @@ def ops_file(profiler, version, steps, window_seconds, device_busy_seconds, ops,
     }
 
 
-def not_profiled(reason, profiler_name=None):
+def not_profiled(reason, framework=None, profiler_name=None):
     """ops.json of a run without an op profile, and why."""
-    return ops_file(profiler_name, None, 0, None, None, [], reason)
+    return ops_file(framework, profiler_name, None, 0, None, None, [], reason)

@@ -280,7 +280,7 @@ def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None, meter=Non
         result["test_loss"], result["test_accuracy"] = last["val_loss"], last["val_accuracy"]
     result["train_samples"], result["test_samples"] = n_train, len(y_test)
     result["cold_start"] = cold
-    if spec.get("op_profile"):  # run after the record's figures (run), off every clock
+    if spec.get("op_profile") and processes == 1:  # run after the record's figures, off the clocks
         order, _ = launch.shard_epoch(
             epoch_order(spec["seed"], hyper["epochs"], n_train),
             batch_size,
@@ -579,6 +579,7 @@ def run(spec, data_path, record_path, epochs_path, registry=None, ops_path=None)
         record["status"] = "ok"
         if ops_path and rank == 0:
             runtime.write_json_atomic(ops_path, op_profile(spec, adapter, window, processes))
+        window = None  # and the model it holds, before the adapter closes (its process group)
     except Exception:  # any framework error: the record says what happened
         record["status"] = "failed"
         record["error"] = name_memory_errors(error_text())
@@ -616,7 +617,7 @@ def op_profile(spec, adapter, window, processes):
         work, steps, model = window
         profiler, reason = op_profiling.profiler_for(adapter, workdir, model)
         if reason:
-            return op_profiling.not_profiled(reason, profiler and profiler.name)
+            return op_profiling.not_profiled(reason, adapter.framework, profiler and profiler.name)
         started = time.perf_counter()
         found = op_profiling.profile_window(profiler, adapter, work, steps)
         # the whole profile's cost to the run: the profiler's start, the
@@ -633,6 +634,7 @@ def op_profile(spec, adapter, window, processes):
         traceback.print_exc()
         return op_profiling.not_profiled(
             "the profiler failed: " + failure_reason(error_text()),
+            adapter.framework,
             profiler and profiler.name,
         )
     finally:

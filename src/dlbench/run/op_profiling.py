@@ -228,6 +228,7 @@ def profile_window(profiler, adapter, work, steps):
     if device_busy == 0.0 and not any(op.place == DEVICE for op in ops):
         device_busy = None
     return ops_file(
+        adapter.framework,
         profiler.name,
         profiler.version(),
         steps,
