@@ -808,15 +808,18 @@ def test_every_run_says_where_its_step_goes_op_by_op(workdir):
 
 @pytest.mark.parametrize("model, category", [("mlp", "matmul"), ("cnn", "convolution")])
 def test_a_known_op_mix_comes_first(workdir, model, category):
-    """A stack of dense layers spends its ops in matrix products, a stack of
-    convolutions in convolutions: that category is the largest or close to
-    it on every backend that trains the workload with its ops named (MXNet
-    names Gluon's bulk segments by their first ops; Chainer's CNN spends as
-    long in its 9,216-wide dense layer's gradient as in its convolutions)."""
+    """A stack of dense layers spends its computing ops in matrix products, a
+    stack of convolutions in convolutions: among the computing categories
+    (data movement and other ops hold the input pipeline and the runtime's
+    bookkeeping) that one is the largest or close to it on every backend
+    that trains the workload with its ops named (MXNet names Gluon's and
+    keras-mxnet's bulk segments by their first operators: its CNN's backward
+    counts as matrix products)."""
     found = pd.read_csv(workdir / "results/tables/ops.csv")
     cells = found[(found["model"] == model) & found["reason"].isna()]
     assert len(cells)
-    keys = [key + "_ms" for key in op_categories.CATEGORY_KEYS]
+    not_computing = [op_categories.OTHER, op_categories.DATA_MOVEMENT]
+    keys = [key + "_ms" for key in op_categories.CATEGORY_KEYS if key not in not_computing]
     for _, cell in cells.iterrows():
         largest = cell[keys].max()
         assert cell[category + "_ms"] >= 0.5 * largest, (cell["backend"], cell[keys].to_dict())

@@ -1,7 +1,9 @@
 """torch.profiler over the window: every aten op and autograd node with its
 own time on the host and, on a GPU, every kernel and copy on the device
 (Kineto's CUDA activity). Ops run inside ``torch.optim``'s step (its
-``Optimizer.step#...`` range) are the optimizer's update."""
+``Optimizer.step#...`` range) are the optimizer's update. Keras' optimizers
+on torch have no range of their own: for the window, a Keras model's
+optimizer applies its update inside one named the same way."""
 
 from dlbench.run.op_profiling import DEVICE, HOST, OPTIMIZER, Event, OpProfiler
 
@@ -29,11 +31,33 @@ class Profiler(OpProfiler):
         if self._on_gpu():
             activities.append(ProfilerActivity.CUDA)
         self.session = profile(activities=activities, record_shapes=False, with_stack=False)
+        self.scoped = _scope_keras_optimizer(self.model)
         self.session.start()
 
     def stop(self):
         self.session.stop()
+        if self.scoped is not None:
+            del self.scoped.apply  # the optimizer's own method again
         return [_event(found) for found in self.session.events() if _timed(found)]
+
+
+def _scope_keras_optimizer(model):
+    """A Keras model's optimizer, its ``apply`` wrapped in a range named as
+    torch.optim's step; None for a model without one (native torch's)."""
+    optimizer = getattr(model, "optimizer", None)
+    apply = getattr(optimizer, "apply", None)
+    if apply is None:
+        return None
+    from torch.profiler import record_function
+
+    name = OPTIMIZER_RANGE + type(optimizer).__name__ + ".apply"
+
+    def in_range(*args, **kwargs):
+        with record_function(name):
+            return apply(*args, **kwargs)
+
+    optimizer.apply = in_range
+    return optimizer
 
 
 def _timed(found):
