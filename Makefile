@@ -1,7 +1,8 @@
 # Two commands for a fresh machine:
 #   make smoke   set up the main environment, then run the offline smoke benchmark and its report
 #   make test    run the tests (unit and end to end)
-# and, while developing, make check: the unit tests only (no backend environment, no workflow run).
+# and make smoke-full: every kind of workload, small and offline (config/smoke-full.yaml);
+# while developing, make check: the unit tests only (no backend environment, no workflow run).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -17,7 +18,7 @@ TEST_WORKERS ?= 2
 # offline mirror (no route to download.pytorch.org) quick.
 export PIP_RETRIES ?= 1
 
-.PHONY: setup system smoke report readme-picture check test lint clean gpu-kit
+.PHONY: setup system smoke smoke-full report readme-picture check test lint clean gpu-kit
 
 $(BIN)/snakemake: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +31,10 @@ setup: $(BIN)/snakemake
 smoke: setup
 	$(BIN)/snakemake --configfile config/smoke.yaml -j$(JOBS)
 	$(BIN)/snakemake --configfile config/smoke.yaml --report results/report.html
+
+smoke-full: setup
+	$(BIN)/snakemake --configfile config/smoke-full.yaml -j$(JOBS)
+	$(BIN)/snakemake --configfile config/smoke-full.yaml --report results/report.html
 
 report: setup
 	$(BIN)/snakemake --report results/report.html

@@ -1,9 +1,6 @@
 # Benchmark of Keras backends and native frameworks: data -> runs -> tables,
-# plots and report. The matrix lives in the config (config/config.yaml by
-# default, config/smoke.yaml for the offline first run).
-
-
-configfile: "config/config.yaml"
+# plots and report. The matrix lives in the config: config/config.yaml, or the
+# files --configfile names instead (workflow/rules/common.smk reads them).
 
 
 include: "workflow/rules/common.smk"

@@ -5,7 +5,7 @@ alternating the device counts, and prints steady-state epoch seconds, the
 2-device / 1-device ratio and the replicas' largest weight difference.
 Emulated devices share the CPU's cores: this measures overhead, never a
 speed-up. Run it with the workflow's Python after the data is prepared and
-the backends' venvs are built (``make smoke``):
+the backends' venvs are built (``make smoke-full``):
 
     .venv/bin/python benchmarks/devices_overhead.py --workload digits/mlp --pairs 2
 """
@@ -32,7 +32,7 @@ def measure(spec, python, data):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="config/smoke.yaml")
+    parser.add_argument("--config", default="config/smoke-full.yaml")
     parser.add_argument("--workload", default="digits/mlp", help="dataset/model")
     parser.add_argument("--backends", nargs="*", help="default: every data-parallel backend")
     parser.add_argument("--pairs", type=int, default=2)

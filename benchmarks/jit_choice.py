@@ -5,7 +5,7 @@ and steady-state epoch seconds (or p50 latency) of each. The configs turn
 XLA off where this showed it slower. Run it with the workflow's Python after
 the workload's data is prepared:
 
-    .venv/bin/python benchmarks/jit_choice.py --config config/smoke.yaml \
+    .venv/bin/python benchmarks/jit_choice.py --config config/smoke-full.yaml \
         --workload digits/cnn --backend keras-tensorflow --pairs 2
 """
 
@@ -33,7 +33,7 @@ def measure(spec, python, data, jit):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="config/smoke.yaml")
+    parser.add_argument("--config", default="config/smoke-full.yaml")
     parser.add_argument("--workload", required=True, help="dataset/model")
     parser.add_argument("--backend", default="keras-tensorflow")
     parser.add_argument("--epochs", type=int, help="override the workload's epochs")

@@ -1,7 +1,7 @@
 """Time `snakemake --report` on the results already in this folder, and the
 headless-Chromium check of the report it makes (tests/report_browser.py).
 
-    .venv/bin/python benchmarks/report_time.py --configfile config/smoke.yaml --repeats 3
+    .venv/bin/python benchmarks/report_time.py --configfile config/smoke-full.yaml --repeats 3
 
 Prints each timing, their median, the report's size and how many results,
 images and tables the browser found. Needs the workflow's results (make
@@ -23,7 +23,7 @@ from report_browser import check_report  # noqa: E402
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--configfile", default="config/smoke.yaml")
+    parser.add_argument("--configfile", default="config/smoke-full.yaml")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
         "--screenshots", default=None, help="keep the screenshots here, one per result shown"

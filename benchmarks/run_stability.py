@@ -3,7 +3,7 @@ through the real supervisor and harness and prints how many runs ended ok,
 and the reason of each one that did not. For crashes that show once in many
 runs (a rank aborting at exit under torchrun), which one Snakemake run
 cannot tell from luck. Run it with the workflow's Python after the data is
-prepared and the backend's venv is built (``make smoke``):
+prepared and the backend's venv is built (``make smoke-full``):
 
     .venv/bin/python benchmarks/run_stability.py --run digits/mlp/keras-torch/2 \\
         --accelerator emulated-cpu --times 60
@@ -23,7 +23,7 @@ ROOT = runs.ROOT
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="config/smoke.yaml")
+    parser.add_argument("--config", default="config/smoke-full.yaml")
     parser.add_argument("--run", required=True, help="dataset/model/backend/devices")
     parser.add_argument("--accelerator", help="the config's accelerator, e.g. emulated-cpu")
     parser.add_argument("--times", type=int, default=20)

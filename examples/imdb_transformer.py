@@ -1,7 +1,7 @@
 """A model of your own: a small Transformer encoder that classifies IMDB reviews.
 
 Name it in the config and give it a workload, and it runs on every Keras
-backend of that workload like a built-in one (config/smoke.yaml does)::
+backend of that workload like a built-in one (config/smoke-full.yaml does)::
 
     custom_models:
       imdb_transformer:

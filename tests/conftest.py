@@ -45,7 +45,7 @@ def restore_cpu_affinity():
 
 @pytest.fixture
 def smoke_config():
-    with open(REPO / "config" / "smoke.yaml") as handle:
+    with open(REPO / "config" / "smoke-full.yaml") as handle:
         return yaml.safe_load(handle)
 
 

@@ -1,5 +1,5 @@
 """Every script in benchmarks/ runs, with small arguments, in the session's
-built workflow (its venvs, prepared data and results, as `make smoke` leaves
+built workflow (its venvs, prepared data and results, as `make smoke-full` leaves
 them in the repository) and prints its figures. The figures themselves are
 not judged here: they depend on the machine."""
 
@@ -17,7 +17,7 @@ HELPERS = {"runs.py"}  # imported by the others, not run
 # Run by another module's test, on what it needs.
 ELSEWHERE = {"report_time.py": "test_workflow_e2e.py::test_report"}
 # The runs' spec from the tests' config, as the built workflow's own runs:
-# one thread (the scripts' default, config/smoke.yaml, gives them every core).
+# one thread (the scripts' default, config/smoke-full.yaml, gives them every core).
 TESTS_CONFIG = ("--config", "config/test.yaml")
 
 

@@ -63,7 +63,7 @@ def workdir(tmp_path_factory, built_workflow):
     workdir = copy_workflow(
         tmp_path_factory.mktemp("custom") / "workflow", built_workflow.path, BACKENDS[:2]
     )
-    smoke = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    smoke = yaml.safe_load((REPO / "config" / "smoke-full.yaml").read_text())
     (mlp,) = [entry for entry in smoke["workloads"] if entry["model"] == "mlp"]
     (example,) = [entry for entry in smoke["workloads"] if entry["model"] == "imdb_transformer"]
     config = dict(

@@ -25,7 +25,7 @@ TARGETS = [run_json("digits", "mlp", backend, threads=THREADS) for backend in BA
 
 
 def existing_config(workdir, interpreters):
-    smoke = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    smoke = yaml.safe_load((REPO / "config" / "smoke-full.yaml").read_text())
     (mlp,) = [entry for entry in smoke["workloads"] if entry["model"] == "mlp"]
     config = dict(
         smoke,

@@ -62,7 +62,7 @@ HEALTHY = [("digits", "cnn", "keras-torch"), ("babi", "babi_rnn", "keras-torch")
 
 
 def fault_config(mirror):
-    smoke = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    smoke = yaml.safe_load((REPO / "config" / "smoke-full.yaml").read_text())
     by_model = {entry["model"]: entry for entry in smoke["workloads"]}
     pinned = variants.PINNED
     workloads = [

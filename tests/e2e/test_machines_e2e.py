@@ -24,7 +24,7 @@ GPU_MACHINE = "vm-nvidia-h200"
 
 
 def machine_config(workdir, machine, threads, **changes):
-    smoke = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    smoke = yaml.safe_load((REPO / "config" / "smoke-full.yaml").read_text())
     by_model = {entry["model"]: entry for entry in smoke["workloads"]}
     workloads = [
         dict(by_model["mlp"], epochs=2, repeats=2, backends=BACKENDS),

@@ -46,7 +46,7 @@ def one_run_config(workdir, **changes):
     backend: its own initial weights, and no equivalence check (one backend
     has nothing to be compared with; each would be two SLURM jobs more, and
     the draw a Keras on torch more, 51 s of CPU on a Zen 3)."""
-    with open(REPO / "config" / "smoke.yaml") as handle:
+    with open(REPO / "config" / "smoke-full.yaml") as handle:
         config = yaml.safe_load(handle)
     workload = dict(config["workloads"][0], epochs=2, repeats=1)
     config.update(
@@ -129,7 +129,7 @@ def test_a_failing_job_is_reported_as_failed(cluster, workdir, tmp_path):
     config = one_run_config(workdir, data_mirror=str(mirror))
     with open(config) as handle:
         edited = yaml.safe_load(handle)
-    smoke = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    smoke = yaml.safe_load((REPO / "config" / "smoke-full.yaml").read_text())
     (babi,) = [entry for entry in smoke["workloads"] if entry["model"] == "babi_rnn"]
     edited["workloads"] = [dict(babi, dataset="babi", epochs=1, repeats=1, backends=["keras-jax"])]
     write_config(config, edited)

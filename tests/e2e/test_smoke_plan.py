@@ -1,18 +1,20 @@
-"""The README's smoke benchmark (config/smoke.yaml) kept honest without
-running it: its dry run plans a run for every cell of its matrix, and every
+"""The README's smoke benchmarks (config/smoke.yaml, the first answer, and
+config/smoke-full.yaml, every kind of workload) kept honest without running
+them: each dry run plans a run for every cell of its matrix, and every
 rule it runs, with every dataset, model, backend and environment it takes,
 runs in the tests' config (config/test.yaml), whose workflow the other
 end-to-end tests run and check."""
 
 import re
 
+import pytest
 import yaml
 
 from dlbench.plan import matrix, paths
 from testkit import REPO, run_snakemake
 from workflows import TEST_CONFIG
 
-SMOKE_CONFIG = "config/smoke.yaml"
+SMOKE_CONFIGS = ("config/smoke.yaml", "config/smoke-full.yaml")
 # The wildcards that choose what a job runs (the others choose a setting:
 # the machine, the repeat, the value of a dimension).
 CHOOSING = ("dataset", "model", "backend", "environment", "family", "framework")
@@ -46,9 +48,10 @@ def what_each_rule_takes(jobs):
     return found
 
 
-def test_the_smoke_plans_a_run_per_cell_and_the_tests_run_every_rule_path_it_takes():
-    smoke = planned_jobs(SMOKE_CONFIG)
-    config = matrix.normalise(yaml.safe_load((REPO / SMOKE_CONFIG).read_text()))
+@pytest.mark.parametrize("smoke_config", SMOKE_CONFIGS)
+def test_the_smoke_plans_a_run_per_cell_and_the_tests_run_every_rule_path_it_takes(smoke_config):
+    smoke = planned_jobs(smoke_config)
+    config = matrix.normalise(yaml.safe_load((REPO / smoke_config).read_text()))
     records = {path for rule, _, outputs in smoke if rule == "bench" for path in outputs}
     records = {path for path in records if path.endswith("/run.json")}
     assert records == {paths.run_dir(run) + "/run.json" for run in matrix.runs(config)}

@@ -41,7 +41,7 @@ def workdir(tmp_path_factory, built_workflow, mirror):
     workdir = copy_workflow(
         tmp_path_factory.mktemp("offline") / "workflow", built_workflow.path, [BACKEND]
     )
-    smoke = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    smoke = yaml.safe_load((REPO / "config" / "smoke-full.yaml").read_text())
     (mlp,) = [entry for entry in smoke["workloads"] if entry["model"] == "mlp"]
     mlp = dict(mlp, epochs=2, repeats=1, backends=[BACKEND])
     mlp.pop("trained_weights", None)

@@ -16,7 +16,7 @@ from dlbench.plan import matrix, run_spec, validation
 from testkit import REPO
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
-SMOKE = (REPO / "config" / "smoke.yaml").read_text()
+SMOKE = (REPO / "config" / "smoke-full.yaml").read_text()
 
 VALUES = st.one_of(
     st.none(),

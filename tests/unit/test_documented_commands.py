@@ -20,7 +20,7 @@ As written, but for what a dry run on this machine cannot do:
 ``make`` targets that run the workflow are planned through the Snakemake
 commands ``make -n`` prints. A config snippet that is not a whole config is
 a fragment of the config its first line names (``# an overlay on
-config/gpu.yaml``), of config/smoke.yaml otherwise.
+config/gpu.yaml``), of config/smoke-full.yaml otherwise.
 """
 
 import copy
@@ -48,7 +48,7 @@ SCHEMA_PATH = REPO / "workflow" / "schemas" / "config.schema.yaml"
 SCHEMA = validation.load_schema(SCHEMA_PATH)
 REQUIRED = set(SCHEMA["required"])
 # make targets that run the workflow (Makefile)
-WORKFLOW_TARGETS = ("smoke", "report")
+WORKFLOW_TARGETS = ("smoke", "smoke-full", "report")
 GPUS = ",".join(str(i) for i in range(8))
 SLURM_PLUGIN = importlib.util.find_spec("snakemake_executor_plugin_slurm")
 
@@ -175,7 +175,7 @@ def test_the_documentation_runs_the_workflow_somewhere():
 def base_of(text):
     first = text.strip().splitlines()[0]
     named = re.match(r"#.*?(config/[\w/.-]+\.yaml)", first)
-    return REPO / (named.group(1) if named else "config/smoke.yaml")
+    return REPO / (named.group(1) if named else "config/smoke-full.yaml")
 
 
 @pytest.mark.parametrize("where, text", SNIPPETS, ids=[where for where, _ in SNIPPETS])

@@ -33,6 +33,6 @@ def test_snakefmt():
 
 
 def test_snakemake_lint():
-    done = run(str(BIN / "snakemake"), "--lint", "--configfile", "config/smoke.yaml")
+    done = run(str(BIN / "snakemake"), "--lint", "--configfile", "config/smoke-full.yaml")
     output = done.stdout + done.stderr
     assert done.returncode == 0 and "Congratulations" in output, output

@@ -761,7 +761,7 @@ def render_description(workdir, config_path, files):
         os.chdir(here)
 
 
-@pytest.mark.parametrize("config", ["smoke.yaml", "config.yaml"])
+@pytest.mark.parametrize("config", ["smoke.yaml", "smoke-full.yaml", "config.yaml"])
 def test_report_front_page_opens_with_the_answer(gpu_tables, tmp_path, config):
     summary, pairs = gpu_tables
     (tmp_path / "results" / "report").mkdir(parents=True)

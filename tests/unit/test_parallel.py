@@ -249,7 +249,7 @@ def plan(workdir, *config):
 
     snakemake = str(Path(sys.executable).with_name("snakemake"))
     done = subprocess.run(
-        [snakemake, "-n", "--configfile", "config/smoke.yaml", "--config", *config],
+        [snakemake, "-n", "--configfile", "config/smoke-full.yaml", "--config", *config],
         cwd=workdir,
         capture_output=True,
         text=True,

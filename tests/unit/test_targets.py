@@ -90,7 +90,7 @@ def test_an_existing_interpreter_is_used_where_the_config_names_one(tmp_path):
 
 
 def test_a_familys_digest_holds_what_its_runs_import_and_no_other_familys():
-    plan = plan_of("smoke.yaml")
+    plan = plan_of("smoke-full.yaml")
     files = plan.family_sources(Wildcards(family="torch"))
     assert all(not os.path.isabs(path) and os.path.isfile(path) for path in files)
     relative = {os.path.relpath(path, plan.package) for path in files}
@@ -102,7 +102,7 @@ def test_a_familys_digest_holds_what_its_runs_import_and_no_other_familys():
 
 
 def test_cpu_timed_runs_take_the_whole_cpu_unless_the_config_lets_them_overlap():
-    alone, overlapping = plan_of("smoke.yaml"), plan_of("test.yaml")
+    alone, overlapping = plan_of("smoke-full.yaml"), plan_of("test.yaml")
     run = Wildcards(devices="0")
     assert alone.cpu_exclusive(run) == targets.WHOLE_CPU
     assert overlapping.cpu_exclusive(run) == targets.SETUP_SHARE
@@ -145,7 +145,7 @@ def test_the_machine_is_probed_at_the_threads_and_precisions_its_runs_take():
 
 
 def test_the_gpu_probes_only_where_the_config_runs_on_gpus():
-    assert plan_of("smoke.yaml").gpu_probes() == []
+    assert plan_of("smoke-full.yaml").gpu_probes() == []
     on_gpus = plan_of("gpu.yaml").gpu_probes()
     assert on_gpus and all(path.startswith("results/probes/box/gpu/") for path in on_gpus)
 

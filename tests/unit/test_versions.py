@@ -25,7 +25,7 @@ OLDER_LABEL = "jax-0.10.1+jaxlib-0.10.1"
 
 
 def smoke(**changes):
-    config = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    config = yaml.safe_load((REPO / "config" / "smoke-full.yaml").read_text())
     config = copy.deepcopy(dict(config, **changes))
     validate(config, SCHEMA)
     config_rules.validate(config)

@@ -36,7 +36,14 @@ rule bench:
         src=plan.src,
         options=plan.supervisor_options,
     shell:
+        # How far the runs have come, before this run's clocks start.
+        "PYTHONPATH={params.src:q} {params.supervisor} -m dlbench.plan.progress; "
         "PYTHONPATH={params.src:q} {params.supervisor} -m dlbench.run.supervise"
         " --python {params.python:q} --spec {params.spec:q} --data {input.data:q}"
         " --record {output.record:q} --epochs {output.epochs:q} --ops {output.ops:q}"
         " {params.options}> {log:q} 2>&1"
+
+
+# The runs each timed run counts as it starts (dlbench.plan.progress).
+onstart:
+    progress.write_planned(records_to_make())

@@ -2,6 +2,8 @@ import re
 import sys
 from pathlib import Path
 
+from snakemake.common.configfile import load_configfile
+from snakemake.exceptions import WorkflowError
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 SRC = str(Path(workflow.basedir) / "src")
@@ -12,27 +14,46 @@ sys.path.insert(0, SRC)
 from dlbench import catalog
 from dlbench.data import datasets
 from dlbench.environments import variants
-from dlbench.plan import comparisons, matrix, paths, scheduling, targets, validation
+from dlbench.plan import (
+    comparisons,
+    config_sources,
+    matrix,
+    paths,
+    progress,
+    scheduling,
+    targets,
+    validation,
+)
 from dlbench.plan.machine_limits import machine_limits
 from dlbench.run import integrity
 
-# A config file given with --configfile is the whole matrix. Snakemake would
-# merge it into config/config.yaml, adding that file's backends and keys to a
-# smaller config; --replace-workflow-config does not reach cluster jobs.
-if workflow.config_settings.configfiles:
-    config.clear()
-    config.update(workflow.config_settings.overwrite_config)
 
-# --config 'devices=[0,1,2]' arrives as strings (Snakemake reads lists with
-# YAML's BaseLoader): whole numbers are counts.
-for name in matrix.LISTED_DIMENSIONS:
-    if name in config:
-        config[name] = [
-            int(value) if str(value).isdigit() else value
-            for value in matrix.dimension_values(config, name)
-        ]
+def refuse(message):
+    """A config the workflow cannot run: its reason alone, in at most three
+    lines, and exit status 1 (an exception would add Snakemake's frames)."""
+    print(message, file=sys.stderr)
+    sys.exit(1)
+
 
 SCHEMA = workflow.source_path("../schemas/config.schema.yaml")
+# The config files (config/config.yaml unless --configfile names others, which
+# replace it) and --config, each of its keys replacing the files' whole
+# (dlbench.plan.config_sources). Loaded here, not by a configfile directive,
+# which would merge a named file into the default's keys.
+config_files = workflow.config_settings.configfiles or [
+    config_sources.DEFAULT_CONFIG_FILE
+]
+try:
+    combined = config_sources.combine(
+        [load_configfile(path) for path in config_files],
+        dict(workflow.config_settings.config),
+        validation.load_schema(SCHEMA),
+    )
+except WorkflowError as error:
+    refuse(f"config file: {error}")
+config.clear()
+config.update(combined)
+
 # Where this machine runs the jobs, it must have the threads and GPUs asked for.
 runs_here = workflow.local_exec and not workflow.remote_exec
 try:
@@ -44,7 +65,7 @@ try:
         log_path="logs/config-error.log",
     )
 except matrix.ConfigError as error:
-    raise ValueError(f"invalid config: {error}") from None
+    refuse(f"invalid config: {error}")
 if runs_here and workflow.is_main_process:
     added = scheduling.missing_resources(workflow.global_resources.keys(), limits[1])
     for name, amount in added.items():
@@ -92,6 +113,7 @@ if workflow.is_main_process:
     for path in discarded:
         print(f"not fetched last time, tried again: {path}", file=sys.stderr)
 
+
 RUN_DIR = paths.RUN_DIR.replace("{repeat}", "{rep}")
 CHECK_DIR = paths.CHECK_DIR.replace("{repeat}", "{rep}")
 PROFILE_DIR = paths.PROFILE_DIR.replace("{repeat}", "{rep}")
@@ -117,3 +139,13 @@ wildcard_constraints:
         variants.SEPARATOR,
         variants.LABEL_PATTERN,
     ),
+
+
+def records_to_make():
+    """The run records this invocation makes: those of the bench jobs
+    Snakemake's DAG will run (every planned one if it cannot say)."""
+    try:
+        jobs = workflow.dag.needrun_jobs()
+        return sorted(str(job.output[0]) for job in jobs if job.rule.name == "bench")
+    except AttributeError:
+        return plan.run_records()

@@ -9,7 +9,7 @@ the same way (``compare_predictions``).
 """
 
 # float32 rounding of the same computation in another order (the config's
-# equivalence_check.tolerance; config/smoke.yaml says how it was measured).
+# equivalence_check.tolerance; config/smoke-full.yaml says how it was measured).
 TOLERANCE = 2e-4
 
 VERDICT_SAME = "same steps"

@@ -97,7 +97,7 @@ def pairwise(metrics_frame, headline_of_task, alpha=0.05):
     for group, runs in ok.groupby(GROUP, sort=True):
         column = headline_of_task[runs["task"].iloc[0]]
         values = {
-            backend: [float(v) for v in cell[column] if v == v and v > 0]
+            backend: [float(v) for v in cell[column] if v is not None and v == v and v > 0]
             for backend, cell in runs.groupby("backend")
         }
         values = {backend: found for backend, found in values.items() if found}

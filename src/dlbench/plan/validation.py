@@ -34,10 +34,6 @@ def validate_config(config, schema, schema_path, machine=None, log_path=None):
     machine runs the jobs, and they are returned (None otherwise)."""
     from snakemake.utils import validate
 
-    # --config key=true arrives as a string: Snakemake reads True and False only.
-    for name, entry in schema["properties"].items():
-        if entry.get("type") == "boolean" and config.get(name) in ("true", "false"):
-            config[name] = config[name] == "true"
     problem = schema_problem(config, schema, log_path)
     if problem:
         raise matrix.ConfigError(problem)
