@@ -2,7 +2,8 @@
 config/README.md and the guides beside the code leads to a file; the README
 stays short; config/README.md describes every top-level key of the config's
 schema in the schema's words (every key at every level:
-test_config_readme.py)."""
+test_config_readme.py); how long a command takes is measured in one table
+(docs/measured-times.md), which the other pages link to instead of repeating."""
 
 import re
 
@@ -107,3 +108,19 @@ def test_the_published_tables_run_each_workload_as_the_full_benchmark_does():
     )
     assert published["workloads"] == full["workloads"]
     assert set(published["backends"]) == set(full["backends"])
+
+
+# Durations ("19 minutes", "14:25") outside the table of measured times and
+# the results pages, where they are results; "under 15 minutes" is a target.
+DURATION = re.compile(r"(?<!under )\b(\d+(?: to \d+)? minutes|\d{1,2}:\d\d(?::\d\d)?)\b")
+WITH_TIMES = ("measured-times.md", "results-h200.md")
+
+
+@pytest.mark.parametrize(
+    "page",
+    [page for page in PAGES if page.name not in WITH_TIMES],
+    ids=lambda path: str(path.relative_to(REPO)),
+)
+def test_command_times_come_from_the_one_measured_table(page):
+    typed = DURATION.findall(outside_code(page.read_text()))
+    assert typed == [], "times belong in docs/measured-times.md, linked from here"

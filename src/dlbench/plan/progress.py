@@ -6,7 +6,8 @@ when it starts; each run, before its own clocks start, counts those written
 since then and multiplies the runs to go by the median wall time of the records
 written so far. Timed runs never share the CPU with each other (the
 ``cpu_exclusive`` resource), so the runs to go take about that long one after
-another; set-up jobs and checks between them come on top.
+another. Once three records are written, the median time between two of them
+is the pace: it holds what runs between the runs too.
 
 Usage: ``python -m dlbench.plan.progress`` (in the workflow's directory).
 """
@@ -29,11 +30,11 @@ def write_planned(records, path=PLANNED_RUNS):
         handle.write(text)
 
 
-def written_after(path, since):
+def written_at(path):
     try:
-        return os.path.getmtime(path) >= since
+        return os.path.getmtime(path)
     except OSError:
-        return False
+        return None
 
 
 def run_seconds(record_path):
@@ -53,16 +54,27 @@ def run_seconds(record_path):
 def line(planned, since):
     """'runs: 5 of 27 recorded, 22 to go, about 6 min at 16 s a run': of the
     ``planned`` records, those written after ``since`` (a time stamp)."""
-    recorded = [path for path in planned if written_after(path, since)]
-    to_go = len(planned) - len(recorded)
-    text = "runs: {} of {} recorded, {} to go".format(len(recorded), len(planned), to_go)
-    seconds = [s for s in (run_seconds(path) for path in recorded) if s is not None]
-    if to_go and seconds:
-        each = statistics.median(seconds)
+    written = {path: written_at(path) for path in planned}
+    written = {path: time for path, time in written.items() if time and time >= since}
+    to_go = len(planned) - len(written)
+    text = "runs: {} of {} recorded, {} to go".format(len(written), len(planned), to_go)
+    each = seconds_a_run(written)
+    if to_go and each:
         text += ", about {} at {:.0f} s a run (the median so far)".format(
             duration(to_go * each), each
         )
     return text
+
+
+def seconds_a_run(written):
+    """The median time between records written one after another (the run,
+    its start and what ran between runs), from {path: time written}; with
+    fewer than three, the records' own times."""
+    times = sorted(written.values())
+    if len(times) >= 3:
+        return statistics.median(b - a for a, b in zip(times, times[1:]))
+    own = [s for s in (run_seconds(path) for path in written) if s is not None]
+    return statistics.median(own) if own else None
 
 
 def duration(seconds):
