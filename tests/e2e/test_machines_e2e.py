@@ -13,6 +13,8 @@ import pandas as pd
 import pytest
 import yaml
 
+import figures
+from dlbench.analysis import collect, plots
 from report_browser import check_report
 from testkit import REPO, copy_workflow, needs_browser, run_json, run_snakemake, write_config
 from workflows import load_test_config
@@ -189,7 +191,12 @@ def test_imported_records_say_what_their_environment_installed_and_versions_are_
         assert installed["torch"].split("+")[0] == ran.split("+")[0]
     table = pd.read_csv(compared["two"] / "results/tables/versions.csv")
     assert table.empty and "newer_machine" in table.columns
-    assert (compared["two"] / "results/plots/versions.png").stat().st_size > 0  # not reported
+    # its plot (not in the report) says so: no row to draw
+    figure = plots.versions_figure(
+        collect.read_table(compared["two"] / "results/tables/versions.csv")
+    )
+    assert figures.png_shows(compared["two"] / "results/plots/versions.png", figure)
+    assert [figures.texts(axis) for axis in figure.axes] == [["no two versions to compare"]]
 
 
 def test_a_threads_list_plans_a_run_per_thread_count(compared):

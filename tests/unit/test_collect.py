@@ -1,8 +1,11 @@
 """Records -> metrics, epochs, summary, tables and plots."""
 
+import statistics
+
 import pandas as pd
 import pytest
 
+import figures
 from dlbench.analysis import collect, plots, tables
 from dlbench.run import harness
 from test_harness import spec_for
@@ -56,7 +59,10 @@ def test_summary_one_row_per_cell(records):
     summary = collect.summary(collect.metrics(records)).set_index("model")
     assert summary.loc["mlp", "runs_ok"] == 3 and summary.loc["mlp", "status"] == "ok"
     assert summary.loc["mlp", "headline"] == "steady_epoch_seconds"
-    assert summary.loc["mlp", "headline_median"] == summary.loc["mlp", "steady_epoch_seconds"]
+    # the median over the repeats of each record's steady-state epoch
+    steady = [r["steady_epoch_seconds"] for r in records if r["model"] == "mlp"]
+    assert len(steady) == 3 and len(set(steady)) == 3  # three different figures
+    assert summary.loc["mlp", "headline_median"] == statistics.median(steady)
     assert summary.loc["mlp", "headline_ci_low"] <= summary.loc["mlp", "headline_median"]
     assert summary.loc["mlp", "headline_median"] <= summary.loc["mlp", "headline_ci_high"]
     assert summary.loc["mlp", "ci_level"] == 0.75
@@ -69,7 +75,7 @@ def test_epochs_long_table(records):
     assert epochs["val_accuracy"].notna().all()
 
 
-def test_workload_table_and_plots(records, tmp_path):
+def test_workload_table(records):
     summary = collect.summary(collect.metrics(records))
     table, task = tables.workload_table(summary, "digits", "mlp")
     assert task == "train"
@@ -92,12 +98,46 @@ def test_workload_table_and_plots(records, tmp_path):
     page = tables.html(table, "digits / mlp", "a <caption>")
     assert "<td>numpy-test</td>" in page and "a &lt;caption&gt;" in page
     assert "nan" not in page and "nan" not in text
-    for draw, frame, name in (
-        (plots.epoch_time, summary, "time.png"),
-        (plots.convergence, collect.epochs(records), "convergence.png"),
-    ):
-        draw(frame, "digits", "mlp", tmp_path / name)
-        assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_epoch_time_plot_shows_each_cells_median_interval_and_first_epoch(records, tmp_path):
+    summary = collect.summary(collect.metrics(records))
+    ran = [r for r in records if r["model"] == "mlp"]
+    steady = sorted(r["steady_epoch_seconds"] for r in ran)
+    figure = plots.epoch_time_figure(summary, "digits", "mlp")
+    (axis,) = figure.axes
+    assert axis.get_title() == "digits / mlp: training time per epoch"
+    assert axis.get_ylabel() == "seconds per epoch"
+    assert [label.split("\n")[0] for label in figures.tick_labels(axis)] == ["numpy-test"]
+    assert len(figures.bars(axis)) == 2  # the steady state and the first epoch
+    (median,) = figures.heights(axis, "steady state (median of epochs 2+)")
+    assert median == statistics.median(steady)
+    # three repeats: the interval is the order statistics' [min, max]
+    (container,) = [c for c in axis.containers if c.get_label().startswith("steady")]
+    assert figures.error_bars(container) == [(steady[0], steady[-1])]
+    first = statistics.median(r["first_epoch_seconds"] for r in ran)
+    assert figures.heights(axis, "first epoch") == [first]
+    # the failed cell is named where its bar would be, with no bar drawn
+    (axis,) = plots.epoch_time_figure(summary, "digits", "cnn").axes
+    assert figures.texts(axis) == ["failed"]
+    assert [h != h for h in figures.heights(axis, "first epoch")] == [True]  # NaN: no bar
+    plots.epoch_time(summary, "digits", "mlp", tmp_path / "time.png")
+    assert figures.png_shows(
+        tmp_path / "time.png", plots.epoch_time_figure(summary, "digits", "mlp")
+    )
+
+
+def test_the_convergence_plot_shows_the_median_loss_and_accuracy_of_each_epoch(records):
+    figure = plots.convergence_figure(collect.epochs(records), "digits", "mlp")
+    assert figure.get_suptitle().startswith("digits / mlp: convergence")
+    loss, accuracy = figure.axes[:2]
+    assert (loss.get_ylabel(), accuracy.get_ylabel()) == ("training loss", "validation accuracy")
+    ran = [r["epochs"] for r in records if r["model"] == "mlp"]
+    for axis, column in ((loss, "loss"), (accuracy, "val_accuracy")):
+        x, y = figures.lines(axis)["numpy-test"]
+        assert x == [1, 2, 3]
+        expected = [statistics.median(epochs[i][column] for epochs in ran) for i in range(3)]
+        assert y == pytest.approx(expected, rel=1e-12)
 
 
 def test_inference_cells(tmp_path, numpy_backend, digits_npz, numpy_registry):
@@ -123,10 +163,21 @@ def test_inference_cells(tmp_path, numpy_backend, digits_npz, numpy_registry):
     assert "s_per_1000" in table.columns
     latencies = collect.latencies(records)
     assert len(latencies) == 3 * 25
-    plots.latency(latencies, "digits", "lenet", tmp_path / "latency.png")
-    plots.throughput(summary, "digits", "lenet", tmp_path / "throughput.png")
-    for name in ("latency.png", "throughput.png"):
-        assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
+    # the latency plot: one box of every timed call of the three repeats
+    (axis,) = plots.latency_figure(latencies, "digits", "lenet").axes
+    assert axis.get_title() == "digits / lenet: inference latency, batch 1"
+    assert [label.split("\n")[0] for label in figures.tick_labels(axis)] == ["numpy-test"]
+    calls = sorted(ms for r in records for ms in r["latencies_ms"])
+    assert len(calls) == 3 * 25
+    assert statistics.median(calls) in figures.horizontal_segments(axis)
+    shown = [y for line in axis.get_lines() for y in line.get_ydata()]  # whiskers and outliers
+    assert (min(shown), max(shown)) == (calls[0], calls[-1])
+    # the throughput plot: the median over the repeats of each record's figure
+    (axis,) = plots.throughput_figure(summary, "digits", "lenet").axes
+    assert axis.get_title() == "digits / lenet: batched inference"
+    assert [label.split("\n")[0] for label in figures.tick_labels(axis)] == ["numpy-test"]
+    expected = statistics.median(r["seconds_per_1000_samples"] for r in records)
+    assert figures.heights(axis) == [expected]
 
 
 def test_not_applicable_cells_are_shown_not_failed(records):

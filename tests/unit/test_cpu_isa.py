@@ -8,7 +8,7 @@ import json
 import pytest
 
 from dlbench import catalog
-from dlbench.host import cpu_isa
+from dlbench.host import cpu_isa, runtime
 from dlbench.plan import matrix, run_spec
 from dlbench.run import supervise
 
@@ -142,3 +142,61 @@ def test_a_machine_that_cannot_compute_a_planned_cell_records_it_unavailable(
     record = json.loads(record_path.read_text())
     assert record["status"] == "unavailable" and record["precision"] == "mixed_bfloat16"
     assert "needs AVX512_CORE" in record["reason"]
+
+
+def test_unreadable_cpu_flags_are_the_reason_never_a_cpu_without_the_instructions(
+    smoke_config, tmp_path, monkeypatch
+):
+    """Where /proc/cpuinfo cannot be read, the cell is n/a because the flags
+    are not known, and says so with the error, in the matrix's table, in
+    the record the supervisor writes and in the environment a run records;
+    a readable file is read as before."""
+    readable = tmp_path / "cpuinfo"
+    readable.write_text("processor\t: 0\nflags\t\t: {}\n".format(" ".join(sorted(ZEN2))))
+    monkeypatch.setattr(cpu_isa, "CPUINFO", str(readable))
+    assert cpu_isa.flags_unreadable() is None and cpu_isa.cpu_flags() == ZEN2
+    assert cpu_isa.missing("AVX512_CORE", environ={}) == (
+        "needs AVX512_CORE; this CPU runs oneDNN kernels up to AVX2"
+    )
+
+    unreadable = tmp_path / "unreadable"
+    unreadable.mkdir()  # opening it fails: IsADirectoryError, an OSError
+    monkeypatch.setattr(cpu_isa, "CPUINFO", str(unreadable))
+    monkeypatch.delenv("DNNL_MAX_CPU_ISA", raising=False)
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    why = "this CPU's flags could not be read ([Errno 21] Is a directory: {!r})".format(
+        str(unreadable)
+    )
+    assert cpu_isa.flags_unreadable() == why and cpu_isa.cpu_flags() == set()
+    assert cpu_isa.missing("AVX512_CORE") == "needs AVX512_CORE; " + why
+    assert "up to" not in cpu_isa.missing("AVX512_CORE")
+    assert cpu_isa.missing("AVX512_CORE", environ={"DNNL_MAX_CPU_ISA": "AVX2"}) == (
+        "needs AVX512_CORE; " + why + ", and capped by DNNL_MAX_CPU_ISA=AVX2"
+    )
+    # flags given are the caller's: they are read, not this machine's file
+    assert cpu_isa.missing("AVX512_CORE", SKYLAKE, {}) is None
+
+    config = bfloat16_config(smoke_config)
+    (cell,) = matrix.not_applicable_cells(config)
+    assert (cell["backend"], cell["precision"]) == ("native-mxnet", "mixed_bfloat16")
+    assert cell["reason"] == (
+        "n/a on this CPU (mixed_bfloat16 on mxnet needs AVX512_CORE; " + why + ")"
+    )
+
+    run = matrix.Run("digits", "mlp", "native-mxnet", precision="mixed_bfloat16")
+    record_path = tmp_path / "run.json"
+    code = supervise.supervise(
+        run_spec.spec(config, run),
+        "no-data.npz",
+        str(record_path),
+        str(tmp_path / "epochs.csv"),
+        python="/no/python",
+    )
+    assert code == 0
+    record = json.loads(record_path.read_text())
+    assert record["status"] == "unavailable" and why in record["reason"]
+
+    environment = runtime.environment(1, [0])
+    assert environment["cpu_flags_unreadable"] == why
+    assert environment["cpu_precision_flags"] == []
+    assert environment["cpu_isa"]["onednn_level"] is None

@@ -386,6 +386,38 @@ def test_a_file_that_cannot_be_fetched_holds_the_reason_until_tried_again(tmp_pa
     assert not (records / "mlp" / "run.json").exists() and (records / "ok.json").exists()
 
 
+def test_a_record_that_cannot_be_read_is_named_on_stderr_never_skipped_silently(tmp_path, capsys):
+    """Looking for the records that carry a failed download's reason, a
+    file that does not read or parse is kept and named with its error; the
+    records that do read are discarded as before."""
+    records = tmp_path / "runs" / "mnist"
+    records.mkdir(parents=True)
+    reason = datasets.NO_DATA_REASON.format("mnist") + "could not fetch"
+    carrying = records / "run.json"
+    carrying.write_text(json.dumps({"status": "unavailable", "reason": reason}))
+    cut = records / "cut.json"
+    cut.write_text('{"status": "unavail')  # cut off as it was written
+    listed = records / "listed.json"
+    listed.write_text("[]")
+    unreadable = records / "unreadable.json"
+    unreadable.mkdir()  # reading it fails: IsADirectoryError, an OSError
+    assert datasets.records_without_data([records], "mnist") == [str(carrying)]
+    said = capsys.readouterr().err.splitlines()
+    assert len(said) == 3
+    cut_line, listed_line, unreadable_line = said
+    assert cut_line.startswith("not read, kept: {} (JSONDecodeError: ".format(cut))
+    assert "if it says mnist's data could not be had, delete it" in cut_line
+    assert listed_line.startswith("not read, kept: {} (a JSON list, not a record)".format(listed))
+    assert unreadable_line.startswith(
+        "not read, kept: {} (IsADirectoryError: [Errno 21] Is a directory: ".format(unreadable)
+    )
+    made = tmp_path / "mnist.npz"
+    made.write_bytes(datasets.UNFETCHED + b"404")
+    assert datasets.discard_unfetched({made: "mnist"}, lambda dataset: [records]) == [str(made)]
+    assert not carrying.exists() and cut.exists() and listed.exists()
+    assert str(cut) in capsys.readouterr().err
+
+
 def test_a_fetched_file_is_data_however_it_starts(tmp_path):
     path = fake_mnist_npz(tmp_path / "mnist.npz")
     assert datasets.unfetched_reason(path) is None

@@ -13,6 +13,7 @@ import sys
 import tarfile
 import time
 
+import pytest
 import yaml
 
 from dlbench.campaign import gpu_campaign
@@ -194,6 +195,67 @@ def test_a_campaign_on_a_fresh_machine_leaves_out_what_earlier_packs_recorded(tm
     assert resumed["gpu probes"] == everything["gpu probes"][1:]  # the probe measured there
     # the tables and the report need every record: made where the packs are imported
     assert "tables and plots" not in resumed and "report" not in resumed
+
+
+def fake_nvidia_smi(folder, script):
+    """An ``nvidia-smi`` of ``script`` (shell), first on the PATH."""
+    folder.mkdir()
+    command = folder / "nvidia-smi"
+    command.write_text("#!/bin/sh\n" + script)
+    command.chmod(0o755)
+    return "{}{}{}".format(folder, os.pathsep, os.environ["PATH"])
+
+
+def test_a_failing_nvidia_smi_refuses_a_gpu_campaign_before_snakemake_starts(tmp_path, monkeypatch):
+    """nvidia-smi that fails (no driver answering) is not a machine without
+    GPUs: the campaign stops with its error and exit status before it
+    starts any Snakemake; a campaign of CPU runs alone goes on, and says
+    why no GPU is listed."""
+    said = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
+    failing = 'echo "{}" >&2\nexit 9\n'.format(said)
+    monkeypatch.setenv("PATH", fake_nvidia_smi(tmp_path / "bin", failing))
+    failure = "`nvidia-smi -L` exited with status 9: " + said
+    with pytest.raises(gpu_campaign.GPUsNotListed) as listed:
+        gpu_campaign.visible_gpus()
+    assert str(listed.value) == failure
+
+    cpu_only = tmp_path / "cpu-only.yaml"
+    cpu_only.write_text(yaml.safe_dump({"devices": [0]}))
+    assert gpu_campaign.campaign_gpus([CONFIG, str(cpu_only)]) == ([], failure)
+
+    # the campaign itself, in a folder of its own: its Snakemake is a stand-in
+    # that notes every call
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    for name in ("config", "workflow"):
+        (workdir / name).symlink_to(REPO / name)
+    kit = tmp_path / "kit"
+    kit.mkdir()
+    carried = {"carried": [], "python_version": "3", "kit_bytes": 0, "image_list": "none"}
+    (kit / "kit.json").write_text(json.dumps(carried))
+    (tmp_path / "env").mkdir()
+    calls = tmp_path / "calls"
+    python = tmp_path / "python"
+    python.write_text('#!/bin/sh\necho "$@" >> {}\nexit 1\n'.format(calls))
+    python.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(python))
+    monkeypatch.chdir(workdir)
+    command = ["--inside", "--out", str(tmp_path / "out"), "--kit", str(kit)]
+    command += ["--env", str(tmp_path / "env"), "--config", CONFIG]
+    with pytest.raises(SystemExit) as refused:
+        gpu_campaign.main(command)
+    message = str(refused.value.code)
+    assert message.startswith("this machine's GPUs are not known: " + failure + ". ")
+    assert "GPU runs and started none" in message
+    assert not calls.exists() and not (workdir / "logs").exists()  # no Snakemake, not even --unlock
+    assert not (tmp_path / "out").exists()
+
+    listing = "echo 'GPU 0: NVIDIA H100 (UUID: GPU-0)'\necho 'GPU 1: NVIDIA H100 (UUID: GPU-1)'\n"
+    monkeypatch.setenv("PATH", fake_nvidia_smi(tmp_path / "bin2", listing))
+    assert gpu_campaign.campaign_gpus([CONFIG]) == (
+        ["GPU 0: NVIDIA H100 (UUID: GPU-0)", "GPU 1: NVIDIA H100 (UUID: GPU-1)"],
+        None,
+    )
 
 
 def test_the_gpu_config_plans_every_cell_and_the_gpus_own_probe():

@@ -363,6 +363,48 @@ for setup in (None, supervise._child_setup(None)):
     assert supervised == max(own, group)
 
 
+def test_a_priority_the_run_did_not_get_is_in_its_record_with_the_reason(
+    tmp_path, monkeypatch, smoke_config
+):
+    """Where the session group's nice value cannot be set (no autogroups,
+    or the kernel refuses), the run still runs, and the environment it
+    records says what was asked, what it got and why not. The run's
+    interpreter stands in for the harness: it records its environment."""
+    from dlbench.plan import matrix, run_spec
+    from dlbench.run import supervise
+
+    unwritable = tmp_path / "autogroup"
+    unwritable.mkdir()  # writing it fails: IsADirectoryError, an OSError
+    monkeypatch.setattr(runtime, "AUTOGROUP", str(unwritable))
+    seen = tmp_path / "seen.json"
+    records = (
+        "import json, os, sys\nfrom dlbench.host import runtime\n"
+        "json.dump({'environment': runtime.environment(1, [0]), "
+        "'note': os.environ.get(runtime.PRIORITY_NOTE_VARIABLE)}, open(sys.argv[1], 'w'))\n"
+    )
+    python = tmp_path / "python"
+    python.write_text('#!/bin/sh\nexec {} -c "{}" {}\n'.format(sys.executable, records, seen))
+    python.chmod(0o755)
+    spec = run_spec.spec(smoke_config, matrix.Run("digits", "mlp", "keras-torch", repeat=1))
+    record_path = tmp_path / "run.json"
+    supervise.supervise(
+        spec, "unused.npz", str(record_path), str(tmp_path / "e.csv"), python=str(python)
+    )
+    found = json.loads(seen.read_text())
+    asked = os.getpriority(os.PRIO_PROCESS, 0)  # no session group here: the process' own
+    assert found["environment"]["priority"] == {
+        "setting": "session group nice (autogroup)",
+        "asked": asked,
+        "applied": None,
+        "not_applied": "{} not written: [Errno 21] Is a directory: {!r}".format(
+            unwritable, str(unwritable)
+        ),
+    }
+    assert not os.path.exists(found["note"])  # the supervisor's note, gone with the run
+    # a process no supervisor started records no priority asked
+    assert runtime.environment(1, [0])["priority"] is None
+
+
 def test_overlapping_runs_of_fewer_threads_than_cpus_pin_to_different_cpus(tmp_path):
     """Two one-thread runs at a time (equivalence checks, concurrent_cpu_runs)
     each claim a CPU of their own; a third, with none left, shares and says

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
+import figures
 from dlbench.analysis import collect, imported_results, machines
 from dlbench.plan import config_rules, matrix, paths, run_spec
 from dlbench.record import contract
@@ -354,8 +355,22 @@ def test_the_comparison_keeps_a_machine_whose_runs_all_failed(tmp_path):
     assert machines.comparison(summary, ["here"], "third")["reference"].iloc[0] == "third"
     shown = machines.shown(table)
     assert "there: median [CI]" in shown.columns
+    # the plot: a line a backend through its headline on every machine, the
+    # failed cells named where their points would be
+    figure = machines.figure_of(table)
+    (axis,) = figures.visible_axes(figure)
+    assert axis.get_title() == "digits / mlp, CPU" and axis.get_yscale() == "log"
+    assert figures.tick_labels(axis) == ["here", "there", "third"]
+    shown = figures.lines(axis)
+    assert set(shown) == {"x", "y"} and shown["x"][0] == [0, 1, 2] == shown["y"][0]
+    assert shown["x"][1] == pytest.approx([1.0, np.nan, 4.0], nan_ok=True)
+    assert shown["y"][1] == pytest.approx([2.0, np.nan, 3.0], nan_ok=True)
+    assert [(text.get_text(), text.xy[0]) for text in axis.texts] == [("failed", 1)] * 2
+    assert [text.get_text() for text in figure.legends[0].get_texts()] == ["x", "y"]
     machines.plot(table, tmp_path / "machines.png")
+    assert figures.png_shows(tmp_path / "machines.png", figure, bbox_inches="tight")
     # a panel whose every cell failed (nothing to put on a log scale) says so
     failed_only = machines.comparison(summary[summary["machine"] == "there"], ["there"])
-    machines.plot(failed_only, tmp_path / "failed.png")
-    assert (tmp_path / "failed.png").read_bytes()[:4] == b"\x89PNG"
+    (axis,) = figures.visible_axes(machines.figure_of(failed_only))
+    assert figures.texts(axis) == ["failed", "failed", "no successful run"]
+    assert figures.tick_labels(axis) == ["there"] and axis.get_yscale() == "linear"

@@ -10,6 +10,7 @@ import pytest
 from dlbench.analysis import collect
 from dlbench.plan import matrix, paths
 from dlbench.record import contract, record_schema
+from dlbench.record.fields import Status
 from dlbench.run import harness, supervise
 from test_harness import infer_spec, spec_for
 from testkit import FIXTURE_RECORDS, REPO
@@ -92,7 +93,7 @@ def test_a_renamed_field_is_named_and_the_run_shown_invalid(run_folder):
     renamed.write_text(json.dumps(record))
     loaded = collect.load_records(run_folder)
     assert loaded[0] == json.loads(good.read_text())
-    assert loaded[1]["status"] == record_schema.INVALID
+    assert loaded[1]["status"] == Status.INVALID
     reason = loaded[1]["reason"]
     assert str(renamed) in reason
     assert "'steady_seconds' was unexpected" in reason

@@ -84,8 +84,7 @@ def test_break_even_needs_an_extra_cost_and_a_saving():
 
 
 def test_the_plot_shows_each_mode_of_each_backend(tmp_path):
-    from matplotlib.image import imread
-
+    import figures
     from dlbench.analysis import plots
 
     metrics, epochs, latencies = frames(
@@ -96,9 +95,27 @@ def test_the_plot_shows_each_mode_of_each_backend(tmp_path):
         }
     )
     found = speedups.speedups(metrics, epochs, latencies, tolerance=0.05, draws=200)
-    output = tmp_path / "speedups.png"
-    plots.speedups(found, output)
-    image = imread(output)
-    assert image.shape[0] > 300 and image.shape[1] > 800  # 8 inches at 120 dpi
-    plots.speedups(found.iloc[:0], tmp_path / "empty.png")  # no cell: says so
-    assert (tmp_path / "empty.png").stat().st_size > 5_000
+    (axis,) = plots.speedups_figure(found).axes
+    # the steady epochs' medians (1.02 s eager, plus 0.01 s a repeat) over each mode's
+    shown = figures.points(axis)
+    assert set(shown) == {"float32, eager", "float32, compiled", "mixed_bfloat16, compiled"}
+    for label, expected in (
+        ("float32, eager", 1.0),
+        ("float32, compiled", 1.02 / 0.52),
+        ("mixed_bfloat16, compiled", 1.02 / 5.02),
+    ):
+        (x,), (y,) = shown[label]
+        assert x == pytest.approx(expected) and -0.5 < y < 0.5, label  # on the one row
+    rows = found.set_index(["precision", "compile"])
+    for container in axis.containers:
+        precision, mode = container.get_label().split(", ")
+        interval = rows.loc[(precision, mode), ["speedup_ci_low", "speedup_ci_high"]]
+        assert figures.error_bars(container) == [pytest.approx(tuple(interval))]
+    (row,) = figures.tick_labels(axis, "y")
+    assert row.startswith("digits / mlp") and row.endswith("keras-torch")
+    assert axis.get_xscale() == "log"
+    assert [1.0, 1.0] in [list(line.get_xdata()) for line in axis.get_lines()]  # the baseline
+    plots.speedups(found, tmp_path / "speedups.png")
+    assert figures.png_shows(tmp_path / "speedups.png", plots.speedups_figure(found))
+    (axis,) = plots.speedups_figure(found.iloc[:0]).axes  # no cell: says so
+    assert figures.texts(axis) == ["no cell to compare"] and not axis.containers

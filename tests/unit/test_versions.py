@@ -208,6 +208,49 @@ def test_the_same_speed_is_not_significant_and_other_steps_are_told():
     assert versions.compare(*lone).empty
 
 
+def test_an_unreadable_or_corrupt_marker_is_told_never_read_as_nothing_installed(tmp_path):
+    """A marker that cannot be read, or does not parse, leaves what its
+    environment installed not known, with the reason in the row and the
+    table; a marker that lists nothing is still simply not known."""
+    frames = version_frames({variants.PINNED: ("0.10.2", 0.5), OLDER_LABEL: ("0.9.2", 1.0)})
+    newer = tmp_path / "keras-jax.json"
+    newer.write_text(json.dumps({"status": "ok", "pip_freeze": ["jax==0.10.2"]}))
+    older = tmp_path / "older"
+    older.mkdir()  # opening it fails: IsADirectoryError, an OSError
+    markers = {"keras-jax": str(newer), "keras-jax@" + OLDER_LABEL: str(older)}
+    unreadable = "the marker {} could not be read ([Errno 21] Is a directory: {!r})".format(
+        older, str(older)
+    )
+    assert versions.installed(str(older)) == versions.NotKnown(unreadable)
+    installed = versions.installed_by_environment("m", markers)
+    (row,) = versions.compare(*frames, installed=installed, draws=50).to_dict("records")
+    assert row["installed_differences"] == "not known: " + unreadable
+    shown = versions.table(pd.DataFrame([row]))
+    assert shown["what the two install differently"][0] == "not known: " + unreadable
+
+    corrupt = tmp_path / "corrupt.json"
+    corrupt.write_text('{"status": "ok", "pip_fre')  # cut off as it was written
+    found = versions.installed(str(corrupt))
+    assert isinstance(found, versions.NotKnown)
+    assert found.reason.startswith("the marker {} is corrupt: not JSON (".format(corrupt))
+    corrupt.write_text("[]")
+    assert versions.installed(str(corrupt)) == versions.NotKnown(
+        "the marker {} is corrupt: a JSON list, not an object".format(corrupt)
+    )
+    markers["keras-jax@" + OLDER_LABEL] = str(corrupt)
+    installed = versions.installed_by_environment("m", markers)
+    (row,) = versions.compare(*frames, installed=installed, draws=50).to_dict("records")
+    assert row["installed_differences"].startswith(
+        "not known: the marker {} is corrupt".format(corrupt)
+    )
+
+    corrupt.write_text(json.dumps({"status": "ok"}))  # a marker of nothing listed
+    assert versions.installed(str(corrupt)) == {}
+    installed = versions.installed_by_environment("m", markers)
+    (row,) = versions.compare(*frames, installed=installed, draws=50).to_dict("records")
+    assert row["installed_differences"] is None
+
+
 def test_two_machines_of_the_same_hardware_compare_the_versions_they_ran(tmp_path):
     """Another machine's imported records, its env file pinning an older JAX:
     set against this machine's where the hardware is the same, with what the

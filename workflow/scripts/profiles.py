@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 from dlbench.analysis import collect, profiles, tables
 from dlbench.plan import matrix
+from dlbench.record.fields import Status
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 
@@ -44,7 +45,7 @@ else:
         found = profiles.profile_of(profiles.read_stacks(stacks_path))
         key = profiles.key_of(record)
         row = profiles.cell_row(found, description, record, summary.get(key, {}))
-        if record.get("status") != "ok" and not row["reason"]:
+        if record.get("status") != Status.OK and not row["reason"]:
             row["reason"] = "the profiled run {}: {}".format(
                 record.get("status"), record.get("reason")
             )

@@ -14,6 +14,7 @@ import pandas as pd
 
 from dlbench import catalog
 from dlbench.plan import matrix
+from dlbench.record.fields import Status
 
 PAIR = matrix.cell_columns("backend")
 MEASURES = {
@@ -99,7 +100,7 @@ def abstraction_cost(metrics_frame, epochs_frame, latencies_frame, level=0.95, d
     """One row per (workload, devices, framework) where both the Keras and
     the native backend of the framework have runs that finished."""
     values = {"epochs": steady_epochs(epochs_frame), "latencies": latency_calls(latencies_frame)}
-    ok = metrics_frame[metrics_frame["status"] == "ok"]
+    ok = metrics_frame[metrics_frame["status"] == Status.OK]
     rows = []
     for keras, native in catalog.keras_native_pairs(set(ok["backend"])):
         both = ok[ok["backend"].isin([keras, native])]

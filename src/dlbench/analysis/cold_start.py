@@ -13,6 +13,7 @@ import pandas as pd
 
 from dlbench.analysis import collect
 from dlbench.plan import matrix
+from dlbench.record.fields import Status
 
 BEFORE = ["launch", "framework_setup", "data_load", "model_build"]
 STAGES = {
@@ -62,7 +63,7 @@ def cache_state(found):
 def table(metrics):
     """One row per cell that ran and recorded its cold start (older records
     did not): its stages' medians and the steady state beside them."""
-    ran = metrics[metrics["status"] == "ok"]
+    ran = metrics[metrics["status"] == Status.OK]
     present = [column for column in COLUMNS if column in ran]
     keys = [column for column in matrix.CELL if column in ran] + ["task", "accelerator"]
     scale = ["first_epoch_seconds", "steady_epoch_seconds", "latency_p50_ms"]
@@ -102,21 +103,28 @@ def shown(found):
 
 
 def plot(found, path):
+    """``figure_of``, written to ``path``."""
+    from dlbench.analysis import plots
+
+    plots.save(figure_of(found), path)
+
+
+def figure_of(found):
     """Stacked bars, one per backend and setting, a panel per workload."""
     import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from dlbench.analysis.plots import figure_and_axes
 
     readable = shown(found)
     workloads = list(dict.fromkeys(readable["workload"])) if len(readable) else []
     stages = list(dict.fromkeys(LABELS.values()))
-    colours = plt.get_cmap("tab10").colors
+    colours = matplotlib.colormaps["tab10"].colors
     heights = [max(1, int((readable["workload"] == w).sum())) for w in workloads] or [1]
     height = 1.2 + 0.32 * sum(heights) + 0.5 * len(heights)
-    figure, axes = plt.subplots(
+    figure, axes = figure_and_axes(
         len(heights),
         1,
+        dpi=110,
         figsize=(9, height),
         gridspec_kw={"height_ratios": heights},
         squeeze=False,
@@ -137,5 +145,4 @@ def plot(found, path):
     if handles:
         figure.legend(handles, names, loc="upper center", ncol=3, fontsize=8, frameon=False)
     figure.tight_layout(rect=(0, 0, 1, 1 - 0.7 / height))  # the legend's two rows on top
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    return figure

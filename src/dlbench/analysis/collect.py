@@ -16,13 +16,14 @@ import pandas as pd
 from dlbench import catalog
 from dlbench.analysis import hidden_settings, stats
 from dlbench.plan import matrix, paths
-from dlbench.record import contract, record_schema
+from dlbench.record import contract, fields, record_schema
+from dlbench.record.fields import CellStatus, Status
 
 CELL = list(matrix.CELL)
 # Cell columns that are names, not numbers ("all" threads): read back as text.
 TEXT_COLUMNS = ["machine"] + [d.name for d in matrix.DIMENSIONS if d.parse is not int]
 # A cell the matrix leaves out (not "n/a": pandas reads that back as missing).
-NOT_APPLICABLE = "not_applicable"
+NOT_APPLICABLE = CellStatus.NOT_APPLICABLE
 RUN = CELL + ["repeat"]
 
 
@@ -57,7 +58,7 @@ def invalid_record(path, record, problems):
         cell,
         record_version=contract.RECORD_VERSION,
         task=task if task in catalog.TASKS else "train",
-        status=record_schema.INVALID,
+        status=Status.INVALID,
         error=reason,
         reason=reason,
     )
@@ -140,25 +141,13 @@ def metrics(records):
                 "error": record.get("reason") or _error_line(record.get("error")),
                 "parameters": record.get("parameters"),
                 "epochs": len(record.get("epochs") or []),
-                "first_epoch_seconds": record.get("first_epoch_seconds"),
-                "steady_epoch_seconds": record.get("steady_epoch_seconds"),
-                "samples_per_second": record.get("samples_per_second"),
-                "test_accuracy": record.get("test_accuracy"),
-                "test_loss": record.get("test_loss"),
-                "latency_p50_ms": (record.get("latency_ms") or {}).get("p50"),
-                "latency_p90_ms": (record.get("latency_ms") or {}).get("p90"),
-                "latency_p99_ms": (record.get("latency_ms") or {}).get("p99"),
-                "seconds_per_1000_samples": record.get("seconds_per_1000_samples"),
+                **{metric.name: metric.value(record) for metric in fields.METRICS},
                 **_cold_start(record),
                 **_energy(record),
-                "peak_host_memory_mb": record.get("peak_host_memory_mb"),
-                "peak_device_memory_mb": record.get("peak_device_memory_mb"),
                 "batch_size": (record.get("hyper") or {}).get("batch_size"),
                 "per_device_batch": (record.get("parallel") or {}).get("per_device_batch"),
                 "learning_rate": (record.get("parallel") or {}).get("learning_rate"),
                 "batch_scaling": (record.get("parallel") or {}).get("batch_scaling"),
-                "replica_max_abs_weight_diff": record.get("replica_max_abs_weight_diff"),
-                "samples_dropped_per_epoch": record.get("samples_dropped_per_epoch"),
                 "seed": record.get("seed"),
                 "threads_used": environment.get("threads"),
                 "jit_compile": settings.get("jit_compile"),
@@ -172,8 +161,7 @@ def metrics(records):
                 "cuda": environment.get("cuda"),
                 "cudnn": environment.get("cudnn"),
                 "cpu_model": environment.get("cpu_model"),
-                "cpu_precision_flags": " ".join(environment.get("cpu_precision_flags") or [])
-                or None,
+                "cpu_precision_flags": cpu_precision_flags(environment),
                 "cpu_count": environment.get("cpu_count"),
                 "gpu_model": _gpu_field(environment, "name"),
                 "gpu_driver": _gpu_field(environment, "driver"),
@@ -262,6 +250,14 @@ def _precision_ran(settings):
     return None
 
 
+def cpu_precision_flags(environment):
+    """The CPU's reduced-precision instructions as one text, or why they are
+    not known."""
+    found = " ".join(environment.get("cpu_precision_flags") or [])
+    unreadable = environment.get("cpu_flags_unreadable")
+    return found or ("not read: " + unreadable if unreadable else None)
+
+
 def _mismatches(record):
     """How the run's environment differs from its env file, as one text:
     empty where it matches, None where nobody checked (env_mode current,
@@ -344,17 +340,17 @@ def summary(
     noisy; differences from the fastest backend are tested at ``alpha``."""
     rows = []
     for cell, runs in metrics_frame.groupby(CELL, sort=True):
-        ok = runs[runs["status"] == "ok"]
+        ok = runs[runs["status"] == Status.OK]
         task = runs["task"].iloc[0]
         headline, low, high, coverage = median_ci(ok[HEADLINE[task]].tolist(), level)
         spread = stats.coefficient_of_variation(ok[HEADLINE[task]].tolist())
-        failures = runs[runs["status"] != "ok"]
+        failures = runs[runs["status"] != Status.OK]
         if len(ok) == len(runs):
-            status = "ok"
+            status = CellStatus.OK
         elif len(ok):
-            status = "partial"
+            status = CellStatus.PARTIAL
         else:
-            status = failures["status"].iloc[0]
+            status = CellStatus(failures["status"].iloc[0])
 
         def median(column, ok=ok):
             return ok[column].median() if len(ok) and column in ok else None
@@ -376,14 +372,7 @@ def summary(
                 "ci_level": coverage,
                 "headline_cv": spread,
                 "noisy": stats.noisy(spread, noise_threshold),
-                "first_epoch_seconds": median("first_epoch_seconds"),
-                "steady_epoch_seconds": median("steady_epoch_seconds"),
-                "samples_per_second": median("samples_per_second"),
-                "test_accuracy": median("test_accuracy"),
-                "latency_p50_ms": median("latency_p50_ms"),
-                "latency_p99_ms": median("latency_p99_ms"),
-                "seconds_per_1000_samples": median("seconds_per_1000_samples"),
-                "peak_device_memory_mb": median("peak_device_memory_mb"),
+                **{metric.name: median(metric.name) for metric in fields.summarised()},
                 "jit_compile": ok["jit_compile"].iloc[0] if len(ok) else None,
                 "precision_ran": _first(ok, "precision_ran"),
                 "threads_used": median("threads_used"),
@@ -414,7 +403,7 @@ def summary(
                 "headline": HEADLINE[cell["task"]],
             }
         )
-    frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    frame = pd.DataFrame(rows, columns=summary_columns())
     frame = scaling(accuracy_parity(frame, tolerances or {}))
     frame = hidden_settings.flag(frame)
     pairs = stats.pairwise(metrics_frame, HEADLINE, alpha)
@@ -442,38 +431,33 @@ def scaling(frame):
     return frame
 
 
-SUMMARY_COLUMNS = CELL + [
-    "task",
-    "accelerator",
-    "status",
-    "runs",
-    "runs_ok",
-    "error",
-    "parameters",
-    "headline",
-    "headline_median",
-    "headline_ci_low",
-    "headline_ci_high",
-    "ci_level",
-    "headline_cv",
-    "noisy",
-    "first_epoch_seconds",
-    "steady_epoch_seconds",
-    "samples_per_second",
-    "test_accuracy",
-    "latency_p50_ms",
-    "latency_p99_ms",
-    "seconds_per_1000_samples",
-    "peak_device_memory_mb",
-    "jit_compile",
-    "precision_ran",
-    "threads_used",
-    "node",
-    "env_mismatches",
-    "initial_weights",
-    "manifest",
-    "hidden_settings_differ",
-]
+def summary_columns():
+    """The summary's columns, the measured figures' from ``fields``."""
+    return CELL + [
+        "task",
+        "accelerator",
+        "status",
+        "runs",
+        "runs_ok",
+        "error",
+        "parameters",
+        "headline",
+        "headline_median",
+        "headline_ci_low",
+        "headline_ci_high",
+        "ci_level",
+        "headline_cv",
+        "noisy",
+        *(metric.name for metric in fields.summarised()),
+        "jit_compile",
+        "precision_ran",
+        "threads_used",
+        "node",
+        "env_mismatches",
+        "initial_weights",
+        "manifest",
+        "hidden_settings_differ",
+    ]
 
 
 def accuracy_parity(frame, tolerances):

@@ -1,3 +1,5 @@
+from dlbench.record.fields import Status
+
 """The equivalence check's verdicts, in the workflow's environment: each
 backend's loss curve (dlbench.run.equivalence, run in the backend's own) set
 against the reference, the median across backends at each step or a named
@@ -60,7 +62,7 @@ def curves(records):
         row["own_rules"] = "; ".join((record.get("settings") or {}).get("own_rules") or []) or None
         weights = record.get("initial_weights") or {}
         row["losses"] = None
-        if record.get("status") != "ok":
+        if record.get("status") != Status.OK:
             row["reason"] = "{}: {}".format(record.get("status"), record.get("reason") or "")
         elif not weights.get("loaded"):
             row["reason"] = "own initial weights ({})".format(weights.get("reason", "not loaded"))
@@ -216,7 +218,7 @@ def dropout_rows(records):
         row["versions"] = record.get("versions", PINNED)
         drawn = (record.get("check") or {}).get("dropout_draws")
         row["draws"], row["reason"] = None, None
-        if record.get("status") != "ok":
+        if record.get("status") != Status.OK:
             row["reason"] = "{}: {}".format(record.get("status"), record.get("reason") or "")
         elif not drawn:
             row["reason"] = "no dropout draws in the record"
@@ -404,7 +406,7 @@ def prediction_rows(records):
         row["weights"], reason = _weights_of(record)
         found = record.get("predictions")
         row["outputs"] = row["norms"] = row["classes_sha256"] = row["classifier"] = None
-        if record.get("status") != "ok":
+        if record.get("status") != Status.OK:
             reason = "{}: {}".format(record.get("status"), record.get("reason") or "")
         elif reason is None and not found:
             reason = "no predictions in the record"

@@ -20,16 +20,24 @@ import pandas as pd
 
 from dlbench.analysis import collect, stats
 from dlbench.plan import matrix
+from dlbench.record.fields import CellStatus
 
 # Cells without a figure, in the order the list shows them: what went wrong
 # first, what the matrix leaves out by design last.
-NOT_RUN_ORDER = ("failed", "timeout", "invalid", "unavailable", "partial", collect.NOT_APPLICABLE)
+NOT_RUN_ORDER = (
+    CellStatus.FAILED,
+    CellStatus.TIMEOUT,
+    CellStatus.INVALID,
+    CellStatus.UNAVAILABLE,
+    CellStatus.PARTIAL,
+    CellStatus.NOT_APPLICABLE,
+)
 NOT_RUN_LABEL = {
-    "failed": "failed",
-    "timeout": "timed out",
-    "invalid": "invalid record",
-    "unavailable": "environment unavailable",
-    "partial": "some repeats failed",
+    CellStatus.FAILED: "failed",
+    CellStatus.TIMEOUT: "timed out",
+    CellStatus.INVALID: "invalid record",
+    CellStatus.UNAVAILABLE: "environment unavailable",
+    CellStatus.PARTIAL: "some repeats failed",
     collect.NOT_APPLICABLE: "not in the matrix",
 }
 # The front page stays short: the tables hold the rest.
@@ -62,7 +70,7 @@ def not_run_groups(summary):
     share of the settings that vary in the summary ("1 GPU, compile=eager"),
     empty where they share none; what went wrong first, the most cells first
     within a status."""
-    cells = summary[summary["status"] != "ok"]
+    cells = summary[summary["status"] != CellStatus.OK]
     if not len(cells):
         return []
     varying = [c for c in matrix.shown_dimensions(summary) if summary[c].nunique() > 1]
@@ -94,7 +102,7 @@ def _status_order(status):
 
 def _reason(row):
     text = row["error"] if isinstance(row["error"], str) and row["error"].strip() else None
-    if row["status"] == "partial":
+    if row["status"] == CellStatus.PARTIAL:
         return "{} of {} repeats ok; {}".format(
             _count(row["runs_ok"]), _count(row["runs"]), text or "no reason recorded"
         )
@@ -111,7 +119,7 @@ def _reason_pattern(row):
     text = " ".join(str(_reason(row)).split())
     for name, placeholder in ((row["model"], "‹model›"), (row["dataset"], "‹dataset›")):
         text = re.sub(r"(?<![\w-]){}(?![\w-])".format(re.escape(str(name))), placeholder, text)
-    if row["status"] == "partial":  # the counts differ from cell to cell
+    if row["status"] == CellStatus.PARTIAL:  # the counts differ from cell to cell
         text = re.sub(r"^\d+ of \d+ repeats ok; ", "some repeats ok; ", text)
     return text
 
@@ -241,14 +249,20 @@ def not_run_section(summary, most_groups=MOST_GROUPS, most_workloads=MOST_WORKLO
         return lines + ["Every cell of the matrix ran and has its figure.", ""]
     counts = {}
     for group in groups:
-        kind = group["status"] if group["status"] in ("partial", collect.NOT_APPLICABLE) else "lost"
+        kind = (
+            group["status"]
+            if group["status"] in (CellStatus.PARTIAL, CellStatus.NOT_APPLICABLE)
+            else "lost"
+        )
         counts[kind] = counts.get(kind, 0) + group["cells"]
     parts = []
     if counts.get("lost"):
         parts.append("{} did not run or failed".format(counts["lost"]))
-    if counts.get("partial"):
+    if counts.get(CellStatus.PARTIAL):
         parts.append(
-            "{} lost some repeats (their figure is the other repeats')".format(counts["partial"])
+            "{} lost some repeats (their figure is the other repeats')".format(
+                counts[CellStatus.PARTIAL]
+            )
         )
     if counts.get(collect.NOT_APPLICABLE):
         parts.append(

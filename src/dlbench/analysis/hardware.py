@@ -5,6 +5,8 @@ import re
 
 import pandas as pd
 
+from dlbench.record.fields import Status
+
 ENVIRONMENT_COLUMNS = {
     "python": "Python",
     "framework": "framework",
@@ -37,7 +39,7 @@ def environment_table(metrics_frame):
     rows = []
     keys = ["machine", "backend", "environment", "accelerator"]
     for key, runs in metrics_frame.groupby(keys, dropna=False):
-        ok = runs[runs["status"] == "ok"]
+        ok = runs[runs["status"] == Status.OK]
         shown = ok if len(ok) else runs
         row = dict(zip(keys, key))
         row.update(

@@ -18,7 +18,6 @@ import math
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -28,9 +27,10 @@ from dlbench.analysis.collect import (  # noqa: E402
     device_label,
     labels,
 )
-from dlbench.analysis.plots import backend_style  # noqa: E402
+from dlbench.analysis.plots import backend_style, figure_and_axes, save  # noqa: E402
 from dlbench.analysis.tables import median_interval  # noqa: E402
 from dlbench.plan import matrix  # noqa: E402
+from dlbench.record.fields import MEASURED, Status
 
 # Compared within: one workload on one device count.
 GROUP = ["dataset", "model", "devices"]
@@ -69,7 +69,7 @@ def _order(frame, machines):
 def _value(cell):
     if cell["status"] == NOT_APPLICABLE:
         return "n/a"
-    if cell["status"] not in ("ok", "partial"):
+    if cell["status"] not in MEASURED:
         return "{}: {}".format(cell["status"], cell["error"] or "no reason recorded")
     return median_interval(cell)
 
@@ -84,7 +84,7 @@ def comparison(summary, machines, reference_machine=None):
     reference = reference_environment(environments, frame, reference_machine)
     rows = []
     for _, cells in frame.groupby(GROUP, sort=True):
-        measured = cells[cells["status"].isin(["ok", "partial"]) & cells["headline_median"].notna()]
+        measured = cells[cells["status"].isin(MEASURED) & cells["headline_median"].notna()]
         ranks = measured.groupby("environment")["headline_median"].rank(method="min")
         base = measured[measured["environment"] == reference].set_index("backend")[
             "headline_median"
@@ -199,7 +199,7 @@ def interaction(metrics, alpha=0.05):
     between environments? The interaction test on the log of every
     successful repeat's headline, over the backends that ran on at least two
     environments."""
-    ok = metrics[metrics["status"] == "ok"]
+    ok = metrics[metrics["status"] == Status.OK]
     ok = ok.assign(environment=environment_labels(ok))
     rows = []
     for key, runs in ok.groupby(GROUP, sort=True):
@@ -242,14 +242,23 @@ INTERACTION_COLUMNS += ["df_interaction", "df_error", "p_value", "ranking_change
 
 
 def plot(table, output):
+    """``figure_of``, written to ``output``."""
+    save(figure_of(table), output, bbox_inches="tight")
+
+
+def figure_of(table):
     """One panel per workload and device count: each backend's headline on
     every environment (log scale), so that a change of ranking shows as
     crossing lines; failed cells named where their point would be."""
     groups = list(table.groupby(GROUP, sort=True)) if len(table) else []
     columns = max(1, min(3, len(groups)))
     rows_of_panels = max(1, -(-len(groups) // columns))
-    figure, axes = plt.subplots(
-        rows_of_panels, columns, figsize=(4.8 * columns + 2.5, 3.8 * rows_of_panels), squeeze=False
+    figure, axes = figure_and_axes(
+        rows_of_panels,
+        columns,
+        dpi=110,
+        figsize=(4.8 * columns + 2.5, 3.8 * rows_of_panels),
+        squeeze=False,
     )
     for axis in axes.flat[len(groups) :]:
         axis.set_visible(False)
@@ -264,7 +273,7 @@ def plot(table, output):
                 **backend_style(backend),
             )
             for position, (_, cell) in zip(positions, runs.iterrows()):
-                if cell["status"] not in ("ok", "partial", NOT_APPLICABLE):
+                if cell["status"] not in (*MEASURED, NOT_APPLICABLE):
                     axis.annotate(
                         cell["status"],
                         (position, 0.02),
@@ -302,8 +311,7 @@ def plot(table, output):
         )
     figure.suptitle("Backends across machines (Keras solid, native dashed; lower is faster)")
     figure.tight_layout()
-    figure.savefig(output, dpi=110, bbox_inches="tight")
-    plt.close(figure)
+    return figure
 
 
 CAPTION = (

@@ -25,6 +25,7 @@ from dlbench.analysis import plots
 from dlbench.analysis.profiles import seconds_per_step
 from dlbench.plan import matrix
 from dlbench.record import op_profile as op_profiling
+from dlbench.record.fields import Status
 
 GROUP = [column for column in matrix.CELL if column != "backend"] + ["task"]
 # The ops named in a gap, and the "other" ops a row lists.
@@ -71,7 +72,7 @@ def run_row(record, ops_file, summary_row):
     row["accelerator"] = parallel.get("accelerator", "cpu") if record.get("devices") else "cpu"
     row["profiler"] = ops_file.get("profiler")
     row["reason"] = ops_file.get("reason")
-    if record.get("status") != "ok" and not row["reason"]:
+    if record.get("status") != Status.OK and not row["reason"]:
         row["reason"] = "the run {}: {}".format(record.get("status"), record.get("reason"))
     step = seconds_per_step(record, summary_row or {})
     row["ms_per_step"] = 1000.0 * step if step else None
@@ -271,6 +272,11 @@ GAPS_CAPTION = (
 
 
 def plot(found, dataset, model, path):
+    """``figure_of``, written to ``path``."""
+    plots.save(figure_of(found, dataset, model), path)
+
+
+def figure_of(found, dataset, model):
     """One workload's backends as stacked bars: milliseconds per step by category."""
     cells = found[(found["dataset"] == dataset) & (found["model"] == model)]
     parts = [
@@ -283,11 +289,10 @@ def plot(found, dataset, model, path):
             "#d9d9d9",
         )
     )
-    plots.stacked_bars(
+    return plots.stacked_bars_figure(
         cells[cells["window_ms_per_step"].notna()],
         parts,
         "ms per training step or inference call in the profiled window, by op category",
         "{} / {}: where the step goes, op by op".format(dataset, model),
-        path,
         empty="no op profile",
     )

@@ -1,7 +1,13 @@
-"""Figures from the collected tables (matplotlib, no display needed)."""
+"""Figures from the collected tables (matplotlib, no display needed).
+
+Each figure is built by a ``<name>_figure`` function that returns the
+matplotlib Figure (not kept by pyplot: the caller owns it) and written by
+``<name>``, which the workflow's scripts call with the PNG's path; the tests
+read the data, labels and titles back from the Figure."""
 
 import matplotlib
 import matplotlib.colors
+import matplotlib.figure
 import matplotlib.ticker
 
 matplotlib.use("Agg")
@@ -12,6 +18,7 @@ from dlbench import catalog
 from dlbench.analysis import versions as versions_analysis  # noqa: E402
 from dlbench.analysis.collect import NOT_APPLICABLE, labels, point_labels  # noqa: E402
 from dlbench.plan import matrix  # noqa: E402
+from dlbench.record.fields import MEASURED
 
 # One colour per framework in every figure; Keras solid, native dashed.
 FRAMEWORK_COLOURS = {
@@ -39,6 +46,18 @@ def backend_style(backend):
     }
 
 
+def figure_and_axes(nrows=1, ncols=1, figsize=None, dpi=120, **options):
+    """A figure pyplot does not keep (whoever draws it owns it: the tests read
+    back what it shows) and its axes; ``dpi``: the resolution ``save`` writes."""
+    figure = matplotlib.figure.Figure(figsize=figsize, dpi=dpi)
+    return figure, figure.subplots(nrows, ncols, **options)
+
+
+def save(figure, output, **options):
+    """Write a figure as the workflow does: a PNG at the figure's dpi."""
+    figure.savefig(output, dpi=figure.dpi, **options)
+
+
 def _legend_outside(axis, **options):
     """The legend right of the axes, never over the data."""
     axis.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", **options)
@@ -53,15 +72,15 @@ def _cell_bars(summary, dataset, model):
     """A workload's cells in a stable order, their bar positions, and a
     figure wide enough for them."""
     cells = _workload(summary, dataset, model).sort_values(SETTING_ORDER)
-    figure, axis = plt.subplots(figsize=(max(5, 1.6 * len(cells) + 2), 4))
+    figure, axis = figure_and_axes(figsize=(max(5, 1.6 * len(cells) + 2), 4))
     return cells, np.arange(len(cells)), figure, axis
 
 
-def _finish_bars(figure, axis, cells, positions, ylabel, title, output):
-    """Label the bars, name every cell without a value (failed, timeout,
-    n/a) where its bar would be, and write the figure."""
+def _label_bars(figure, axis, cells, positions, ylabel, title):
+    """Label the bars and name every cell without a value (failed, timeout,
+    n/a) where its bar would be."""
     for position, (_, cell) in zip(positions, cells.iterrows()):
-        if cell["status"] not in ("ok", "partial"):
+        if cell["status"] not in MEASURED:
             status = "n/a" if cell["status"] == NOT_APPLICABLE else cell["status"]
             axis.text(position, 0, status, ha="center", va="bottom", color="tab:red", rotation=90)
     axis.set_xticks(positions)
@@ -72,14 +91,18 @@ def _finish_bars(figure, axis, cells, positions, ylabel, title, output):
     axis.set_ylabel(ylabel)
     axis.set_title(title)
     figure.tight_layout()
-    figure.savefig(output, dpi=120)
-    plt.close(figure)
+    return figure
 
 
 def stacked_bars(cells, parts, xlabel, title, output, empty="nothing to plot"):
+    """``stacked_bars_figure``, written to ``output``."""
+    save(stacked_bars_figure(cells, parts, xlabel, title, empty), output)
+
+
+def stacked_bars_figure(cells, parts, xlabel, title, empty="nothing to plot"):
     """One bar per cell (its backend and point), split into ``parts``:
     (column, legend label, colour or None for the next of tab20's)."""
-    figure, axis = plt.subplots(figsize=(11, 1.6 + 0.45 * max(3, len(cells))))
+    figure, axis = figure_and_axes(dpi=110, figsize=(11, 1.6 + 0.45 * max(3, len(cells))))
     if len(cells):
         labels = list(cells["backend"] + " (" + point_labels(cells) + ")")
         left = [0.0] * len(cells)
@@ -95,11 +118,15 @@ def stacked_bars(cells, parts, xlabel, title, output, empty="nothing to plot"):
     axis.set_xlabel(xlabel)
     axis.set_title(title)
     figure.tight_layout()
-    figure.savefig(str(output), dpi=110)
-    plt.close(figure)
+    return figure
 
 
 def epoch_time(summary, dataset, model, output):
+    """``epoch_time_figure``, written to ``output``."""
+    save(epoch_time_figure(summary, dataset, model), output)
+
+
+def epoch_time_figure(summary, dataset, model):
     """Steady-state seconds per epoch per backend, median with its CI as
     error bar, first epoch beside it; failed cells named, not hidden."""
     cells, positions, figure, axis = _cell_bars(summary, dataset, model)
@@ -121,16 +148,21 @@ def epoch_time(summary, dataset, model, output):
     axis.bar(positions + width / 2, first, width, label="first epoch", color="tab:gray", alpha=0.6)
     _legend_outside(axis)
     title = "{} / {}: training time per epoch".format(dataset, model)
-    _finish_bars(figure, axis, cells, positions, "seconds per epoch", title, output)
+    return _label_bars(figure, axis, cells, positions, "seconds per epoch", title)
 
 
 def convergence(epochs, dataset, model, output):
+    """``convergence_figure``, written to ``output``."""
+    save(convergence_figure(epochs, dataset, model), output)
+
+
+def convergence_figure(epochs, dataset, model):
     """Training loss and validation accuracy after every epoch per backend:
     median over repeats, the range of the repeats shaded. One row of panels
     per setting (machine, devices, threads) where there are several."""
     rows = _workload(epochs, dataset, model)
     settings = sorted(rows["setting"].unique()) or ["-"]
-    figure, axes = plt.subplots(
+    figure, axes = figure_and_axes(
         len(settings), 2, figsize=(12, 3.6 * len(settings) + 0.6), squeeze=False
     )
     panels = (("loss", "training loss"), ("val_accuracy", "validation accuracy"))
@@ -159,21 +191,30 @@ def convergence(epochs, dataset, model, output):
             _legend_outside(pair[1])
     figure.suptitle("{} / {}: convergence (Keras solid, native dashed)".format(dataset, model))
     figure.tight_layout()
-    figure.savefig(output, dpi=120)
-    plt.close(figure)
+    return figure
 
 
 def throughput(summary, dataset, model, output):
+    """``throughput_figure``, written to ``output``."""
+    save(throughput_figure(summary, dataset, model), output)
+
+
+def throughput_figure(summary, dataset, model):
     """Seconds per 1,000 samples at the workload's batch size per backend
     (median over repeats), as the published feature-extraction table."""
     cells, positions, figure, axis = _cell_bars(summary, dataset, model)
     seconds = cells["seconds_per_1000_samples"].astype(float).to_numpy()
     axis.bar(positions, seconds, color="tab:green")
     title = "{} / {}: batched inference".format(dataset, model)
-    _finish_bars(figure, axis, cells, positions, "seconds per 1,000 samples", title, output)
+    return _label_bars(figure, axis, cells, positions, "seconds per 1,000 samples", title)
 
 
 def latency(latencies, dataset, model, output):
+    """``latency_figure``, written to ``output``."""
+    save(latency_figure(latencies, dataset, model), output)
+
+
+def latency_figure(latencies, dataset, model):
     """Single-sample inference latency per backend: every timed call of
     every repeat, as a box (median, quartiles, 1.5 IQR whiskers)."""
     rows = _workload(latencies, dataset, model)
@@ -181,7 +222,7 @@ def latency(latencies, dataset, model, output):
         (key, runs["ms"].to_numpy())
         for key, runs in rows.sort_values(SETTING_ORDER).groupby(["setting", "backend"], sort=False)
     ]
-    figure, axis = plt.subplots(figsize=(max(5, 1.6 * len(groups) + 2), 4))
+    figure, axis = figure_and_axes(figsize=(max(5, 1.6 * len(groups) + 2), 4))
     if groups:
         axis.boxplot(
             [values for _, values in groups],
@@ -194,17 +235,21 @@ def latency(latencies, dataset, model, output):
     axis.set_ylabel("latency of one sample (ms, log scale)")
     axis.set_title("{} / {}: inference latency, batch 1".format(dataset, model))
     figure.tight_layout()
-    figure.savefig(output, dpi=120)
-    plt.close(figure)
+    return figure
 
 
 def scaling(summary, dataset, model, output):
+    """``scaling_figure``, written to ``output``."""
+    save(scaling_figure(summary, dataset, model), output)
+
+
+def scaling_figure(summary, dataset, model):
     """Training throughput against device count per backend, with each
     backend's ideal line (its throughput on the fewest devices, times the
     device ratio) and the scaling efficiency written at every point."""
     cells = _workload(summary, dataset, model)
     cells = cells[(cells["devices"] > 0) & cells["samples_per_second"].notna()]
-    figure, axis = plt.subplots(figsize=(8.5, 4.5))
+    figure, axis = figure_and_axes(figsize=(8.5, 4.5))
     for label, runs in _lines(cells, "devices"):
         devices = runs["devices"].to_numpy()
         throughput = runs["samples_per_second"].to_numpy(dtype=float)
@@ -232,8 +277,7 @@ def scaling(summary, dataset, model, output):
         "{} / {}: data-parallel scaling (efficiency at each point)".format(dataset, model)
     )
     figure.tight_layout()
-    figure.savefig(output, dpi=120)
-    plt.close(figure)
+    return figure
 
 
 def _lines(cells, along):
@@ -255,6 +299,11 @@ THREADS_FIGURE = {
 
 
 def threads_scaling(summary, dataset, model, output):
+    """``threads_scaling_figure``, written to ``output``."""
+    save(threads_scaling_figure(summary, dataset, model), output)
+
+
+def threads_scaling_figure(summary, dataset, model):
     """Time against CPU threads per backend (the vCPU comparison), with each
     backend's ideal line (its time on the fewest threads, divided by the
     thread ratio); one panel per machine."""
@@ -263,7 +312,7 @@ def threads_scaling(summary, dataset, model, output):
     column, ylabel = THREADS_FIGURE[task]
     cells = cells[cells[column].notna() & cells["threads_used"].notna()]
     machines = sorted(cells["machine"].unique()) or ["-"]
-    figure, axes = plt.subplots(
+    figure, axes = figure_and_axes(
         1, len(machines), figsize=(5.5 * len(machines) + 2.5, 4.5), squeeze=False
     )
     for machine, axis in zip(machines, axes[0]):
@@ -293,8 +342,7 @@ def threads_scaling(summary, dataset, model, output):
         _legend_outside(axes[0][-1])
     figure.suptitle("{} / {}: time against CPU threads".format(dataset, model))
     figure.tight_layout()
-    figure.savefig(output, dpi=120)
-    plt.close(figure)
+    return figure
 
 
 def _label(dataset, model, setting=None):
@@ -303,13 +351,18 @@ def _label(dataset, model, setting=None):
 
 
 def abstraction_cost(cost, output):
+    """``abstraction_cost_figure``, written to ``output``."""
+    save(abstraction_cost_figure(cost), output)
+
+
+def abstraction_cost_figure(cost):
     """Keras / native per workload and framework: the ratio with its
     interval as an error bar, 1 (no cost) as a line; log scale, so 2x
     slower and 2x faster are the same distance from it."""
     cost = cost.assign(setting=point_labels(cost))
     workloads = cost[["dataset", "model", "setting"]].drop_duplicates()
     frameworks = sorted(set(cost["framework"]))
-    figure, axis = plt.subplots(figsize=(8, max(3, 0.9 * len(workloads) + 1.5)))
+    figure, axis = figure_and_axes(figsize=(8, max(3, 0.9 * len(workloads) + 1.5)))
     step = 0.8 / max(1, len(frameworks))
     for i, framework in enumerate(frameworks):
         rows = cost[cost["framework"] == framework]
@@ -355,14 +408,18 @@ def abstraction_cost(cost, output):
     axis.set_xlabel("Keras time / native time (log scale; > 1: Keras slower)")
     axis.set_title("Cost of abstraction: Keras vs native, 95 % bootstrap interval")
     figure.tight_layout()
-    figure.savefig(output, dpi=120)
-    plt.close(figure)
+    return figure
 
 
 MODE_MARKERS = {"eager": "o", "auto": "s", "compiled": "D"}
 
 
 def speedups(found, output):
+    """``speedups_figure``, written to ``output``."""
+    save(speedups_figure(found), output)
+
+
+def speedups_figure(found):
     """Each precision and compile mode against its backend's float32 eager
     cell (``dlbench.analysis.speedups``): a row per workload and backend, a marker per
     mode with its interval as an error bar, 1 (the baseline) as a line; log
@@ -374,7 +431,7 @@ def speedups(found, output):
     position = {tuple(row): i for i, row in enumerate(rows.itertuples(index=False))}
     modes = found[["precision", "compile"]].drop_duplicates().sort_values(["precision", "compile"])
     precisions = sorted(set(found["precision"]))
-    figure, axis = plt.subplots(figsize=(8, max(3, 0.45 * len(rows) + 1.5)))
+    figure, axis = figure_and_axes(figsize=(8, max(3, 0.45 * len(rows) + 1.5)))
     step = 0.8 / max(1, len(modes))
     for i, (precision, mode) in enumerate(modes.itertuples(index=False)):
         cells = found[(found["precision"] == precision) & (found["compile"] == mode)]
@@ -407,18 +464,22 @@ def speedups(found, output):
     axis.set_xlabel("speed-up against float32 eager (log scale; > 1: faster)")
     axis.set_title("Precision and compilation, 95 % bootstrap interval")
     figure.tight_layout()
-    figure.savefig(output, dpi=120)
-    plt.close(figure)
+    return figure
 
 
 def lines_of_code(table, output):
+    """``lines_of_code_figure``, written to ``output``."""
+    save(lines_of_code_figure(table), output)
+
+
+def lines_of_code_figure(table):
     """Lines of code per implementation of each workload, as seed 004's
     figure: a bar per backend, the model's definition and the training
     program or inference call stacked."""
     workloads = table[["dataset", "model", "task"]].drop_duplicates()
     columns = max(1, min(4, len(workloads)))
     rows_of_panels = max(1, -(-len(workloads) // columns))
-    figure, axes = plt.subplots(
+    figure, axes = figure_and_axes(
         rows_of_panels, columns, figsize=(4 * columns, 4.2 * rows_of_panels), squeeze=False
     )
     for axis in axes.flat[len(workloads) :]:
@@ -453,8 +514,7 @@ def lines_of_code(table, output):
         axes[0][0].text(0.5, 0.5, "no implementation", ha="center", transform=axes[0][0].transAxes)
     figure.suptitle("Lines of code (blue: Keras, orange: native; solid: model, light: step)")
     figure.tight_layout()
-    figure.savefig(output, dpi=120)
-    plt.close(figure)
+    return figure
 
 
 def _workload_columns(frame):
@@ -465,14 +525,14 @@ def _workload_columns(frame):
     return list(columns.to_records(index=False)), sorted(frame["backend"].unique())
 
 
-def _grid(frame, value_and_text, colour_norm, colour_label, title, output, cmap="RdYlGn_r"):
+def _grid(frame, value_and_text, colour_norm, colour_label, title, cmap="RdYlGn_r"):
     """A backend x workload heat-map: ``value_and_text(cell)`` gives each
     cell's colour value (NaN: none) and its annotation."""
     frame = frame.assign(setting=point_labels(frame))
     columns, backends = _workload_columns(frame)
     values = np.full((len(backends), len(columns)), np.nan)
-    figure, axis = plt.subplots(
-        figsize=(max(6, 1.25 * len(columns) + 3), max(3, 0.45 * len(backends) + 2))
+    figure, axis = figure_and_axes(
+        dpi=110, figsize=(max(6, 1.25 * len(columns) + 3), max(3, 0.45 * len(backends) + 2))
     )
     for column, (dataset, model, setting) in enumerate(columns):
         cells = frame[
@@ -497,8 +557,7 @@ def _grid(frame, value_and_text, colour_norm, colour_label, title, output, cmap=
     axis.set_yticklabels(backends)
     axis.set_title(title)
     figure.tight_layout()
-    figure.savefig(output, dpi=110)
-    plt.close(figure)
+    return figure
 
 
 def _relative_cell(cell):
@@ -520,11 +579,16 @@ def _ratio_norm(values):
 
 
 def relative_speed(summary, output):
+    """``relative_speed_figure``, written to ``output``."""
+    save(relative_speed_figure(summary), output)
+
+
+def relative_speed_figure(summary):
     """Backend x workload heat-map of each cell's headline over the fastest
     backend's on the same workload and hardware (1 = fastest; log colour
     scale). Cells without a figure say why; significance and NOISY marks
     follow the summary."""
-    _grid(
+    return _grid(
         summary,
         _relative_cell,
         _ratio_norm,
@@ -532,7 +596,6 @@ def relative_speed(summary, output):
         "Relative speed: headline figure / fastest on the same workload and hardware\n"
         "* significantly slower, = not significantly different, ~ noisy, "
         "† hidden settings differ; blank: not run",
-        output,
     )
 
 
@@ -549,20 +612,29 @@ def _utilisation_norm(values):
 
 
 def utilisation(table, output):
+    """``utilisation_figure``, written to ``output``."""
+    save(utilisation_figure(table), output)
+
+
+def utilisation_figure(table):
     """Backend x workload heat-map of model FLOP utilisation (green: high)."""
-    _grid(
+    return _grid(
         table,
         _utilisation_cell,
         _utilisation_norm,
         "model FLOP utilisation (achieved / peak)",
         "Model FLOP utilisation: analytic FLOPs x samples per second / peak\n"
         "(GPU: FP32 datasheet peak; CPU: the machine's float32 matmul probe)",
-        output,
         cmap="RdYlGn",
     )
 
 
 def versions(found, output):
+    """``versions_figure``, written to ``output``."""
+    save(versions_figure(found), output)
+
+
+def versions_figure(found):
     """Each newer version's speed-up over the older version of its backend
     (``dlbench.analysis.versions``): a row per workload, setting, backend and
     pair of versions, the interval as an error bar, 1 (no change) as a line;
@@ -572,7 +644,7 @@ def versions(found, output):
         found = found.assign(machine=versions_analysis.machines(found))
         others = versions_analysis.shown_dimensions(found)
     found = found.assign(setting=labels(found, others) if others else "").reset_index(drop=True)
-    figure, axis = plt.subplots(figsize=(8, max(3, 0.45 * len(found) + 1.5)))
+    figure, axis = figure_and_axes(figsize=(8, max(3, 0.45 * len(found) + 1.5)))
     for significant, marker in ((True, "o"), (False, "o")):
         cells = found[found["significant"].astype(bool) == significant]
         axis.errorbar(
@@ -612,5 +684,4 @@ def versions(found, output):
     axis.set_xlabel("the newer version's speed-up over the older (x, log scale)")
     axis.set_title("Is the new release faster?")
     figure.tight_layout()
-    figure.savefig(output, dpi=120)
-    plt.close(figure)
+    return figure

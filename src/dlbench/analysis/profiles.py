@@ -358,19 +358,28 @@ def key_of(cell):
 
 
 def plot(found, dataset, model, path):
+    """``figure_of``, written to ``path``."""
+    plots.save(figure_of(found, dataset, model), path)
+
+
+def figure_of(found, dataset, model):
     """One workload's backends as stacked bars: milliseconds per step by layer."""
     cells = found[(found["dataset"] == dataset) & (found["model"] == model)]
-    plots.stacked_bars(
+    return plots.stacked_bars_figure(
         cells[cells["ms_per_step"].notna()],
         [(layer + "_ms", LAYER_NAMES[layer], None) for layer in LAYERS],
         "ms per training step or timed inference call, by layer",
         "{} / {}: where the time goes".format(dataset, model),
-        path,
         empty="no profile",
     )
 
 
 def flame_graph(stacks, title, path, depth=30, minimum=0.005):
+    """``flame_graph_figure``, written to ``path``."""
+    plots.save(flame_graph_figure(stacks, title, depth, minimum), path)
+
+
+def flame_graph_figure(stacks, title, depth=30, minimum=0.005):
     """The clocked samples as a flame graph (an icicle: the clock at the top,
     callees below, each frame as wide as its samples), each frame coloured by
     the layer it belongs to (``frame_layer``)."""
@@ -391,7 +400,7 @@ def flame_graph(stacks, title, path, depth=30, minimum=0.005):
             entry = node.setdefault(found.label(), [0, {}, frame_layer(found)])
             entry[0] += count
             node = entry[1]
-    figure, axis = plt.subplots(figsize=(14, 7))
+    figure, axis = plots.figure_and_axes(dpi=100, figsize=(14, 7))
     colours = {layer: plt.get_cmap("tab10")(index) for index, layer in enumerate(LAYERS)}
 
     def draw(node, start, level):
@@ -417,5 +426,4 @@ def flame_graph(stacks, title, path, depth=30, minimum=0.005):
     axis.set_xlabel("share of the clocked samples ({} samples)".format(total))
     axis.set_title(title)
     figure.tight_layout()
-    figure.savefig(str(path), dpi=100)
-    plt.close(figure)
+    return figure

@@ -19,7 +19,6 @@ total of N epochs, in that unit.
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -27,8 +26,10 @@ from dlbench import catalog  # noqa: E402
 from dlbench.analysis import utilisation as utilisation_table  # noqa: E402
 from dlbench.analysis.collect import point_labels  # noqa: E402
 from dlbench.analysis.hardware import gpu_peak  # noqa: E402
+from dlbench.analysis.plots import figure_and_axes, save  # noqa: E402
 from dlbench.models import workloads
 from dlbench.plan import matrix  # noqa: E402
+from dlbench.record.fields import MEASURED
 
 # Published workload -> our model (each workload's PUBLISHED_AS; e.g.
 # DeepLearningFrameworks' "cifar10_cnn" is our vgg_cifar), and which of our
@@ -159,7 +160,7 @@ def our_cells(summary, metrics, utilisation=None, peaks=None):
     ours = summary[
         summary["model"].isin(WORKLOADS.values())
         & summary["backend"].isin(BACKENDS.values())
-        & summary["status"].isin(["ok", "partial"])
+        & summary["status"].isin(MEASURED)
     ].copy()
     rows = []
     for key, cells in ours.groupby(setting):
@@ -271,19 +272,22 @@ OURS_COLOURS = ("tab:green", "darkgreen", "limegreen")
 
 
 def plot(table, output):
+    """``figure_of``, written to ``output``."""
+    save(figure_of(table), output)
+
+
+def figure_of(table):
     """Per published workload we measured: the ratio to the fastest of
     every framework in each published source/hardware and in ours."""
     measured = table[table["our_value"].notna()]
     workloads = sorted(measured["workload"].unique())
     if not workloads:
-        figure, axis = plt.subplots(figsize=(7, 2))
+        figure, axis = figure_and_axes(dpi=110, figsize=(7, 2))
         axis.axis("off")
         axis.text(0.5, 0.5, "No published workload was measured in this run.", ha="center")
-        figure.savefig(output, dpi=110)
-        plt.close(figure)
-        return
-    figure, axes = plt.subplots(
-        len(workloads), 1, figsize=(12, 1.5 + 2.4 * len(workloads)), squeeze=False
+        return figure
+    figure, axes = figure_and_axes(
+        len(workloads), 1, dpi=110, figsize=(12, 1.5 + 2.4 * len(workloads)), squeeze=False
     )
     for axis, workload in zip(axes[:, 0], workloads):
         rows = table[table["workload"] == workload]
@@ -328,8 +332,7 @@ def plot(table, output):
         )
         axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     figure.tight_layout()
-    figure.savefig(output, dpi=110)
-    plt.close(figure)
+    return figure
 
 
 CAPTION = (

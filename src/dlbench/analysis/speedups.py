@@ -24,6 +24,7 @@ import pandas as pd
 from dlbench import catalog
 from dlbench.analysis import abstraction
 from dlbench.plan import matrix
+from dlbench.record.fields import Status
 
 # One backend on one workload and setting, but for precision and compile.
 GROUP = matrix.cell_columns("precision", "compile")
@@ -57,7 +58,7 @@ COLUMNS = GROUP + [
 def _values(metrics, epochs, latencies):
     """Steady epochs and latency calls with their run's cell."""
     keys = GROUP + ["precision", "compile", "repeat"]
-    ok = metrics.loc[metrics["status"] == "ok", keys]
+    ok = metrics.loc[metrics["status"] == Status.OK, keys]
     return {
         "train": abstraction.steady_epochs(epochs).merge(ok),
         "infer": abstraction.latency_calls(latencies).merge(ok),
@@ -88,7 +89,7 @@ def speedups(metrics, epochs, latencies, tolerance, level=0.95, draws=2000):
     compiled) on its backend, workload and setting, the baseline itself
     included (speed-up 1). ``tolerance``: the accuracy change flagged."""
     values = _values(metrics, epochs, latencies)
-    ok = metrics[metrics["status"] == "ok"]
+    ok = metrics[metrics["status"] == Status.OK]
     rows = []
     for group, runs in ok.groupby(GROUP, sort=True):
         task = runs["task"].iloc[0]

@@ -22,6 +22,7 @@ import pandas as pd
 
 from dlbench.analysis import hidden_settings
 from dlbench.plan import matrix
+from dlbench.record.fields import MEASURED, Status
 
 # The backends compared: those on one workload and setting (machine, devices, ...).
 GROUP = matrix.cell_columns("backend")
@@ -92,7 +93,7 @@ PAIR_COLUMNS = GROUP + [
 def pairwise(metrics_frame, headline_of_task, alpha=0.05):
     """One row per pair of backends with successful runs on the same
     workload and device count; ``faster`` has the lower median."""
-    ok = metrics_frame[metrics_frame["status"] == "ok"]
+    ok = metrics_frame[metrics_frame["status"] == Status.OK]
     rows = []
     for group, runs in ok.groupby(GROUP, sort=True):
         column = headline_of_task[runs["task"].iloc[0]]
@@ -142,7 +143,7 @@ def against_fastest(pairs, summary_frame):
     frame = summary_frame.assign(
         relative_to_fastest=float("nan"), vs_fastest_p_holm=float("nan"), vs_fastest=None
     )
-    measured = frame[frame["status"].isin(["ok", "partial"]) & frame["headline_median"].notna()]
+    measured = frame[frame["status"].isin(MEASURED) & frame["headline_median"].notna()]
     for _, cells in measured.groupby(GROUP):
         fastest = cells.loc[cells["headline_median"].idxmin()]
         frame.loc[cells.index, "relative_to_fastest"] = (

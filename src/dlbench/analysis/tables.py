@@ -10,6 +10,7 @@ import pandas as pd
 
 from dlbench.analysis import collect, hidden_settings
 from dlbench.plan import matrix
+from dlbench.record.fields import MEASURED
 
 STYLE = (
     "body{font-family:sans-serif;font-size:13px;margin:12px}"
@@ -75,7 +76,7 @@ HEADLINE_LABEL = {"steady_epoch_seconds": "s/epoch", "latency_p50_ms": "p50 late
 def _headline_cell(row):
     if row["status"] == collect.NOT_APPLICABLE:
         return row["error"]
-    if row["status"] not in ("ok", "partial"):
+    if row["status"] not in MEASURED:
         return "{}: {}".format(row["status"], row["error"] or "no reason recorded")
     text = median_interval(row)
     if pd.notna(row["noisy"]) and bool(row["noisy"]):

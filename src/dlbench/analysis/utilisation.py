@@ -22,6 +22,7 @@ import pandas as pd
 from dlbench import catalog
 from dlbench.analysis import hardware
 from dlbench.plan import matrix
+from dlbench.record.fields import MEASURED, Status
 
 CELL = list(matrix.CELL)
 COLUMNS = CELL + [
@@ -190,8 +191,8 @@ def table(summary, metrics, per_sample, peaks, probes=()):
     """``per_sample`` maps (dataset, model) to flops.per_sample's dict;
     ``probes``: the machines' probes (probe.machine_probe's records)."""
     rows = []
-    measured = summary[summary["status"].isin(["ok", "partial"])]
-    ok = metrics[metrics["status"] == "ok"]
+    measured = summary[summary["status"].isin(MEASURED)]
+    ok = metrics[metrics["status"] == Status.OK]
     for _, cell in measured.iterrows():
         flops = per_sample.get((cell["dataset"], cell["model"]))
         if flops is None:

@@ -127,16 +127,44 @@ def _label(runs):
     return ", ".join(parts) or runs["versions"].iloc[0]
 
 
+class NotKnown:
+    """What an environment installed where its marker could not be read or
+    is corrupt: not known, and why (never "nothing installed")."""
+
+    def __init__(self, reason):
+        self.reason = reason
+
+    def __eq__(self, other):
+        return isinstance(other, NotKnown) and other.reason == self.reason
+
+    def __repr__(self):
+        return "NotKnown({!r})".format(self.reason)
+
+
 def installed(marker):
     """{distribution: version} an environment holds, from its marker: a
-    venv's ready.json (``pip freeze``) or an existing interpreter's check."""
+    venv's ready.json (``pip freeze``) or an existing interpreter's check;
+    ``NotKnown`` with the reason where the marker cannot be read or is not
+    a marker."""
     if not marker:
         return {}
     try:
         with open(marker) as handle:
-            return environment_records.installed_distributions(json.load(handle))
-    except (OSError, ValueError):
-        return {}
+            found = json.load(handle)
+    except OSError as error:
+        return NotKnown("the marker {} could not be read ({})".format(marker, error))
+    except ValueError as error:
+        return NotKnown("the marker {} is corrupt: not JSON ({})".format(marker, error))
+    if not isinstance(found, dict):
+        return NotKnown(
+            "the marker {} is corrupt: a JSON {}, not an object".format(
+                marker, type(found).__name__
+            )
+        )
+    try:
+        return environment_records.installed_distributions(found)
+    except (AttributeError, TypeError) as error:  # its lists and mappings of other types
+        return NotKnown("the marker {} is corrupt ({})".format(marker, error))
 
 
 def installed_by_environment(machine, markers, imported=()):
@@ -153,7 +181,11 @@ def installed_by_environment(machine, markers, imported=()):
 
 def installed_differences(older, newer):
     """``name old -> new`` of every distribution whose version differs (or
-    that only one environment holds), sorted; None where either is unknown."""
+    that only one environment holds), sorted; None where either is unknown,
+    and why where a marker could not be read (``NotKnown``)."""
+    unreadable = [held.reason for held in (older, newer) if isinstance(held, NotKnown)]
+    if unreadable:
+        return "not known: " + "; ".join(unreadable)
     if not older or not newer:
         return None
     names = sorted(set(older) | set(newer))

@@ -30,6 +30,7 @@ from dlbench import catalog
 from dlbench.analysis import imported_results
 from dlbench.data import datasets
 from dlbench.plan import matrix
+from dlbench.record.fields import Status
 
 Estimate = collections.namedtuple("Estimate", "seconds basis")
 
@@ -39,7 +40,7 @@ def ok_records(sources):
     earlier campaigns), each checked and read as the current version, as
     ``import_results`` reads another machine's."""
     records, _ = imported_results.import_records(sources, local_machine=None)
-    return [record for record in records if record["status"] == "ok"]
+    return [record for record in records if record["status"] == Status.OK]
 
 
 def _timed_work(record):

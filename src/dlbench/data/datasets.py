@@ -13,6 +13,7 @@ import os
 import pickle
 import re
 import shutil
+import sys
 import tarfile
 import tempfile
 import zipfile
@@ -130,19 +131,33 @@ def records_without_data(folders, dataset):
     """The run records under ``folders`` (this machine's runs and checks)
     that say ``dataset``'s data could not be had: each one discarded makes
     Snakemake ask for the dataset again, and every job made from its reason
-    (weights, checks, counts, the other runs) is made again after it."""
+    (weights, checks, counts, the other runs) is made again after it.
+    A file that cannot be read, or is not a record, is kept and named on
+    stderr with the error: whether it carries the reason is not known."""
     found = []
     for folder in folders:
         for path in sorted(Path(folder).rglob("*.json")):
             try:
                 record = json.loads(path.read_text())
-            except (OSError, ValueError):
+            except (OSError, ValueError) as error:
+                _unread(path, dataset, "{}: {}".format(type(error).__name__, error))
+                continue
+            if not isinstance(record, dict):
+                _unread(path, dataset, "a JSON {}, not a record".format(type(record).__name__))
                 continue
             if record.get("status") == "unavailable" and str(record.get("reason")).startswith(
                 NO_DATA_REASON.format(dataset)
             ):
                 found.append(str(path))
     return found
+
+
+def _unread(path, dataset, error):
+    print(
+        "not read, kept: {} ({}); if it says {}'s data could not be had, delete it for the "
+        "download to be tried again".format(path, error, dataset),
+        file=sys.stderr,
+    )
 
 
 def discard_unfetched(files, record_folders=lambda dataset: []):

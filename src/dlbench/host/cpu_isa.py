@@ -36,21 +36,33 @@ LEVEL_NAMES = tuple(name for name, _ in LEVELS)
 CAP_VARIABLES = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
 
 
+# Where the CPU's flags are read (a test points it at a file of its own).
+CPUINFO = "/proc/cpuinfo"
+
+
 @functools.lru_cache(maxsize=None)
-def _proc_cpu_flags():
+def _read_flags(path):
+    """(flags, None), or (no flags, why) where ``path`` cannot be read: an
+    unreadable file is not a CPU without the instructions."""
     try:
-        with open("/proc/cpuinfo") as cpuinfo:
+        with open(path) as cpuinfo:
             for line in cpuinfo:
                 if line.startswith("flags"):
-                    return frozenset(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return frozenset()
+                    return frozenset(line.split(":", 1)[1].split()), None
+    except OSError as error:
+        return frozenset(), "this CPU's flags could not be read ({})".format(error)
+    return frozenset(), None
 
 
 def cpu_flags():
-    """The CPU's flags as /proc/cpuinfo names them (empty off Linux)."""
-    return set(_proc_cpu_flags())
+    """The CPU's flags as /proc/cpuinfo names them (empty off Linux, and
+    where the file cannot be read: ``flags_unreadable`` says why)."""
+    return set(_read_flags(CPUINFO)[0])
+
+
+def flags_unreadable():
+    """Why this CPU's flags could not be read (the OSError), or None."""
+    return _read_flags(CPUINFO)[1]
 
 
 def cap(environ=None):
@@ -107,11 +119,19 @@ def describe(flags=None, environ=None):
 
 
 def missing(needed, flags=None, environ=None):
-    """Why this CPU cannot run kernels of the level ``needed``, or None."""
+    """Why this CPU cannot run kernels of the level ``needed``, or None.
+    Where this machine's flags (``flags`` None) cannot be read, the reason
+    says so: whether the CPU has the level is not known."""
+    limit = cap(environ)
+    unreadable = flags_unreadable() if flags is None else None
+    if unreadable:
+        capped = limit is not None and _level_of(limit[1]) < LEVEL_NAMES.index(needed)
+        return "needs {}; {}{}".format(
+            needed, unreadable, ", and capped by {}={}".format(*limit) if capped else ""
+        )
     found = _index(flags, environ)
     if found >= LEVEL_NAMES.index(needed):
         return None
-    limit = cap(environ)
     lowered = found < _index(flags, environ, capped=False)
     return "needs {}; this CPU runs oneDNN kernels up to {}{}".format(
         needed,

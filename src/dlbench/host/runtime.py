@@ -120,16 +120,61 @@ def inherited_nice():
 
 
 def set_autogroup_nice(nice):
-    """Gives this process' session group the nice value ``nice``; where the
-    kernel has no autogroups, or refuses (a lower value without the
-    privilege), nothing changes."""
+    """Gives this process' session group the nice value ``nice``. Returns
+    None where the kernel took it, else why not: where the kernel has no
+    autogroups, or refuses (a lower value without the privilege; a change
+    within 100 ms of another one without CAP_SYS_ADMIN), nothing changes."""
     if nice is None:
-        return
+        return None
     try:
         with open(AUTOGROUP, "w") as handle:
             handle.write(str(nice))
+    except OSError as error:
+        return "{} not written: {}".format(AUTOGROUP, error)
+    return None
+
+
+# The supervisor names in the run's environment the file in which the run's
+# process, before it starts, notes the priority it was asked for and what it
+# got (``note_priority``); the run's record keeps the note (``environment``).
+PRIORITY_NOTE_VARIABLE = "DLBENCH_PRIORITY_NOTE"
+
+
+def note_priority(path, asked, reason):
+    """Writes what ``priority`` reads: the session group's nice value asked
+    for, the one it has now, and why the two differ (None where they do
+    not). Runs where a failure has nowhere to go but the note (between fork
+    and exec): a note not written is told by ``priority``."""
+    applied = autogroup_nice()
+    if reason is None and applied != asked:
+        reason = "{} reads {}".format(
+            AUTOGROUP, "no nice value" if applied is None else "nice {}".format(applied)
+        )
+    note = {"setting": "session group nice (autogroup)", "asked": asked, "applied": applied}
+    note["not_applied"] = reason
+    try:
+        with open(path, "w") as handle:
+            handle.write(json.dumps(note))
     except OSError:
         pass
+
+
+def priority(environ=None):
+    """The priority the supervisor asked for this run and what it got
+    (``note_priority``), or None where no supervisor started it."""
+    path = (os.environ if environ is None else environ).get(PRIORITY_NOTE_VARIABLE)
+    if not path:
+        return None
+    try:
+        with open(path) as handle:
+            return json.load(handle)
+    except (OSError, ValueError) as error:
+        return {
+            "setting": "session group nice (autogroup)",
+            "not_applied": "not known: the supervisor's note {} could not be read ({})".format(
+                path, error
+            ),
+        }
 
 
 def peak_rss_mb():
@@ -169,16 +214,10 @@ REDUCED_PRECISION_FLAGS = (
 
 
 def cpu_precision_flags():
-    """Which of ``REDUCED_PRECISION_FLAGS`` this CPU has (empty off Linux)."""
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("flags"):
-                    present = set(line.split(":", 1)[1].split())
-                    return [flag for flag in REDUCED_PRECISION_FLAGS if flag in present]
-    except OSError:
-        pass
-    return []
+    """Which of ``REDUCED_PRECISION_FLAGS`` this CPU has (empty off Linux,
+    and where the flags cannot be read: ``cpu_isa.flags_unreadable``)."""
+    present = cpu_isa.cpu_flags()
+    return [flag for flag in REDUCED_PRECISION_FLAGS if flag in present]
 
 
 def _command_output(args, cwd=None):
@@ -221,9 +260,12 @@ def environment(threads, cpus):
         "cpu_model": cpu_model(),
         "cpu_precision_flags": cpu_precision_flags(),
         "cpu_isa": cpu_isa.describe(),
+        # not an empty list of flags, a level of none: why the flags are not known
+        "cpu_flags_unreadable": cpu_isa.flags_unreadable(),
         "cpu_count": os.cpu_count(),
         "threads": threads,
         "cpus_pinned": cpus,
+        "priority": priority(),
         "load_average_at_start": list(os.getloadavg()),
         "gpus": gpus(),
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),

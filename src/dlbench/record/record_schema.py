@@ -1,25 +1,37 @@
-"""The run record's contract: its JSON Schema (``run_record.schema.json``,
-one version per ``contract.RECORD_VERSION``; older versions are read as
-the current one by ``contract.read``), checked where records are read
-(collect, import) and, in the tests, where they are written. Main
-environment only: it needs jsonschema, which backend environments lack."""
+"""The run record's contract: its JSON Schema, checked where records are read
+(collect, import) and, in the tests, where they are written. The record's
+structure is ``run_record.schema.json`` (one version per
+``contract.RECORD_VERSION``; older versions are read as the current one by
+``contract.read``); its statuses and measured figures come from
+``fields``, where they are defined once. Main environment only: it needs
+jsonschema, which backend environments lack."""
 
 import functools
 import json
 from pathlib import Path
 
+from dlbench.record import fields
+
 SCHEMA_PATH = Path(__file__).with_name("run_record.schema.json")
-INVALID = "invalid"
+
+
+def schema():
+    """The record's whole schema: the file's structure with the statuses and
+    every measured figure's schema from ``fields``."""
+    found = json.loads(SCHEMA_PATH.read_text())
+    fields.record_schema_properties(found["properties"])
+    found["properties"]["status"] = fields.status_schema()
+    return found
 
 
 @functools.lru_cache(maxsize=None)
 def validator():
     import jsonschema
 
-    schema = json.loads(SCHEMA_PATH.read_text())
-    checker = jsonschema.validators.validator_for(schema)
-    checker.check_schema(schema)
-    return checker(schema)
+    schema_of_records = schema()
+    checker = jsonschema.validators.validator_for(schema_of_records)
+    checker.check_schema(schema_of_records)
+    return checker(schema_of_records)
 
 
 def problems(record):

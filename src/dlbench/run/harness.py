@@ -29,6 +29,7 @@ from dlbench import catalog
 from dlbench.host import runtime
 from dlbench.models import initial_weights
 from dlbench.record import contract
+from dlbench.record.fields import RUNNING, Status
 from dlbench.registry import Registry
 from dlbench.run import (
     backends,
@@ -489,7 +490,7 @@ def base_record(spec):
             "parallel": launch.parallel_of(spec),
             "environment_name": spec.get("environment", spec["backend"]),
             "environment_check": spec.get("environment_check"),
-            "status": "running",
+            "status": RUNNING,
             "error": None,
             "reason": None,
             "started": runtime.utc_now(),
@@ -576,12 +577,12 @@ def run(spec, data_path, record_path, epochs_path, registry=None, ops_path=None)
         record["settings"] = adapter.applied_settings()
         record["peak_device_memory_mb"] = adapter.peak_device_memory_mb()
         record["peak_host_memory_mb"] = runtime.peak_rss_mb()  # before the profiler's buffers
-        record["status"] = "ok"
+        record["status"] = Status.OK
         if ops_path and rank == 0:
             runtime.write_json_atomic(ops_path, op_profile(spec, adapter, window, processes))
         window = None  # and the model it holds, before the adapter closes (its process group)
     except Exception:  # any framework error: the record says what happened
-        record["status"] = "failed"
+        record["status"] = Status.FAILED
         record["error"] = name_memory_errors(error_text())
         record["reason"] = failure_reason(record["error"])
         traceback.print_exc()
@@ -590,7 +591,7 @@ def run(spec, data_path, record_path, epochs_path, registry=None, ops_path=None)
         if adapter is not None:
             adapter.close()
     if rank == 0:  # rank 0 writes the run's record
-        if record["status"] == "ok":  # after the measurement, which it must not disturb
+        if record["status"] == Status.OK:  # after the measurement, which it must not disturb
             record["environment"]["matmul_probe"] = probe.matmul_gflops()
         record.setdefault("peak_host_memory_mb", runtime.peak_rss_mb())
         record["finished"] = runtime.utc_now()
@@ -655,7 +656,7 @@ def argument_parser(description):
 def main(argv=None):
     args = argument_parser(__doc__.splitlines()[0]).parse_args(argv)
     record = run(json.loads(args.spec), args.data, args.record, args.epochs, ops_path=args.ops)
-    return 0 if record["status"] == "ok" else 1
+    return 0 if record["status"] == Status.OK else 1
 
 
 if __name__ == "__main__":

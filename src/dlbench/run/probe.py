@@ -156,7 +156,7 @@ def machine_probe(precision, threads, largest=PLATEAU_SIZES[-1]):
     """The machine's attainable rate in ``precision`` on ``threads`` pinned
     threads, with what it ran on; products up to ``largest`` (config
     probe_largest_size)."""
-    from dlbench.host import runtime
+    from dlbench.host import cpu_isa, runtime
 
     cpus = runtime.pin_to_cpus(threads)
     import torch
@@ -175,6 +175,7 @@ def machine_probe(precision, threads, largest=PLATEAU_SIZES[-1]):
         ),
         cpu_model=runtime.cpu_model(),
         cpu_precision_flags=runtime.cpu_precision_flags(),
+        cpu_flags_unreadable=cpu_isa.flags_unreadable(),
         hostname=socket.gethostname(),
         measured=runtime.utc_now(),
     )

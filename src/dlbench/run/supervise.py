@@ -23,6 +23,7 @@ import time
 from dlbench import catalog
 from dlbench.host import cpu_isa, gpus, runtime
 from dlbench.record import environment_records
+from dlbench.record.fields import Status
 from dlbench.run import harness, launch, model_check, op_profiling, profiling, run_data
 
 ERROR_TAIL_LINES = 30
@@ -48,7 +49,7 @@ def _describe_exit(returncode):
     return "exited with status {}".format(returncode)
 
 
-def _failed_without_child(spec, record_path, epochs_path, reason, status="failed"):
+def _failed_without_child(spec, record_path, epochs_path, reason, status=Status.FAILED):
     harness.EpochLog(epochs_path).close()  # no epoch ran: the header only
     record = harness.base_record(spec)
     record.update(status=status, error=reason, reason=reason, finished=runtime.utc_now())
@@ -72,7 +73,7 @@ def environment_check(mode, marker):
         check["bytecode"] = found["bytecode"]
     check["mismatches"] = found.get("mismatches", [])
     check["installed"] = environment_records.installed_distributions(found) or None
-    if found.get("status", "ok") == "ok":
+    if found.get("status", Status.OK) == Status.OK:
         return check, None
     reason = "environment {} unavailable: {}".format(found.get("backend"), found.get("reason"))
     return check, reason
@@ -104,7 +105,7 @@ def cpu_not_applicable(spec, parallel):
     return backend.precision_cpu_not_applicable(spec.get("precision", catalog.FLOAT32))
 
 
-def _child_setup(limit_mb):
+def _child_setup(limit_mb, note=None):
     """Run in the child before it starts: it dies with the supervisor (a
     killed workflow leaves no run behind to write a record later), and its
     address space is capped at ``limit_mb``, past which allocations fail in
@@ -112,11 +113,15 @@ def _child_setup(limit_mb):
     session (a process group to kill as one) takes the supervisor's priority,
     its session's or its own nice value, whichever is lower: a new session
     otherwise competes for the CPU at nice 0 beside every other session, as
-    if `nice snakemake` had never been typed."""
+    if `nice snakemake` had never been typed. ``note``: the file in which
+    the child notes the nice value asked, the one applied and why not
+    (runtime.note_priority), for its record."""
     nice = runtime.inherited_nice()
 
     def apply():
-        runtime.set_autogroup_nice(nice)
+        not_applied = runtime.set_autogroup_nice(nice)
+        if note:
+            runtime.note_priority(note, nice, not_applied)
         try:
             import ctypes
 
@@ -161,19 +166,21 @@ def supervise(
     no_data = run_data.unavailable_reason(data)
     if no_data:  # a download that failed: no run starts, the reason kept instead
         reason = catalog.NO_DATA_REASON.format(spec["dataset"]) + no_data
-        return _failed_without_child(spec, record_path, epochs_path, reason, status="unavailable")
+        return _failed_without_child(
+            spec, record_path, epochs_path, reason, status=Status.UNAVAILABLE
+        )
     invalid = model_check.verdict(model_check_path) if model_check_path else None
     if invalid:  # a model of the user's that failed its check: no run of it starts
-        return _failed_without_child(spec, record_path, epochs_path, invalid, status="invalid")
+        return _failed_without_child(spec, record_path, epochs_path, invalid, status=Status.INVALID)
     if unavailable:
         return _failed_without_child(
-            spec, record_path, epochs_path, unavailable, status="unavailable"
+            spec, record_path, epochs_path, unavailable, status=Status.UNAVAILABLE
         )
     parallel = launch.parallel_of(spec)
     cpu_reason = threads_not_available(spec) or cpu_not_applicable(spec, parallel)
     if cpu_reason:
         return _failed_without_child(
-            spec, record_path, epochs_path, cpu_reason, status="unavailable"
+            spec, record_path, epochs_path, cpu_reason, status=Status.UNAVAILABLE
         )
     allocation = None
     if parallel["devices"] and parallel["accelerator"] == "gpu":
@@ -204,15 +211,26 @@ def supervise(
     if profile is not None:
         framework = catalog.BACKENDS[spec["backend"]]["framework"]
         command = _profiled(command, parallel, *profile, framework=framework)
+    env[runtime.PRIORITY_NOTE_VARIABLE] = _priority_note()
     try:
         return _run_child(spec, command, env, record_path, timeout_s, memory_limit_mb)
     finally:
+        if os.path.exists(env[runtime.PRIORITY_NOTE_VARIABLE]):
+            os.remove(env[runtime.PRIORITY_NOTE_VARIABLE])
         if torchrun_logs is not None:
             shutil.rmtree(torchrun_logs, ignore_errors=True)
         if allocation is not None:
             allocation.release()
         if not os.path.exists(epochs_path):  # the child died before it began one
             harness.EpochLog(epochs_path).close()
+
+
+def _priority_note():
+    """An empty file in which the run's process notes its priority
+    (_child_setup); removed once the run ended."""
+    handle, path = tempfile.mkstemp(prefix="dlbench-priority-", suffix=".json")
+    os.close(handle)
+    return path
 
 
 def _profiled(command, parallel, profiler, stacks_path, profile_path, framework=None):
@@ -240,7 +258,7 @@ def _run_child(spec, command, env, record_path, timeout_s, memory_limit_mb):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
-        preexec_fn=_child_setup(memory_limit_mb),
+        preexec_fn=_child_setup(memory_limit_mb, env.get(runtime.PRIORITY_NOTE_VARIABLE)),
     )
     relay = threading.Thread(target=_relay, args=(child.stdout, tail), daemon=True)
     relay.start()
@@ -250,19 +268,19 @@ def _run_child(spec, command, env, record_path, timeout_s, memory_limit_mb):
     except subprocess.TimeoutExpired:
         os.killpg(child.pid, signal.SIGKILL)
         child.wait()
-        status = "timeout"
+        status = Status.TIMEOUT
     relay.join(timeout=10)
 
     if status is None and os.path.exists(record_path):
         return 0  # the harness wrote its own record, ok or failed
     record = harness.base_record(spec)
     record["finished"] = runtime.utc_now()
-    if status == "timeout":
-        record["status"] = "timeout"
+    if status == Status.TIMEOUT:
+        record["status"] = Status.TIMEOUT
         record["error"] = "timeout: no result after {:g} s (timeout_minutes)".format(timeout_s)
         record["reason"] = record["error"]
     else:
-        record["status"] = "failed"
+        record["status"] = Status.FAILED
         ended = _describe_exit(child.returncode)
         record["error"] = harness.name_memory_errors("{}\n{}".format(ended, "".join(tail)))
         record["reason"] = harness.failure_reason(record["error"], headline=ended)

@@ -135,6 +135,19 @@ PROBES = {"mxnet": manifest.mxnet_probe, "cntk": manifest.cntk_probe}
 
 
 class Adapter(keras_adapter.Adapter):
+    def setups(self):
+        return {
+            "theano": self._setup_theano,
+            "mxnet": self._setup_mxnet,
+            "cntk": self._setup_cntk,
+        }
+
+    def distributors(self):
+        return {"mxnet": self._distribute_mxnet}
+
+    def version_readers(self):
+        return {}
+
     def _seed_and_probe(self, seed, devices):
         # Keras 2 has no set_random_seed; the framework was seeded in setup.
         import numpy

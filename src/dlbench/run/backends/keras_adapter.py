@@ -65,20 +65,20 @@ class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelPro
 
     def setup(self, threads, seed, devices, parallel=None):
         self.parallel = dict(launch.ON_THE_CPU, **(parallel or {}))
-        if devices and not hasattr(self, "_distribute_" + self.framework):
+        if devices and self.framework not in self.distributors():
             raise NotImplementedError(self.devices_not_supported.format(devices, self.framework))
         self.emulated = bool(devices) and self.parallel["accelerator"] == "emulated-cpu"
         os.environ["KERAS_BACKEND"] = self.framework
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         manifest.prepare(self.precision)
-        getattr(self, "_setup_" + self.framework)(threads, seed)
+        self.setups()[self.framework](threads, seed)
         import keras
 
         self.keras = keras
         if catalog.mixed(self.precision) and self.framework != "openvino":
             keras.config.set_dtype_policy(self.precision)
         if launch.distributes(self.parallel):
-            getattr(self, "_distribute_" + self.framework)(devices)
+            self.distributors()[self.framework](devices)
         elif devices:
             self._one_device()
         if devices:
@@ -94,6 +94,33 @@ class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelPro
         )
         self._set_hidden_settings()
         self.read_manifest = lambda: self._manifest(threads)
+
+    # Each framework's own code, by its name (subclasses add theirs).
+    def setups(self):
+        """{framework: its setup(threads, seed)}, before Keras is imported."""
+        return {
+            "tensorflow": self._setup_tensorflow,
+            "jax": self._setup_jax,
+            "torch": self._setup_torch,
+            "openvino": self._setup_openvino,
+        }
+
+    def distributors(self):
+        """{framework: its distribute(devices)} where data-parallel training
+        exists (keras_parallel)."""
+        return {
+            "tensorflow": self._distribute_tensorflow,
+            "jax": self._distribute_jax,
+            "torch": self._distribute_torch,
+        }
+
+    def version_readers(self):
+        """{framework: versions(module)}, the extras a framework reports."""
+        return {
+            "tensorflow": self._versions_tensorflow,
+            "jax": self._versions_jax,
+            "torch": self._versions_torch,
+        }
 
     @property
     def on_gpu(self):
@@ -231,7 +258,7 @@ class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelPro
             "numpy": numpy.__version__,
         }
         # Framework-specific extras (CUDA, cuDNN, ...) where there are any.
-        found.update(getattr(self, "_versions_" + self.framework, lambda module: {})(module))
+        found.update(self.version_readers().get(self.framework, lambda module: {})(module))
         return found
 
     @staticmethod
