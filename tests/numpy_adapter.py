@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from dlbench.run import run_data
+from dlbench.run.backends import base
 
 
 class SlowRows(object):
@@ -22,11 +23,11 @@ class SlowRows(object):
         return self.array[rows]
 
 
-class Adapter:
+class Adapter(base.Adapter):
     closed = 0  # how many adapters the harness closed
-    first_step_seconds = None  # the run's first training step, as the adapters time it
 
     def __init__(self, framework, settings):
+        super(Adapter, self).__init__(framework, settings)
         self.settings_ = dict(settings)
 
     def setup(self, threads, seed, devices, parallel=None):

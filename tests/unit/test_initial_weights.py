@@ -12,6 +12,7 @@ import pytest
 
 from dlbench.models import initial_weights
 from dlbench.run import harness, integrity, shared_weights
+from dlbench.run.backends import base
 
 GLOROT = {"kind": "variance_scaling", "scale": 1.0, "mode": "fan_avg", "distribution": "uniform"}
 
@@ -152,6 +153,6 @@ def test_a_run_records_what_it_started_from(tmp_path):
     assert (adapter.loaded[0] == 1).all()
     failed = harness.load_initial_weights(spec, Loads(ValueError("no conversion")), None)
     assert failed["loaded"] is False and failed["reason"].endswith("ValueError: no conversion")
-    unable = harness.load_initial_weights(spec, object(), None)
+    unable = harness.load_initial_weights(spec, base.Adapter("numpy", {}), None)
     assert unable["reason"] == "native-x cannot load shared weights yet"
     assert harness.load_initial_weights({"backend": "native-x"}, adapter, None) is None

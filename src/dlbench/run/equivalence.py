@@ -158,7 +158,7 @@ def dropout_draws(spec, adapter, data, load_weights):
     from dlbench.run import run_data
 
     found = {"draws": DROPOUT_DRAWS, "samples": DROPOUT_SAMPLES}
-    training_outputs = getattr(adapter, "training_outputs", None)
+    training_outputs = adapter.training_outputs  # None: no training-mode forward pass
     if training_outputs is None:
         found["reason"] = "n/a: {} has no training-mode forward pass here".format(spec["backend"])
         return found
@@ -209,7 +209,7 @@ def check_steps(spec, adapter, data, step_log, load_weights):
     layers.set_dropout(False)
     model = adapter.build(spec["model"], data["meta"], hyper)
     # what a framework cannot run under the check's settings as built
-    prepare = getattr(adapter, "prepare_check", None)
+    prepare = adapter.prepare_check
     if prepare is not None:
         changed.update(prepare(model, hyper))
     weights = load_weights(spec, adapter, model)

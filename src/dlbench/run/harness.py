@@ -133,7 +133,7 @@ def load_initial_weights(spec, adapter, model):
     path = spec.get("initial_weights")
     if not path:
         return None
-    loader = getattr(adapter, "load_initial_weights", None)
+    loader = adapter.load_initial_weights  # None: the backend cannot load them
     if loader is None:
         return initial_weights.record_of(
             path, False, "{} cannot load shared weights yet".format(spec["backend"])
@@ -212,7 +212,7 @@ def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None, meter=Non
         flush=True,
     )
     joules, compiled = [], []
-    counter = getattr(adapter, "compile_counter", None)
+    counter = adapter.compile_counter  # None where the framework does not report compiles
     for epoch in range(hyper["epochs"]):
         order, dropped = launch.shard_epoch(
             epoch_order(spec["seed"], epoch, n_train), batch_size, replicas, rank, processes
@@ -240,7 +240,7 @@ def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None, meter=Non
         epoch_log.add(row)
         result["epochs"].append(row)
         if epoch == 0:  # the first step (trace, compile, autotune), where the adapter timed it
-            cold["first_step_seconds"] = getattr(adapter, "first_step_seconds", None)
+            cold["first_step_seconds"] = adapter.first_step_seconds
             if cold["first_step_seconds"] is not None:
                 cold["first_epoch_rest_seconds"] = row["seconds"] - cold["first_step_seconds"]
         print(
@@ -268,7 +268,7 @@ def train(spec, adapter, data, epoch_log, place=(0, 0, 1), model=None, meter=Non
             meter, joules, trained, seconds, result.get("steady_epochs")
         )
     result["replica_max_abs_weight_diff"] = adapter.replica_divergence(model)
-    observe = getattr(adapter, "recurrent_ops", None)
+    observe = adapter.recurrent_ops
     if observe and "recurrent_kernels" in adapter.applied_settings():  # outside every clock
         result["recurrent_ops"] = observe(model, take(x_test, slice(0, batch_size)))
     last = result["epochs"][-1]
