@@ -992,16 +992,23 @@ def test_every_run_says_where_its_step_goes_op_by_op(workdir):
             "results/plots/{}_{}_ops.png".format(dataset, model),
             op_profiles.figure_of(ops, dataset, model),
         )
-        (axis,) = figure.axes  # a bar a profiled cell, split by category
         cells = ops[(ops["dataset"] == dataset) & (ops["model"] == model)]
         cells = cells[cells["window_ms_per_step"].notna()]
-        named = [label.split(" (")[0] for label in figures.tick_labels(axis, "y")]
-        assert sorted(named) == sorted(cells["backend"]), (dataset, model)
-        assert list(figures.bars(axis)) == (parts if len(cells) else [])
+        # a bar a profiled cell, split by category
+        shows_stacked_bars(figure, cells, parts if len(cells) else [], (dataset, model))
     assert "Why slower, op by op" in (workdir / "results/report/front_page.rst").read_text()
     metrics = pd.read_csv(workdir / "results/metrics.csv")
     mlp = metrics[(metrics["model"] == "mlp") & (metrics["machine"] == runs()[0].machine)]
     assert len(mlp) == len(runs("mlp"))  # the timed runs only
+
+
+def shows_stacked_bars(figure, cells, parts, where):
+    """``figure`` has a bar for each of ``cells``, named by its backend, split
+    into ``parts`` (plots.stacked_bars_figure)."""
+    (axis,) = figure.axes
+    named = [label.split(" (")[0] for label in figures.tick_labels(axis, "y")]
+    assert sorted(named) == sorted(cells["backend"]), where
+    assert list(figures.bars(axis)) == parts, where
 
 
 @pytest.mark.parametrize("model, category", [("mlp", "matmul"), ("cnn", "convolution")])
@@ -1070,14 +1077,10 @@ def test_each_profiled_cell_says_where_its_time_goes(workdir):
             "results/plots/{}_{}_profile.png".format(dataset, model),
             profiles.figure_of(layers, dataset, model),
         )
-        (axis,) = figure.axes  # a bar a profiled cell, split by layer
         cells = found[(found["dataset"] == dataset) & (found["model"] == model)]
         cells = cells[cells["ms_per_step"].notna()]
-        named = [label.split(" (")[0] for label in figures.tick_labels(axis, "y")]
-        assert sorted(named) == sorted(cells["backend"]), (dataset, model)
-        assert list(figures.bars(axis)) == [
-            profiles.LAYER_NAMES[layer] for layer in profiles.LAYERS
-        ]
+        layer_names = [profiles.LAYER_NAMES[layer] for layer in profiles.LAYERS]
+        shows_stacked_bars(figure, cells, layer_names, (dataset, model))  # split by layer
 
 
 def test_report(workdir, tmp_path):

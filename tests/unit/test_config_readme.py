@@ -36,6 +36,7 @@ import pytest
 import yaml
 from jsonschema import validators
 
+from dlbench.plan.config_sources import resolved
 from testkit import REPO
 
 README = REPO / "config" / "README.md"
@@ -55,19 +56,6 @@ def key_path(path, key):
     return path.rstrip(".") + "." + key
 
 
-def resolve(entry, root):
-    """``entry`` with its ``$ref`` (a pointer into ``root``) replaced by what
-    it points to, the entry's own keywords kept over the target's."""
-    while isinstance(entry, dict) and "$ref" in entry:
-        pointer = entry["$ref"]
-        assert pointer.startswith("#/"), pointer
-        target = root
-        for part in pointer[2:].split("/"):
-            target = target[part]
-        entry = {**target, **{key: value for key, value in entry.items() if key != "$ref"}}
-    return entry
-
-
 def objects(root):
     """{path: {"properties": {key: entry}, "required": [key, ...]}} for every
     object of the schema that has keys, its path as jq writes it with ``*``
@@ -75,7 +63,7 @@ def objects(root):
     found = {}
 
     def walk(entry, path):
-        entry = resolve(entry, root)
+        entry = resolved(entry, root)
         if not isinstance(entry, dict):
             return
         properties = entry.get("properties") or {}
@@ -105,7 +93,7 @@ def objects(root):
 def allowed_values(entry, root):
     """The values an enum or const allows for the key itself (a list's items
     aside), through ``$ref`` and ``oneOf``/``anyOf`` alternatives."""
-    entry = resolve(entry, root)
+    entry = resolved(entry, root)
     if "enum" in entry:
         return list(entry["enum"])
     if "const" in entry:
@@ -271,13 +259,13 @@ def bad_rows(text, root):
             for value in allowed_values(entry, root):
                 if "`{}`".format(written(value)) not in kind:
                     problems.append("{}: the type does not name `{}`".format(where, written(value)))
-            resolved = resolve(entry, root)
-            if "default" in resolved:
+            target = resolved(entry, root)
+            if "default" in target:
                 shown = CODE.findall(default)
-                if not shown or yaml.safe_load(shown[0]) != resolved["default"]:
+                if not shown or yaml.safe_load(shown[0]) != target["default"]:
                     problems.append(
                         "{}: default {!r}, the schema's is {!r}".format(
-                            where, default, resolved["default"]
+                            where, default, target["default"]
                         )
                     )
             elif key in shape["required"] and "required" not in default:

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from dlbench.analysis import collect, front_page, plots, stats, tables
-from dlbench.plan import matrix, targets, validation
+from dlbench.plan import config_sources, matrix, targets, validation
 from testkit import REPO, fixture_record
 
 SCHEMA_PATH = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -36,9 +36,7 @@ INSIDE = 1.0e-6
 
 
 def resolved(node):
-    while "$ref" in node:
-        node = SCHEMA["$defs"][node["$ref"].rsplit("/", 1)[-1]]
-    return node
+    return config_sources.resolved(node, SCHEMA)
 
 
 def extremes(node):

@@ -36,6 +36,7 @@ def refuse(message):
 
 
 SCHEMA = workflow.source_path("../schemas/config.schema.yaml")
+CONFIG_SCHEMA = validation.load_schema(SCHEMA)
 # The config files (config/config.yaml unless --configfile names others, which
 # replace it) and --config, each of its keys replacing the files' whole
 # (dlbench.plan.config_sources). Loaded here, not by a configfile directive,
@@ -47,7 +48,7 @@ try:
     combined = config_sources.combine(
         [load_configfile(path) for path in config_files],
         dict(workflow.config_settings.config),
-        validation.load_schema(SCHEMA),
+        CONFIG_SCHEMA,
     )
 except WorkflowError as error:
     refuse(f"config file: {error}")
@@ -59,7 +60,7 @@ runs_here = workflow.local_exec and not workflow.remote_exec
 try:
     limits = validation.validate_config(
         config,
-        validation.load_schema(SCHEMA),
+        CONFIG_SCHEMA,
         SCHEMA,
         machine=machine_limits if runs_here else None,
         log_path="logs/config-error.log",

@@ -22,8 +22,6 @@ from dlbench.record.fields import CellStatus, Status
 CELL = list(matrix.CELL)
 # Cell columns that are names, not numbers ("all" threads): read back as text.
 TEXT_COLUMNS = ["machine"] + [d.name for d in matrix.DIMENSIONS if d.parse is not int]
-# A cell the matrix leaves out (not "n/a": pandas reads that back as missing).
-NOT_APPLICABLE = CellStatus.NOT_APPLICABLE
 RUN = CELL + ["repeat"]
 
 
@@ -396,7 +394,7 @@ def summary(
                 **_cell_of(dict(cell, repeat=None)),
                 "task": cell["task"],
                 "accelerator": cell.get("accelerator"),
-                "status": NOT_APPLICABLE,
+                "status": CellStatus.NOT_APPLICABLE,
                 "runs": 0,
                 "runs_ok": 0,
                 "error": cell["reason"],

@@ -38,7 +38,7 @@ NOT_RUN_LABEL = {
     CellStatus.INVALID: "invalid record",
     CellStatus.UNAVAILABLE: "environment unavailable",
     CellStatus.PARTIAL: "some repeats failed",
-    collect.NOT_APPLICABLE: "not in the matrix",
+    CellStatus.NOT_APPLICABLE: "not in the matrix",
 }
 # The front page stays short: the tables hold the rest.
 MOST_PAIRS = 12
@@ -264,9 +264,11 @@ def not_run_section(summary, most_groups=MOST_GROUPS, most_workloads=MOST_WORKLO
                 counts[CellStatus.PARTIAL]
             )
         )
-    if counts.get(collect.NOT_APPLICABLE):
+    if counts.get(CellStatus.NOT_APPLICABLE):
         parts.append(
-            "{} are left out of the matrix by design (n/a)".format(counts[collect.NOT_APPLICABLE])
+            "{} are left out of the matrix by design (n/a)".format(
+                counts[CellStatus.NOT_APPLICABLE]
+            )
         )
     lines += [
         "Of {} cells, {}. Every cell, with its reason: `summary.csv`_ (``status``, "

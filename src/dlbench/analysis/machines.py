@@ -23,14 +23,13 @@ import pandas as pd  # noqa: E402
 
 from dlbench.analysis.collect import (  # noqa: E402
     HEADLINE,
-    NOT_APPLICABLE,
     device_label,
     labels,
 )
 from dlbench.analysis.plots import backend_style, figure_and_axes, save  # noqa: E402
 from dlbench.analysis.tables import median_interval  # noqa: E402
 from dlbench.plan import matrix  # noqa: E402
-from dlbench.record.fields import MEASURED, Status
+from dlbench.record.fields import MEASURED, CellStatus, Status
 
 # Compared within: one workload on one device count.
 GROUP = ["dataset", "model", "devices"]
@@ -67,7 +66,7 @@ def _order(frame, machines):
 
 
 def _value(cell):
-    if cell["status"] == NOT_APPLICABLE:
+    if cell["status"] == CellStatus.NOT_APPLICABLE:
         return "n/a"
     if cell["status"] not in MEASURED:
         return "{}: {}".format(cell["status"], cell["error"] or "no reason recorded")
@@ -273,7 +272,7 @@ def figure_of(table):
                 **backend_style(backend),
             )
             for position, (_, cell) in zip(positions, runs.iterrows()):
-                if cell["status"] not in (*MEASURED, NOT_APPLICABLE):
+                if cell["status"] not in (*MEASURED, CellStatus.NOT_APPLICABLE):
                     axis.annotate(
                         cell["status"],
                         (position, 0.02),

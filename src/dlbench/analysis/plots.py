@@ -16,9 +16,9 @@ import numpy as np  # noqa: E402
 
 from dlbench import catalog
 from dlbench.analysis import versions as versions_analysis  # noqa: E402
-from dlbench.analysis.collect import NOT_APPLICABLE, labels, point_labels  # noqa: E402
+from dlbench.analysis.collect import labels, point_labels  # noqa: E402
 from dlbench.plan import matrix  # noqa: E402
-from dlbench.record.fields import MEASURED
+from dlbench.record.fields import MEASURED, CellStatus
 
 # One colour per framework in every figure; Keras solid, native dashed.
 FRAMEWORK_COLOURS = {
@@ -58,6 +58,19 @@ def save(figure, output, **options):
     figure.savefig(output, dpi=figure.dpi, **options)
 
 
+def written(figure_of):
+    """What the workflow's scripts call: ``figure_of``'s arguments, then the
+    PNG's path, to which the figure is written."""
+
+    def write(*arguments):
+        *inputs, output = arguments
+        save(figure_of(*inputs), output)
+
+    write.__name__ = figure_of.__name__[: -len("_figure")]
+    write.__doc__ = "``{}``, written to the path given last.".format(figure_of.__name__)
+    return write
+
+
 def _legend_outside(axis, **options):
     """The legend right of the axes, never over the data."""
     axis.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", **options)
@@ -81,7 +94,7 @@ def _label_bars(figure, axis, cells, positions, ylabel, title):
     n/a) where its bar would be."""
     for position, (_, cell) in zip(positions, cells.iterrows()):
         if cell["status"] not in MEASURED:
-            status = "n/a" if cell["status"] == NOT_APPLICABLE else cell["status"]
+            status = "n/a" if cell["status"] == CellStatus.NOT_APPLICABLE else cell["status"]
             axis.text(position, 0, status, ha="center", va="bottom", color="tab:red", rotation=90)
     axis.set_xticks(positions)
     axis.set_xticklabels(
@@ -121,11 +134,6 @@ def stacked_bars_figure(cells, parts, xlabel, title, empty="nothing to plot"):
     return figure
 
 
-def epoch_time(summary, dataset, model, output):
-    """``epoch_time_figure``, written to ``output``."""
-    save(epoch_time_figure(summary, dataset, model), output)
-
-
 def epoch_time_figure(summary, dataset, model):
     """Steady-state seconds per epoch per backend, median with its CI as
     error bar, first epoch beside it; failed cells named, not hidden."""
@@ -151,9 +159,7 @@ def epoch_time_figure(summary, dataset, model):
     return _label_bars(figure, axis, cells, positions, "seconds per epoch", title)
 
 
-def convergence(epochs, dataset, model, output):
-    """``convergence_figure``, written to ``output``."""
-    save(convergence_figure(epochs, dataset, model), output)
+epoch_time = written(epoch_time_figure)
 
 
 def convergence_figure(epochs, dataset, model):
@@ -194,9 +200,7 @@ def convergence_figure(epochs, dataset, model):
     return figure
 
 
-def throughput(summary, dataset, model, output):
-    """``throughput_figure``, written to ``output``."""
-    save(throughput_figure(summary, dataset, model), output)
+convergence = written(convergence_figure)
 
 
 def throughput_figure(summary, dataset, model):
@@ -209,9 +213,7 @@ def throughput_figure(summary, dataset, model):
     return _label_bars(figure, axis, cells, positions, "seconds per 1,000 samples", title)
 
 
-def latency(latencies, dataset, model, output):
-    """``latency_figure``, written to ``output``."""
-    save(latency_figure(latencies, dataset, model), output)
+throughput = written(throughput_figure)
 
 
 def latency_figure(latencies, dataset, model):
@@ -238,9 +240,7 @@ def latency_figure(latencies, dataset, model):
     return figure
 
 
-def scaling(summary, dataset, model, output):
-    """``scaling_figure``, written to ``output``."""
-    save(scaling_figure(summary, dataset, model), output)
+latency = written(latency_figure)
 
 
 def scaling_figure(summary, dataset, model):
@@ -280,6 +280,9 @@ def scaling_figure(summary, dataset, model):
     return figure
 
 
+scaling = written(scaling_figure)
+
+
 def _lines(cells, along):
     """The cells as lines along one dimension: one per backend and value of
     every other dimension (the machine too), labelled by the backend and
@@ -296,11 +299,6 @@ THREADS_FIGURE = {
     "train": ("steady_epoch_seconds", "seconds per epoch (steady state)"),
     "infer": ("seconds_per_1000_samples", "seconds per 1,000 samples (batched)"),
 }
-
-
-def threads_scaling(summary, dataset, model, output):
-    """``threads_scaling_figure``, written to ``output``."""
-    save(threads_scaling_figure(summary, dataset, model), output)
 
 
 def threads_scaling_figure(summary, dataset, model):
@@ -345,14 +343,12 @@ def threads_scaling_figure(summary, dataset, model):
     return figure
 
 
+threads_scaling = written(threads_scaling_figure)
+
+
 def _label(dataset, model, setting=None):
     text = "{} / {}".format(dataset, model)
     return text if setting is None else "{}\n{}".format(text, setting)
-
-
-def abstraction_cost(cost, output):
-    """``abstraction_cost_figure``, written to ``output``."""
-    save(abstraction_cost_figure(cost), output)
 
 
 def abstraction_cost_figure(cost):
@@ -411,12 +407,10 @@ def abstraction_cost_figure(cost):
     return figure
 
 
+abstraction_cost = written(abstraction_cost_figure)
+
+
 MODE_MARKERS = {"eager": "o", "auto": "s", "compiled": "D"}
-
-
-def speedups(found, output):
-    """``speedups_figure``, written to ``output``."""
-    save(speedups_figure(found), output)
 
 
 def speedups_figure(found):
@@ -467,9 +461,7 @@ def speedups_figure(found):
     return figure
 
 
-def lines_of_code(table, output):
-    """``lines_of_code_figure``, written to ``output``."""
-    save(lines_of_code_figure(table), output)
+speedups = written(speedups_figure)
 
 
 def lines_of_code_figure(table):
@@ -517,6 +509,9 @@ def lines_of_code_figure(table):
     return figure
 
 
+lines_of_code = written(lines_of_code_figure)
+
+
 def _workload_columns(frame):
     """The (dataset, model, devices, accelerator) columns of a backend x
     workload grid, in a stable order, and the backends as its rows."""
@@ -562,7 +557,7 @@ def _grid(frame, value_and_text, colour_norm, colour_label, title, cmap="RdYlGn_
 
 def _relative_cell(cell):
     if not np.isfinite(cell["relative_to_fastest"]):
-        return np.nan, "n/a" if cell["status"] == NOT_APPLICABLE else cell["status"]
+        return np.nan, "n/a" if cell["status"] == CellStatus.NOT_APPLICABLE else cell["status"]
     text = "{:.2f}".format(cell["relative_to_fastest"])
     text += {"slower": "*", "not different": "="}.get(cell["vs_fastest"], "")
     if str(cell["noisy"]) == "True":
@@ -576,11 +571,6 @@ def _ratio_norm(values):
     finite = values[np.isfinite(values)]
     top = max(2.0, float(finite.max())) if finite.size else 2.0
     return matplotlib.colors.LogNorm(vmin=1.0, vmax=top)
-
-
-def relative_speed(summary, output):
-    """``relative_speed_figure``, written to ``output``."""
-    save(relative_speed_figure(summary), output)
 
 
 def relative_speed_figure(summary):
@@ -599,6 +589,9 @@ def relative_speed_figure(summary):
     )
 
 
+relative_speed = written(relative_speed_figure)
+
+
 def _utilisation_cell(cell):
     if not np.isfinite(cell["mfu"]):
         return np.nan, "{:.3g}\nGFLOP/s".format(cell["achieved_gflops"])
@@ -609,11 +602,6 @@ def _utilisation_norm(values):
     finite = values[np.isfinite(values)]
     top = float(finite.max()) if finite.size else 1.0
     return matplotlib.colors.Normalize(vmin=0, vmax=max(1.0, top))
-
-
-def utilisation(table, output):
-    """``utilisation_figure``, written to ``output``."""
-    save(utilisation_figure(table), output)
 
 
 def utilisation_figure(table):
@@ -629,9 +617,7 @@ def utilisation_figure(table):
     )
 
 
-def versions(found, output):
-    """``versions_figure``, written to ``output``."""
-    save(versions_figure(found), output)
+utilisation = written(utilisation_figure)
 
 
 def versions_figure(found):
@@ -685,3 +671,6 @@ def versions_figure(found):
     axis.set_title("Is the new release faster?")
     figure.tight_layout()
     return figure
+
+
+versions = written(versions_figure)

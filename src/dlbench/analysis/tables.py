@@ -10,7 +10,7 @@ import pandas as pd
 
 from dlbench.analysis import collect, hidden_settings
 from dlbench.plan import matrix
-from dlbench.record.fields import MEASURED
+from dlbench.record.fields import MEASURED, CellStatus
 
 STYLE = (
     "body{font-family:sans-serif;font-size:13px;margin:12px}"
@@ -74,7 +74,7 @@ HEADLINE_LABEL = {"steady_epoch_seconds": "s/epoch", "latency_p50_ms": "p50 late
 
 
 def _headline_cell(row):
-    if row["status"] == collect.NOT_APPLICABLE:
+    if row["status"] == CellStatus.NOT_APPLICABLE:
         return row["error"]
     if row["status"] not in MEASURED:
         return "{}: {}".format(row["status"], row["error"] or "no reason recorded")

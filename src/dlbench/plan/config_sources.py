@@ -87,28 +87,30 @@ def scalar(text):
 
 
 def resolved(node, root):
-    """``node`` with its local ``$ref`` ("#/$defs/name") followed."""
+    """``node`` with its local ``$ref`` ("#/$defs/name", a pointer into
+    ``root``) replaced by what it points to, the node's own keywords kept
+    over the target's."""
     while isinstance(node, dict) and str(node.get("$ref", "")).startswith("#/"):
         target = root
         for part in node["$ref"][2:].split("/"):
             target = target.get(part, {})
-        node = target
+        node = {**target, **{key: value for key, value in node.items() if key != "$ref"}}
     return node if isinstance(node, dict) else {}
 
 
-def alternatives(node, root):
+def options_of(node, root):
     """The node and the schemas of its oneOf / anyOf / allOf, resolved."""
     found = [node]
     for keyword in ("oneOf", "anyOf", "allOf"):
         for option in node.get(keyword, []):
-            found.extend(alternatives(resolved(option, root), root))
+            found.extend(options_of(resolved(option, root), root))
     return found
 
 
 def takes_string(node, root, value):
     """Whether some alternative of ``node`` takes the string ``value`` as it
     is (an untyped one does: nothing is known against it)."""
-    for option in alternatives(node, root):
+    for option in options_of(node, root):
         kinds = option.get("type")
         if kinds is None and "enum" not in option and "const" not in option:
             if not any(keyword in option for keyword in ("oneOf", "anyOf", "allOf")):
@@ -121,7 +123,7 @@ def takes_string(node, root, value):
 
 
 def member_schema(node, key, root):
-    for option in alternatives(node, root):
+    for option in options_of(node, root):
         if option.get("type") in ("object", None) and (
             "properties" in option
             or "additionalProperties" in option
@@ -134,7 +136,7 @@ def member_schema(node, key, root):
 
 
 def item_schema(node, root):
-    for option in alternatives(node, root):
+    for option in options_of(node, root):
         if isinstance(option.get("items"), dict):
             return option["items"]
     return {}

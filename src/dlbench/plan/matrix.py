@@ -115,8 +115,6 @@ DIMENSIONS = (
     ),
 )
 DIMENSION_NAMES = tuple(dimension.name for dimension in DIMENSIONS)
-# The dimensions a config gives as a value or a list of values.
-LISTED_DIMENSIONS = tuple(d.name for d in DIMENSIONS if d.values is None)
 
 MACHINE_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 CELL = ("machine", "dataset", "model", "backend") + DIMENSION_NAMES

@@ -73,7 +73,7 @@ def environment_check(mode, marker):
         check["bytecode"] = found["bytecode"]
     check["mismatches"] = found.get("mismatches", [])
     check["installed"] = environment_records.installed_distributions(found) or None
-    if found.get("status", Status.OK) == Status.OK:
+    if found.get("status", "ok") == "ok":  # the environment record's own status (envspec)
         return check, None
     reason = "environment {} unavailable: {}".format(found.get("backend"), found.get("reason"))
     return check, reason
