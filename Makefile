@@ -73,6 +73,7 @@ lint: setup
 	$(BIN)/ruff format --check src tests workflow/scripts benchmarks
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(BIN)/snakemake --lint --configfile config/smoke.yaml
+	$(BIN)/mypy
 
 clean:
 	rm -rf results resources logs .snakemake

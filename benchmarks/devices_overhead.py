@@ -53,7 +53,7 @@ def main():
         for pair in range(args.pairs):
             for devices in (1, 2) if pair % 2 == 0 else (2, 1):
                 run = matrix.Run(dataset, model, backend, devices=devices, repeat=1)
-                spec = runs.with_inputs(run_spec.spec(config, run), args.config)
+                spec = runs.with_inputs(run_spec.spec(config, run).as_json(), args.config)
                 record = measure(spec, python, data)
                 steady[devices].append(record["steady_epoch_seconds"])
                 if devices == 2:

@@ -50,7 +50,7 @@ def main():
     config.setdefault("validate_every_epoch", True)
     dataset, model = args.workload.split("/")
     run = matrix.Run(dataset, model, args.backend, devices=0, repeat=1)
-    spec = runs.with_inputs(run_spec.spec(config, run), args.config)
+    spec = runs.with_inputs(run_spec.spec(config, run).as_json(), args.config)
     if args.epochs:
         spec["hyper"]["epochs"] = args.epochs
     if args.train_samples:

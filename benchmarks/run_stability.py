@@ -34,7 +34,7 @@ def main():
         config["accelerator"] = args.accelerator
     dataset, model, backend, devices = args.run.split("/")
     run = matrix.Run(dataset, model, backend, devices=int(devices), repeat=1)
-    spec = runs.with_inputs(run_spec.spec(config, run), args.config)
+    spec = runs.with_inputs(run_spec.spec(config, run).as_json(), args.config)
     data = str(ROOT / "results" / "data" / "{}.npz".format(dataset))
     python = runs.venv_python(spec["environment"])
     reasons = collections.Counter()

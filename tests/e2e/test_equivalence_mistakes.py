@@ -120,7 +120,7 @@ def checked(ran_workflow, harness_run):
         if mistake is None:
             found = json.loads((ran_workflow / paths.check_dir(run) / "check.json").read_text())
             return dict(found, backend="{}-{}-correct".format(model, backend))
-        return harness_run(run_spec.check_spec(CONFIG, run), mistake)
+        return harness_run(run_spec.check_spec(CONFIG, run).as_json(), mistake)
 
     return check
 
@@ -151,7 +151,7 @@ def test_a_flatten_order_left_unconverted_departs_in_predictions(ran_workflow, h
         json.loads((ran_workflow / paths.run_dir(run._replace(backend=b)) / "run.json").read_text())
         for b in CORRECT + ["native-torch"]
     ]
-    spec = run_spec.spec(CONFIG, run)
+    spec = run_spec.spec(CONFIG, run).as_json()
     spec["hyper"] = dict(spec["hyper"], warmup=1, latency_samples=2, throughput_batches=1)
     records.append(harness_run(spec, "flatten_order_not_converted"))
     table = equivalence_verdicts.compare_predictions(records).set_index("backend")

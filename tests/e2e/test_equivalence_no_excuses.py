@@ -59,7 +59,7 @@ def checked(built_workflow, tmp_path_factory):
             if (run.dataset, run.model, run.backend, run.versions)
             == ("digits", MODEL, backend, PINNED)
         ]
-        spec = copy.deepcopy(run_spec.check_spec(CONFIG, run))
+        spec = copy.deepcopy(run_spec.check_spec(CONFIG, run).as_json())
         weights, _ = built_workflow.build(spec["initial_weights"], "results/data/digits.npz")
         spec["initial_weights"] = str(weights)
         name = "{}-{}".format(backend, slip or "as-written")

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from dlbench import catalog
-from dlbench.data import fixtures
+from dlbench.data import stand_ins
 from dlbench.environments import variants
 from dlbench.host import runtime
 from dlbench.record import record_schema
@@ -198,7 +198,7 @@ def workdir(tmp_path_factory, built_workflow):
     workdir = copy_workflow(tmp_path_factory.mktemp("faults"), built_workflow.path, healthy)
     mirror = workdir / "mirror"
     mirror.mkdir()
-    fixtures.babi_archive(mirror / BABI_FILE, train=200, test=100)
+    stand_ins.babi_archive(mirror / BABI_FILE, train=200, test=100)
     env_file = workdir / "envs" / "{}.yaml".format(BROKEN)
     env_file.write_text(
         env_file.read_text().replace("tensorflow-cpu==2.21.0", "tensorflow-cpu==0.0.1")

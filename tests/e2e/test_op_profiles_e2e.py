@@ -32,7 +32,7 @@ def test_a_slipped_elementwise_loop_shows_in_that_backends_gap(built_workflow, t
         for run in matrix.runs(CONFIG)
         if (run.model, run.backend, run.compile, run.repeat) == ("mlp", "native-torch", "eager", 1)
     ]
-    spec = run_spec.spec(CONFIG, run)
+    spec = run_spec.spec(CONFIG, run).as_json()
     assert spec["op_profile"]
     (weights,) = built_workflow.build(spec["initial_weights"])
     (data,) = built_workflow.build("results/data/digits.npz")

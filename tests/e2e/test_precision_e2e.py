@@ -40,7 +40,7 @@ def spec_of(backend, precision, model, compile_mode="auto", epochs=1):
     # one thread, as every run of the tests' config: two, beside the session's
     # other work, wait on each other
     run = matrix.Run("digits", model, backend, precision=precision, compile=compile_mode, threads=1)
-    spec = run_spec.spec(CONFIG, run)
+    spec = run_spec.spec(CONFIG, run).as_json()
     spec["hyper"] = dict(spec["hyper"], epochs=epochs)
     spec["hyper"].pop("train_samples", None)  # these runs train on small_digits, whole
     return spec

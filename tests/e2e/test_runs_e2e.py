@@ -34,7 +34,7 @@ atexit.register(_write_threads)
 def mlp_spec(config, backend, devices):
     # one thread, as every run of the tests' config
     run = matrix.Run("digits", "mlp", backend, devices=devices, threads=1, repeat=1)
-    spec = run_spec.spec(config, run)
+    spec = run_spec.spec(config, run).as_json()
     spec["hyper"]["epochs"] = 2
     return spec
 

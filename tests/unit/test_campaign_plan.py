@@ -7,7 +7,7 @@ import re
 import pytest
 import yaml
 
-from dlbench.campaign import estimate, gpu_campaign
+from dlbench.campaign import config_files, estimate, gpu_campaign, stage_order
 from testkit import REPO, jobs_planned_on_one_gpu
 
 PLAN = "config/campaigns/published-tables-on-a-gpu.yaml"
@@ -24,8 +24,8 @@ def in_the_project(monkeypatch):
 
 
 def plan_stages(done=frozenset()):
-    plan = gpu_campaign.read_plan(PLAN)
-    return gpu_campaign.plan_stages(plan["config"], plan["stages"], done)
+    plan = stage_order.read_plan(PLAN)
+    return stage_order.plan_stages(plan["config"], plan["stages"], done)
 
 
 def test_the_gpu_config_runs_each_published_workload_as_the_published_tables_do():
@@ -82,7 +82,7 @@ def test_the_published_plan_runs_the_most_wanted_first_and_every_run_once():
     ]
     targets = dict(stages)
     runs = [path for name, paths in stages[:6] for path in paths if path.endswith("/run.json")]
-    every = [path for _, path in gpu_campaign.planned_runs(["config/gpu-published.yaml"])]
+    every = [path for _, path in config_files.planned_runs(["config/gpu-published.yaml"])]
     assert sorted(runs) == sorted(every) and len(runs) == len(set(runs)) == 58
     assert targets["the runs no stage selects"] == []
     first = targets["DeepLearningFrameworks' tables and the LeNet latency, float32"]
@@ -122,7 +122,7 @@ def test_a_resumed_plan_leaves_out_what_earlier_packs_hold():
 
 def test_a_stage_that_selects_no_planned_run_is_refused():
     with pytest.raises(SystemExit, match="selects {'model': 'vgg_cifar', 'precision': 'mixed"):
-        gpu_campaign.plan_stages(
+        stage_order.plan_stages(
             ["config/gpu-published.yaml"],
             [{"name": "bf16", "select": [{"model": "vgg_cifar", "precision": "mixed_bfloat16"}]}],
         )
@@ -132,7 +132,7 @@ def test_a_plan_the_schema_refuses_says_where(tmp_path):
     plan = tmp_path / "plan.yaml"
     plan.write_text(yaml.safe_dump({"config": ["config/gpu.yaml"], "stages": [{"name": "x"}]}))
     with pytest.raises(SystemExit, match="'select' is a required property.*stages/0"):
-        gpu_campaign.read_plan(str(plan))
+        stage_order.read_plan(str(plan))
 
 
 def record_of(**values):

@@ -16,14 +16,14 @@ def records(tmp_path, numpy_backend, digits_npz, numpy_registry):
     """Three repeats of a real (numpy) run, and one cell that failed."""
     made = []
     for repeat in (1, 2, 3):
-        spec = dict(spec_for(numpy_backend, epochs=3), repeat=repeat, seed=repeat)
+        spec = spec_for(numpy_backend, epochs=3)._replace(repeat=repeat, seed=repeat)
         path = tmp_path / "ok{}.json".format(repeat)
         made.append(
             harness.run(
                 spec, str(digits_npz), str(path), str(tmp_path / "e.csv"), registry=numpy_registry
             )
         )
-    broken = dict(spec_for(numpy_backend), model="cnn")
+    broken = spec_for(numpy_backend)._replace(model="cnn")
     made.append(
         harness.run(
             broken,
@@ -145,7 +145,7 @@ def test_inference_cells(tmp_path, numpy_backend, digits_npz, numpy_registry):
 
     records = []
     for repeat in (1, 2, 3):
-        spec = dict(infer_spec(numpy_backend), repeat=repeat)
+        spec = infer_spec(numpy_backend)._replace(repeat=repeat)
         path = tmp_path / "infer{}.json".format(repeat)
         records.append(
             harness.run(

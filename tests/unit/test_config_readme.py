@@ -28,6 +28,7 @@ The walk over the schema resolves ``$ref``, and follows ``properties``,
 ``then``/``else`` of a condition (its ``if`` only tests keys the object has).
 """
 
+import copy
 import json
 import re
 import shlex
@@ -354,6 +355,27 @@ def test_no_section_or_row_documents_what_the_schema_lacks():
 
 def test_every_row_gives_its_type_default_description_and_an_example_the_schema_accepts():
     assert bad_rows(TEXT, SCHEMA) == []
+
+
+def undescribed_keys(root):
+    """The schema's keys whose entry (its ``$ref`` followed) has no description."""
+    return [
+        key_path(path, key)
+        for path, shape in objects(root).items()
+        for key, entry in shape["properties"].items()
+        if not resolved(entry, root).get("description") and not entry.get("description")
+    ]
+
+
+def test_every_key_of_the_schema_is_described():
+    """The schema's description is what a refusal and config/README.md show a user."""
+    assert undescribed_keys(SCHEMA) == []
+
+
+def test_a_key_without_a_description_is_found():
+    spoilt = copy.deepcopy(SCHEMA)
+    del spoilt["properties"]["equivalence_check"]["properties"]["steps"]["description"]
+    assert undescribed_keys(spoilt) == [".equivalence_check.steps"]
 
 
 def test_a_row_taken_out_or_an_example_spoilt_is_reported():

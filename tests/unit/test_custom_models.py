@@ -194,18 +194,16 @@ def test_the_spec_and_record_carry_the_file_and_its_digest(own_model, smoke_conf
     run = matrix.Run("digits", "own_dense", "keras-torch", devices=0, repeat=1, machine="m")
     spec = run_spec.spec(config, run)
     digest = hashlib.sha256(MODEL.encode()).hexdigest()
-    assert spec["custom_model"] == dict(own_model, sha256=digest)
+    assert spec.custom_model == dict(own_model, sha256=digest)
     (tmp_path / "models" / "dense.py").write_text(MODEL.replace("8)", "16)"))
     edited = run_spec.spec(config, run)
-    assert edited["custom_model"]["sha256"] != digest  # an edit re-runs its cells
-    assert {k: v for k, v in edited.items() if k != "custom_model"} == {
-        k: v for k, v in spec.items() if k != "custom_model"
-    }
+    assert edited.custom_model["sha256"] != digest  # an edit re-runs its cells
+    assert edited._replace(custom_model=None) == spec._replace(custom_model=None)
     mlp = run_spec.spec(config, matrix.Run("digits", "mlp", "keras-torch", devices=0, repeat=1))
-    assert "custom_model" not in mlp
-    record = fixture_record("train_ok", model="own_dense", custom_model=spec["custom_model"])
+    assert mlp.custom_model is None and "custom_model" not in mlp.as_json()
+    record = fixture_record("train_ok", model="own_dense", custom_model=spec.custom_model)
     assert record_schema.problems(record) == []
-    record["custom_model"] = dict(spec["custom_model"], sha256="edited")
+    record["custom_model"] = dict(spec.custom_model, sha256="edited")
     assert record_schema.problems(record)
 
 

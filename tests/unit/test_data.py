@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from dlbench import catalog
-from dlbench.data import datasets, fixtures
+from dlbench.data import datasets, stand_ins
 from dlbench.registry import BUILT_IN
 from dlbench.run import run_data
 
@@ -161,7 +161,7 @@ def test_prepare_digits_is_fixed_and_centred(digits_npz, tmp_path):
 
 def test_prepare_cifar10_from_the_binary_archive(tmp_path):
     archive = tmp_path / "cifar-10-binary.tar.gz"
-    expected = fixtures.cifar_binary_archive(archive, per_batch=4, test=4, seed=2)
+    expected = stand_ins.cifar_binary_archive(archive, per_batch=4, test=4, seed=2)
     datasets.prepare("cifar10", {"cifar-10-binary.tar.gz": archive}, tmp_path / "cifar10.npz")
     with np.load(tmp_path / "cifar10.npz") as prepared:
         assert prepared["x_train"].shape == (20, 32, 32, 3)
@@ -191,8 +191,8 @@ def test_imagenet_synthetic_is_fixed_random_images(tmp_path):
 
 def write_imdb_npz(path):
     """A tiny npz in the layout of Keras' imdb.npz: ragged object arrays."""
-    x_train = fixtures.ragged([[5, 29997, 7], list(range(1, 200)), [4]])
-    x_test = fixtures.ragged([[10, 20], [30000, 1]])
+    x_train = stand_ins.ragged([[5, 29997, 7], list(range(1, 200)), [4]])
+    x_test = stand_ins.ragged([[10, 20], [30000, 1]])
     np.savez(
         path,
         x_train=x_train,
@@ -242,7 +242,7 @@ def test_prepare_imdb(tmp_path):
 
 def test_file_without_published_hash_is_recorded_then_checked(served, tmp_path):
     root, url = served
-    fixtures.babi_archive(root / "babi.tar.gz", train=10, test=10)
+    stand_ins.babi_archive(root / "babi.tar.gz", train=10, test=10)
     record = tmp_path / "checksums" / "babi.tar.gz.sha256"
     first = tmp_path / "first" / "babi.tar.gz"
     datasets.fetch(url + "babi.tar.gz", None, first, hash_record=record)
@@ -251,7 +251,7 @@ def test_file_without_published_hash_is_recorded_then_checked(served, tmp_path):
     datasets.fetch(
         url + "babi.tar.gz", None, tmp_path / "again" / "babi.tar.gz", hash_record=record
     )
-    fixtures.babi_archive(root / "babi.tar.gz", train=10, test=10, seed=1)
+    stand_ins.babi_archive(root / "babi.tar.gz", train=10, test=10, seed=1)
     with pytest.raises(datasets.ChecksumError):
         datasets.fetch(
             url + "babi.tar.gz", None, tmp_path / "third" / "babi.tar.gz", hash_record=record
@@ -299,7 +299,7 @@ def test_vectorize_stories_pads_in_front_and_indexes_words_from_one():
 
 def test_prepare_babi_from_the_archive(tmp_path):
     archive = tmp_path / "babi_tasks_1-20_v1-2.tar.gz"
-    fixtures.babi_archive(archive, train=100, test=50)
+    stand_ins.babi_archive(archive, train=100, test=50)
     datasets.prepare("babi", {archive.name: archive}, tmp_path / "babi.npz")
     with np.load(tmp_path / "babi.npz") as prepared:
         meta = json.loads(str(prepared["meta"]))
@@ -311,11 +311,11 @@ def test_prepare_babi_from_the_archive(tmp_path):
 
 
 def test_generated_cifar_and_imdb_prepare_like_the_originals(tmp_path):
-    fixtures.cifar_binary_archive(tmp_path / "c.tar.gz", per_batch=10, test=10)
+    stand_ins.cifar_binary_archive(tmp_path / "c.tar.gz", per_batch=10, test=10)
     datasets.prepare(
         "cifar10_tiny", {"cifar-10-binary.tar.gz": tmp_path / "c.tar.gz"}, tmp_path / "c.npz"
     )
-    fixtures.imdb_npz(tmp_path / "i.npz", train=20, test=10)
+    stand_ins.imdb_npz(tmp_path / "i.npz", train=20, test=10)
     datasets.prepare("imdb_tiny", {"imdb.npz": tmp_path / "i.npz"}, tmp_path / "p.npz")
     with np.load(tmp_path / "c.npz") as cifar, np.load(tmp_path / "p.npz") as imdb:
         assert cifar["x_train"].shape == (50, 32, 32, 3) and len(cifar["y_test"]) == 10
@@ -324,7 +324,7 @@ def test_generated_cifar_and_imdb_prepare_like_the_originals(tmp_path):
 
 
 def test_generated_mnist_prepares_like_the_original_and_is_learnable(tmp_path):
-    fixtures.mnist_npz(tmp_path / "mnist.npz", train=200, test=50)
+    stand_ins.mnist_npz(tmp_path / "mnist.npz", train=200, test=50)
     datasets.prepare("mnist_generated", {"mnist.npz": tmp_path / "mnist.npz"}, tmp_path / "m.npz")
     with np.load(tmp_path / "m.npz") as mnist:
         assert mnist["x_train"].shape == (200, 28, 28, 1) and len(mnist["y_test"]) == 50
@@ -374,7 +374,7 @@ def test_a_file_that_cannot_be_fetched_holds_the_reason_until_tried_again(tmp_pa
     run_data.write_unavailable(str(prepared), "could not fetch " + reason)
     records = tmp_path / "runs" / "mnist"
     (records / "mlp").mkdir(parents=True)
-    reason = datasets.NO_DATA_REASON.format("mnist") + "could not fetch"
+    reason = catalog.NO_DATA_REASON.format("mnist") + "could not fetch"
     (records / "mlp" / "run.json").write_text(
         json.dumps({"status": "unavailable", "reason": reason})
     )
@@ -392,7 +392,7 @@ def test_a_record_that_cannot_be_read_is_named_on_stderr_never_skipped_silently(
     records that do read are discarded as before."""
     records = tmp_path / "runs" / "mnist"
     records.mkdir(parents=True)
-    reason = datasets.NO_DATA_REASON.format("mnist") + "could not fetch"
+    reason = catalog.NO_DATA_REASON.format("mnist") + "could not fetch"
     carrying = records / "run.json"
     carrying.write_text(json.dumps({"status": "unavailable", "reason": reason}))
     cut = records / "cut.json"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dlbench import catalog
-from dlbench.environments import envspec
+from dlbench.environments import envspec, interpreters, venvs
 from dlbench.host import runtime
 from dlbench.plan import import_graph
 from dlbench.record import contract
@@ -73,7 +73,7 @@ def test_env_files_pin_python_and_every_pip_package(path):
 def test_find_python_of_the_running_version():
     version = "{}.{}".format(*sys.version_info[:2])
     found = envspec.find_python(version)
-    assert envspec._version_of(found) == version
+    assert interpreters._version_of(found) == version
 
 
 def test_configured_interpreter_comes_first():
@@ -126,7 +126,7 @@ def test_build_venv_installs_the_pins(tmp_path, monkeypatch, from_outside):
     version = "{}.{}".format(*sys.version_info[:2])
     assert envspec.outside_pip(version) == [sys.executable, "-m", "pip"]
     if not from_outside:
-        monkeypatch.setattr(envspec, "outside_pip", lambda python_version: None)
+        monkeypatch.setattr(venvs, "outside_pip", lambda python_version: None)
     with open(tmp_path / "log", "w") as log:
         python = envspec.build_venv(spec, tmp_path / "venv", tmp_path / "ready.json", log=log)
     out = subprocess.check_output([python, "-c", "import six; print(six.__version__)"])

@@ -9,7 +9,7 @@ import pytest
 
 from dlbench.analysis import equivalence_verdicts
 from dlbench.plan import comparisons, config_rules, matrix, paths, run_spec
-from dlbench.run import equivalence, harness
+from dlbench.run import equivalence, harness, run_data
 
 
 def record(backend, losses, model="mlp", status="ok", loaded=True, rule=None):
@@ -218,11 +218,11 @@ def test_a_pass_whose_first_draws_agree_draws_no_more(numpy_backend, digits_npz,
     from dlbench.run import backends
     from test_harness import spec_for
 
-    spec = dict(spec_for(numpy_backend), task="check", check_steps=1)
+    spec = spec_for(numpy_backend)._replace(task="check", check_steps=1)
     adapter = backends.adapter_for(numpy_backend, {}, registry=numpy_registry)
     adapter.setup(threads=1, seed=0, devices=0)
     adapter.dropout_rate = 0.0
-    data = harness.load_dataset(str(digits_npz))
+    data = run_data.load_dataset(str(digits_npz))
     found = equivalence.dropout_draws(spec, adapter, data, lambda *args: None)
     assert found["stochastic"] is False and found["draws"] == equivalence.FIRST_DRAWS
     assert found["spread"] == 0.0 and len(found["squared"]) == equivalence.FIRST_DRAWS
@@ -258,9 +258,9 @@ def test_the_check_takes_the_first_batches_of_the_shared_order_across_epochs():
     goes on into the next epoch's order, as a timed run would."""
     batches = equivalence.first_batches(42, 100, 250)
     assert len(batches) == 250
-    np.testing.assert_array_equal(batches[:100], harness.epoch_order(42, 0, 100))
-    np.testing.assert_array_equal(batches[100:200], harness.epoch_order(42, 1, 100))
-    np.testing.assert_array_equal(batches[200:], harness.epoch_order(42, 2, 100)[:50])
+    np.testing.assert_array_equal(batches[:100], run_data.epoch_order(42, 0, 100))
+    np.testing.assert_array_equal(batches[100:200], run_data.epoch_order(42, 1, 100))
+    np.testing.assert_array_equal(batches[200:], run_data.epoch_order(42, 2, 100)[:50])
 
 
 def test_check_runs_are_the_training_workloads_on_every_backend_on_the_cpu(smoke_config):
@@ -275,8 +275,11 @@ def test_check_runs_are_the_training_workloads_on_every_backend_on_the_cpu(smoke
         assert backends == matrix.runnable_backends(smoke_config, entry, {"devices": 0})
         assert "keras-torch" in backends and "native-cntk" in backends
     spec = run_spec.check_spec(smoke_config, runs[0])
-    assert spec["task"] == "check" and spec["check_steps"] == 4
-    assert spec["initial_weights"].startswith("results/weights/")
+    assert spec.task == "check" and spec.check_steps == 4
+    assert spec.initial_weights.startswith("results/weights/")
+    assert spec.as_json() == dict(
+        run_spec.spec(smoke_config, runs[0]).as_json(), task="check", check_steps=4
+    )
     assert paths.check_dir(runs[0]).startswith("results/checks/")
 
     del smoke_config["equivalence_check"]["workloads"]
@@ -331,9 +334,10 @@ def test_a_check_run_records_its_curve_from_the_shared_weights(
     )
     records = []
     for name, learning_rate in (("a", 0.5), ("b", 0.5), ("c", 0.5), ("wrong", 0.05)):
-        spec = dict(spec_for(numpy_backend), task="check", check_steps=12)
-        spec.update(initial_weights=str(weights), seed=42)
-        spec["hyper"]["optimizer"]["learning_rate"] = learning_rate
+        spec = spec_for(numpy_backend)._replace(
+            task="check", check_steps=12, initial_weights=str(weights), seed=42
+        )
+        spec.hyper["optimizer"]["learning_rate"] = learning_rate
         path = tmp_path / "{}.json".format(name)
         harness.run(
             spec,

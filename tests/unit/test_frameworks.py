@@ -50,14 +50,16 @@ def test_jax_compilation_cache_is_the_environments_where_asked_and_reported(tmp_
 
 def test_theanos_g_plus_plus_flags_end_with_the_backends_own(tmp_path, monkeypatch):
     from dlbench.run.backends import keras2_adapter
+    from dlbench.run.backends.keras_on import theano
 
-    environment = {k: v for k, v in keras2_adapter.os.environ.items() if k != "THEANO_FLAGS"}
-    monkeypatch.setattr(keras2_adapter.os, "environ", environment)
-    monkeypatch.setattr(keras2_adapter.sys, "prefix", str(tmp_path))
+    environment = {k: v for k, v in theano.os.environ.items() if k != "THEANO_FLAGS"}
+    monkeypatch.setattr(theano.os, "environ", environment)
+    monkeypatch.setattr(theano.sys, "prefix", str(tmp_path))
     flags = {}
     for settings in ({}, {"cxxflags": "-O1  -march=x86-64-v3"}):
         adapter = keras2_adapter.Adapter("theano", settings)
-        adapter._setup_theano(threads=1, seed=0)
+        assert adapter.on is theano  # the framework's own code, by its name
+        theano.setup(adapter, threads=1, seed=0)
         flags[len(settings)] = dict(f.split("=", 1) for f in environment["THEANO_FLAGS"].split(","))
         assert adapter.applied["theano_flags"] == environment["THEANO_FLAGS"]
     assert flags[0]["gcc.cxxflags"] == "-g0"
@@ -67,13 +69,14 @@ def test_theanos_g_plus_plus_flags_end_with_the_backends_own(tmp_path, monkeypat
 
 def test_theano_compiles_through_the_precompiled_headers_script_where_asked(tmp_path, monkeypatch):
     from dlbench.run.backends import keras2_adapter
+    from dlbench.run.backends.keras_on import theano
 
-    environment = {k: v for k, v in keras2_adapter.os.environ.items() if k != "THEANO_FLAGS"}
-    monkeypatch.setattr(keras2_adapter.os, "environ", environment)
-    monkeypatch.setattr(keras2_adapter.sys, "prefix", str(tmp_path))
-    keras2_adapter.Adapter("theano", {})._setup_theano(threads=1, seed=0)
+    environment = {k: v for k, v in theano.os.environ.items() if k != "THEANO_FLAGS"}
+    monkeypatch.setattr(theano.os, "environ", environment)
+    monkeypatch.setattr(theano.sys, "prefix", str(tmp_path))
+    theano.setup(keras2_adapter.Adapter("theano", {}), threads=1, seed=0)
     assert "cxx=" not in environment["THEANO_FLAGS"]
-    keras2_adapter.Adapter("theano", {"precompiled_headers": True})._setup_theano(1, 0)
+    theano.setup(keras2_adapter.Adapter("theano", {"precompiled_headers": True}), 1, 0)
     flags = dict(f.split("=", 1) for f in environment["THEANO_FLAGS"].split(","))
     script = tmp_path / "theano-cache" / "g++-precompiled-headers"
     assert flags["cxx"] == str(script)

@@ -16,12 +16,20 @@ import time
 import pytest
 import yaml
 
-from dlbench.campaign import gpu_campaign
+from dlbench.campaign import (
+    config_files,
+    gpu_campaign,
+    gpus,
+    interpreter,
+    packing,
+    stage_order,
+    stage_runner,
+)
 from dlbench.environments import gpu_kit
 from testkit import REPO, jobs_planned_on_one_gpu
 
 IMAGE = gpu_kit.image_packages(REPO / gpu_kit.IMAGE_LIST)
-CONFIG = str(REPO / gpu_campaign.CONFIG)
+CONFIG = str(REPO / config_files.CONFIG)
 
 
 def resolved(name, version, wheel_tags="py3-none-any"):
@@ -84,7 +92,7 @@ def test_the_summary_gives_the_size_against_the_size_limit():
 
 
 def test_the_campaign_runs_the_gpu_cells_first_the_cheapest_first():
-    stages = dict(gpu_campaign.stages([CONFIG]))
+    stages = dict(stage_order.stages([CONFIG]))
     assert list(stages) == [
         "gpu probes",
         "gpu runs, float32",
@@ -141,7 +149,7 @@ def test_the_overlays_for_what_no_gpu_has_run_plan_exactly_those_cells(tmp_path)
     the probes and before the compiles; then the 56 CPU cells. Each an
     overlay on config/gpu.yaml: the same cells, nothing else changed."""
     gpu_overlay, cpu_overlay = overlays_of_what_no_gpu_has_run()
-    every = {run for run, _ in gpu_campaign.planned_runs([CONFIG])}
+    every = {run for run, _ in config_files.planned_runs([CONFIG])}
     models = {"mlp", "cnn", "lenet", "deep_mnist", "cifar_cnn", "imdb_gru", "resnet50"}
     configs = []
     for name, overlay in (("gpu", gpu_overlay), ("cpu", cpu_overlay)):
@@ -149,7 +157,7 @@ def test_the_overlays_for_what_no_gpu_has_run_plan_exactly_those_cells(tmp_path)
         path = tmp_path / (name + ".yaml")
         path.write_text(yaml.safe_dump(overlay))
         configs.append([CONFIG, str(path)])
-    planned = gpu_campaign.planned_runs(configs[0])
+    planned = config_files.planned_runs(configs[0])
     cells = [run for run, _ in planned]
     compiled = {
         (run.backend, run.model)
@@ -163,20 +171,20 @@ def test_the_overlays_for_what_no_gpu_has_run_plan_exactly_those_cells(tmp_path)
     ]
     assert len(cells) == 15 and all(int(run.devices) == 1 for run in cells)
     assert set(cells) <= every
-    stages = dict(gpu_campaign.stages(configs[0]))
+    stages = dict(stage_order.stages(configs[0]))
     gru = [path for run, path in planned if run.compile == "eager"]
     assert stages["gpu runs, float32"] == gru  # after the probes, before the compiles
     assert len(stages["gpu runs, reduced precision"]) == 14
-    cpu = gpu_campaign.planned_runs(configs[1])
+    cpu = config_files.planned_runs(configs[1])
     assert len(cpu) == 56 and all(int(run.devices) == 0 for run, _ in cpu)
     assert {run for run, _ in cpu} <= every
     # the CPU cells the H200s ran (config/gpu.yaml's first CPU stage) are left out
-    ran = dict(gpu_campaign.stages([CONFIG]))["cpu runs, float32"]
+    ran = dict(stage_order.stages([CONFIG]))["cpu runs, float32"]
     assert not {path for _, path in cpu} & set(ran)
 
 
 def test_a_campaign_on_a_fresh_machine_leaves_out_what_earlier_packs_recorded(tmp_path):
-    everything = dict(gpu_campaign.stages([CONFIG]))
+    everything = dict(stage_order.stages([CONFIG]))
     first = everything["gpu runs, float32"]
     pack = tmp_path / "results.tar.gz"
     with tarfile.open(str(pack), "w:gz") as tar:
@@ -188,9 +196,9 @@ def test_a_campaign_on_a_fresh_machine_leaves_out_what_earlier_packs_recorded(tm
         probe = everything["gpu probes"][0]
         member = tarfile.TarInfo(probe)
         tar.addfile(member, io.BytesIO(b""))
-    done = gpu_campaign.recorded_elsewhere([str(pack)])
+    done = stage_order.recorded_elsewhere([str(pack)])
     assert done == {first[0], probe}  # a failed record runs again
-    resumed = dict(gpu_campaign.stages([CONFIG], done))
+    resumed = dict(stage_order.stages([CONFIG], done))
     assert resumed["gpu runs, float32"] == first[1:]
     assert resumed["gpu probes"] == everything["gpu probes"][1:]  # the probe measured there
     # the tables and the report need every record: made where the packs are imported
@@ -215,13 +223,13 @@ def test_a_failing_nvidia_smi_refuses_a_gpu_campaign_before_snakemake_starts(tmp
     failing = 'echo "{}" >&2\nexit 9\n'.format(said)
     monkeypatch.setenv("PATH", fake_nvidia_smi(tmp_path / "bin", failing))
     failure = "`nvidia-smi -L` exited with status 9: " + said
-    with pytest.raises(gpu_campaign.GPUsNotListed) as listed:
-        gpu_campaign.visible_gpus()
+    with pytest.raises(gpus.GPUsNotListed) as listed:
+        gpus.visible_gpus()
     assert str(listed.value) == failure
 
     cpu_only = tmp_path / "cpu-only.yaml"
     cpu_only.write_text(yaml.safe_dump({"devices": [0]}))
-    assert gpu_campaign.campaign_gpus([CONFIG, str(cpu_only)]) == ([], failure)
+    assert gpus.campaign_gpus([CONFIG, str(cpu_only)]) == ([], failure)
 
     # the campaign itself, in a folder of its own: its Snakemake is a stand-in
     # that notes every call
@@ -252,7 +260,7 @@ def test_a_failing_nvidia_smi_refuses_a_gpu_campaign_before_snakemake_starts(tmp
 
     listing = "echo 'GPU 0: NVIDIA H100 (UUID: GPU-0)'\necho 'GPU 1: NVIDIA H100 (UUID: GPU-1)'\n"
     monkeypatch.setenv("PATH", fake_nvidia_smi(tmp_path / "bin2", listing))
-    assert gpu_campaign.campaign_gpus([CONFIG]) == (
+    assert gpus.campaign_gpus([CONFIG]) == (
         ["GPU 0: NVIDIA H100 (UUID: GPU-0)", "GPU 1: NVIDIA H100 (UUID: GPU-1)"],
         None,
     )
@@ -276,18 +284,18 @@ def test_the_budget_interrupts_snakemake_and_kills_what_ignores_it(tmp_path, mon
     try:
         with open(tmp_path / "log", "w") as log:
             began = time.time()
-            status, interrupted = gpu_campaign.run_stage([sleep, "60"], time.time() + 1, log)
+            status, interrupted = stage_runner.run_stage([sleep, "60"], time.time() + 1, log)
             assert interrupted and status == -signal.SIGINT and time.time() - began < 30
-            monkeypatch.setattr(gpu_campaign, "INTERRUPT_GRACE_SECONDS", 1)
+            monkeypatch.setattr(stage_runner, "INTERRUPT_GRACE_SECONDS", 1)
             # blocked, SIGINT stays pending in the child: a stage that never
             # takes it, from its first instruction
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             try:
-                status, interrupted = gpu_campaign.run_stage([sleep, "60"], time.time() + 1, log)
+                status, interrupted = stage_runner.run_stage([sleep, "60"], time.time() + 1, log)
             finally:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
             assert interrupted and status == -signal.SIGKILL
-            status, interrupted = gpu_campaign.run_stage([sleep, "0"], time.time() + 60, log)
+            status, interrupted = stage_runner.run_stage([sleep, "0"], time.time() + 60, log)
             assert (status, interrupted) == (0, False)
     finally:
         signal.signal(signal.SIGINT, ignored)
@@ -303,14 +311,14 @@ def test_the_pack_keeps_records_and_leaves_out_data_then_logs(tmp_path, monkeypa
     (tmp_path / "results/data/digits.npz").write_bytes(b"data")
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs/gpu_campaign.log").write_bytes(os.urandom(200_000))
-    archive, with_logs = gpu_campaign.pack(tmp_path / "out", {"complete": True})
+    archive, with_logs = packing.pack(tmp_path / "out", {"complete": True})
     with tarfile.open(str(archive)) as tar:
         names = set(tar.getnames())
     assert with_logs and "logs/gpu_campaign.log" in names
     assert "results/runs/m/digits/mlp/keras-jax/devices=1/run.json" in names
     assert not any(name.endswith(".npz") for name in names)
     assert json.loads((tmp_path / "out/campaign.json").read_text()) == {"complete": True}
-    archive, with_logs = gpu_campaign.pack(tmp_path / "out", {"complete": False}, 100_000)
+    archive, with_logs = packing.pack(tmp_path / "out", {"complete": False}, 100_000)
     with tarfile.open(str(archive)) as tar:
         assert "logs/gpu_campaign.log" not in tar.getnames()
     assert not with_logs
@@ -325,11 +333,11 @@ def test_a_kit_that_does_not_fit_the_machine_is_named_before_anything_runs(tmp_p
         'Requires-Dist: pytest; extra == "test"\n'
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    problems = gpu_campaign.unmet_requirements(["needy"])
+    problems = interpreter.unmet_requirements(["needy"])
     assert len(problems) == 2
     assert problems[0].startswith("needy needs packaging<1: this machine has ")
     assert problems[1] == "needy needs surely-absent-distribution: absent"
-    assert gpu_campaign.unmet_requirements(["jsonschema", "snakemake"]) == []
+    assert interpreter.unmet_requirements(["jsonschema", "snakemake"]) == []
 
 
 def test_the_campaign_says_how_to_get_a_kit_when_none_was_copied(tmp_path):
@@ -350,7 +358,7 @@ def test_the_campaign_keeps_the_bytecode_it_compiles_whatever_the_caller_says():
     imports it: a caller's PYTHONDONTWRITEBYTECODE would have every job
     compile the same modules again."""
     caller = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": "/elsewhere", "HOME": "/root"}
-    inside = gpu_campaign.inside_environment("/work/src", caller)
+    inside = interpreter.inside_environment("/work/src", caller)
     assert "PYTHONDONTWRITEBYTECODE" not in inside
     assert inside["PYTHONPATH"] == os.pathsep.join(["/work/src", "/elsewhere"])
     assert inside["HOME"] == "/root" and caller["PYTHONDONTWRITEBYTECODE"] == "1"

@@ -12,7 +12,8 @@ import pytest
 
 import numpy_adapter
 from dlbench.host import runtime
-from dlbench.run import compiles, harness
+from dlbench.record.run_spec import RunSpec
+from dlbench.run import compiles, harness, inference, run_data, training
 from testkit import REPO
 
 RECORD_KEYS = {
@@ -43,6 +44,11 @@ RECORD_KEYS = {
 
 
 def spec_for(backend, epochs=3):
+    return RunSpec.from_json(spec_json(backend, epochs))
+
+
+def spec_json(backend, epochs=3):
+    """A training run's spec as the workflow writes it (RunSpec.as_json)."""
     return {
         "machine": "test-machine",
         "dataset": "digits",
@@ -69,23 +75,23 @@ def spec_for(backend, epochs=3):
 
 
 def test_epoch_summary_separates_the_first_epoch():
-    summary = harness.epoch_summary([9.0, 2.0, 4.0, 3.0])
+    summary = training.epoch_summary([9.0, 2.0, 4.0, 3.0])
     assert summary == {
         "first_epoch_seconds": 9.0,
         "steady_epoch_seconds": 3.0,
         "steady_epochs": [2, 3, 4],
     }
-    assert harness.epoch_summary([5.0])["steady_epoch_seconds"] is None
+    assert training.epoch_summary([5.0])["steady_epoch_seconds"] is None
 
 
 def test_an_epoch_that_compiled_again_is_not_steady_state():
     # keras-jax on an H200 (the GPU campaign): epoch 2 compiled again, 1 s of 0.03
     seconds = [6.6, 0.99, 0.027, 0.026]
-    summary = harness.epoch_summary(seconds, compiles_per_epoch=[3, 1, 0, 0])
+    summary = training.epoch_summary(seconds, compiles_per_epoch=[3, 1, 0, 0])
     assert summary["steady_epochs"] == [3, 4]
     assert summary["steady_epoch_seconds"] == pytest.approx(0.0265)
     # every later epoch compiled: they are all there is, and the record says which
-    every = harness.epoch_summary(seconds, compiles_per_epoch=[3, 1, 1, 1])
+    every = training.epoch_summary(seconds, compiles_per_epoch=[3, 1, 1, 1])
     assert every["steady_epochs"] == [2, 3, 4] and every["steady_epoch_seconds"] == 0.027
 
 
@@ -106,10 +112,10 @@ def test_compiles_are_counted_per_epoch_with_what_compiled_again():
 
 
 def test_epoch_order_depends_on_seed_and_epoch_only():
-    first = harness.epoch_order(42, 0, 100)
-    assert np.array_equal(first, harness.epoch_order(42, 0, 100))
-    assert not np.array_equal(first, harness.epoch_order(42, 1, 100))
-    assert not np.array_equal(first, harness.epoch_order(43, 0, 100))
+    first = run_data.epoch_order(42, 0, 100)
+    assert np.array_equal(first, run_data.epoch_order(42, 0, 100))
+    assert not np.array_equal(first, run_data.epoch_order(42, 1, 100))
+    assert not np.array_equal(first, run_data.epoch_order(43, 0, 100))
     assert sorted(first) == list(range(100))
 
 
@@ -176,7 +182,7 @@ def test_train_samples_trains_on_the_first_samples_only(
     split make every epoch (the test split is whole); more than the split
     holds fails the run with both numbers."""
     spec = spec_for(numpy_backend, epochs=2)
-    spec["hyper"]["train_samples"] = 320
+    spec.hyper["train_samples"] = 320
     record = harness.run(
         spec,
         str(digits_npz),
@@ -187,7 +193,7 @@ def test_train_samples_trains_on_the_first_samples_only(
     assert record["status"] == "ok", record["error"]
     assert (record["train_samples"], record["test_samples"]) == (320, 359)
     assert record["samples_per_second"] == pytest.approx(320 / record["steady_epoch_seconds"])
-    spec["hyper"]["train_samples"] = 5000
+    spec.hyper["train_samples"] = 5000
     record = harness.run(
         spec,
         str(digits_npz),
@@ -229,7 +235,7 @@ def test_supervisor_writes_a_failed_record_and_exits_zero(tmp_path, digits_npz):
         "-m",
         "dlbench.run.supervise",
         "--spec",
-        json.dumps(spec_for("keras-none")),
+        json.dumps(spec_json("keras-none")),
         "--data",
         str(digits_npz),
         "--record",
@@ -260,16 +266,14 @@ def test_thread_environment_pins_every_pool():
 
 
 def infer_spec(backend):
-    spec = spec_for(backend)
-    spec.update(task="infer", model="lenet")
-    spec["hyper"] = {"batch_size": 32, "warmup": 2, "latency_samples": 25, "throughput_batches": 4}
-    return spec
+    hyper = {"batch_size": 32, "warmup": 2, "latency_samples": 25, "throughput_batches": 4}
+    return spec_for(backend)._replace(task="infer", model="lenet", hyper=hyper)
 
 
 def test_percentiles_are_measured_values():
     values = list(range(1, 101))
-    assert harness.percentiles(values) == {"p50": 50, "p90": 90, "p99": 99}
-    assert harness.percentiles([3.0]) == {"p50": 3.0, "p90": 3.0, "p99": 3.0}
+    assert inference.percentiles(values) == {"p50": 50, "p90": 90, "p99": 99}
+    assert inference.percentiles([3.0]) == {"p50": 3.0, "p90": 3.0, "p99": 3.0}
 
 
 def test_record_of_an_inference_run(tmp_path, numpy_backend, digits_npz, numpy_registry):
@@ -299,14 +303,16 @@ def test_several_named_inputs_and_a_validation_split(tmp_path, numpy_backend, nu
     """bAbI's two inputs travel as a dict through order, batches and the
     record; the last 5 % of the training data validate (as Keras'
     validation_split), the test split is scored at the end."""
-    from dlbench.data import datasets, fixtures
+    from dlbench.data import datasets, stand_ins
 
     archive = tmp_path / "babi.tar.gz"
-    fixtures.babi_archive(archive, train=200, test=60)
+    stand_ins.babi_archive(archive, train=200, test=60)
     datasets.prepare("babi_tiny", {"babi_tasks_1-20_v1-2.tar.gz": archive}, tmp_path / "b.npz")
-    spec = dict(spec_for(numpy_backend), dataset="babi_tiny", model="babi_rnn")
-    spec["hyper"] = dict(
-        spec["hyper"], validation_split=0.05, optimizer={"name": "sgd", "learning_rate": 0.01}
+    spec = spec_for(numpy_backend)._replace(dataset="babi_tiny", model="babi_rnn")
+    spec = spec._replace(
+        hyper=dict(
+            spec.hyper, validation_split=0.05, optimizer={"name": "sgd", "learning_rate": 0.01}
+        )
     )
     record = harness.run(
         spec,
@@ -321,7 +327,7 @@ def test_several_named_inputs_and_a_validation_split(tmp_path, numpy_backend, nu
         10,
         60,
     )
-    loaded = harness.load_dataset(str(tmp_path / "b.npz"))
+    loaded = run_data.load_dataset(str(tmp_path / "b.npz"))
     meta = loaded["meta"]
     assert sorted(loaded["x_train"]) == ["question", "story"]
     assert meta["input_shape"] == {
@@ -335,10 +341,10 @@ def test_several_named_inputs_and_a_validation_split(tmp_path, numpy_backend, nu
 
 def test_validation_split_takes_the_tail_as_keras_does():
     x = {"a": np.arange(20), "b": np.arange(20) * 10}
-    (train_x, train_y), (val_x, val_y) = harness.validation_split(x, np.arange(20), 0.05)
+    (train_x, train_y), (val_x, val_y) = run_data.validation_split(x, np.arange(20), 0.05)
     assert list(val_y) == [19] and list(val_x["b"]) == [190] and len(train_y) == 19
     with pytest.raises(ValueError, match="no data"):
-        harness.validation_split(x, np.arange(20), 0.99)
+        run_data.validation_split(x, np.arange(20), 0.99)
 
 
 @pytest.mark.skipif(runtime.autogroup_nice() is None, reason="this kernel has no autogroups")

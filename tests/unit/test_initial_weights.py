@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from dlbench.models import initial_weights
-from dlbench.run import harness, integrity, shared_weights
+from dlbench.record.run_spec import RunSpec
+from dlbench.run import integrity, shared_weights
 from dlbench.run.backends import base
 
 GLOROT = {"kind": "variance_scaling", "scale": 1.0, "mode": "fan_avg", "distribution": "uniform"}
@@ -142,17 +143,18 @@ def test_a_run_records_what_it_started_from(tmp_path):
     shared_weights.write(path, manifest, [np.ones((2, 1), "float32")])
     assert os.path.exists(integrity.seal_path(path))  # sealed like the prepared data
     digest = initial_weights.sha256_of(path)
-    spec = {"initial_weights": path, "backend": "native-x"}
+    spec = RunSpec("digits", "mlp", "native-x", 42, {}, initial_weights=path)
 
     adapter = Loads()
-    assert harness.load_initial_weights(spec, adapter, None) == {
+    assert shared_weights.load_initial_weights(spec, adapter, None) == {
         "loaded": True,
         "file": path,
         "sha256": digest,
     }
     assert (adapter.loaded[0] == 1).all()
-    failed = harness.load_initial_weights(spec, Loads(ValueError("no conversion")), None)
+    failed = shared_weights.load_initial_weights(spec, Loads(ValueError("no conversion")), None)
     assert failed["loaded"] is False and failed["reason"].endswith("ValueError: no conversion")
-    unable = harness.load_initial_weights(spec, base.Adapter("numpy", {}), None)
+    unable = shared_weights.load_initial_weights(spec, base.Adapter("numpy", {}), None)
     assert unable["reason"] == "native-x cannot load shared weights yet"
-    assert harness.load_initial_weights({"backend": "native-x"}, adapter, None) is None
+    without = spec._replace(initial_weights=None)
+    assert shared_weights.load_initial_weights(without, adapter, None) is None

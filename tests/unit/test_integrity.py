@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from dlbench.run import harness, integrity
+from dlbench.run import failures, integrity, run_data
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def test_flipped_bits_are_found_even_with_size_and_time_kept(sealed):
     assert integrity.check(sealed, full=False) is None  # the quick look misses it
     assert "SHA-256" in integrity.check(sealed)
     with pytest.raises(integrity.CorruptData, match="refusing to load corrupted data"):
-        harness.load_dataset(str(sealed))
+        run_data.load_dataset(str(sealed))
     assert integrity.discard_if_corrupt([sealed]) and not sealed.exists()
 
 
@@ -53,6 +53,6 @@ def test_a_file_without_a_seal_is_not_trusted(tmp_path):
 
 
 def test_memory_errors_are_named():
-    text = harness.name_memory_errors("Traceback ...\nMemoryError\n")
+    text = failures.name_memory_errors("Traceback ...\nMemoryError\n")
     assert text.startswith("out of memory:")
-    assert harness.name_memory_errors("ValueError: shapes") == "ValueError: shapes"
+    assert failures.name_memory_errors("ValueError: shapes") == "ValueError: shapes"

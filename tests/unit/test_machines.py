@@ -15,6 +15,7 @@ import figures
 from dlbench.analysis import collect, imported_results, machines
 from dlbench.plan import config_rules, matrix, paths, run_spec
 from dlbench.record import contract
+from dlbench.record.run_spec import RunSpec
 from dlbench.run import harness
 from testkit import REPO, fixture_record
 
@@ -28,7 +29,7 @@ def test_threads_list_expands_into_cells_of_their_own(smoke_config):
     folders = {paths.run_dir(run) for run in runs}
     assert len(folders) == len(runs)  # no two runs share a folder
     spec = run_spec.spec(smoke_config, one[0])
-    assert spec["threads"] == 1 and spec["machine"] == matrix.machine_name(smoke_config)
+    assert spec.threads == 1 and spec.machine == matrix.machine_name(smoke_config)
 
 
 def test_one_threads_value_is_a_list_of_one(smoke_config):
@@ -99,9 +100,10 @@ def test_a_run_given_fewer_cpus_than_its_threads_is_unavailable_not_mislabelled(
     from dlbench.run import supervise
 
     cpus = len(runtime.available_cpus())
-    assert supervise.threads_not_available({"threads": cpus}) is None
-    assert supervise.threads_not_available({"threads": "all"}) is None
-    reason = supervise.threads_not_available({"threads": cpus + 1})
+    spec = RunSpec("digits", "mlp", "keras-jax", 42, {})
+    assert supervise.threads_not_available(spec._replace(threads=cpus)) is None
+    assert supervise.threads_not_available(spec._replace(threads="all")) is None
+    reason = supervise.threads_not_available(spec._replace(threads=cpus + 1))
     assert reason == (
         "threads={}: this run may use {} CPUs; its cell would be labelled with threads it "
         "never had".format(cpus + 1, cpus)
@@ -138,7 +140,7 @@ def test_the_record_carries_machine_threads_and_node(tmp_path):
         "seed": 1,
         "hyper": {},
     }
-    record = harness.base_record(spec)
+    record = harness.base_record(RunSpec.from_json(spec))
     assert record["record_version"] == contract.RECORD_VERSION
     assert (record["machine"], record["threads"], record["devices"]) == ("lab-box", 2, 0)
     assert (record["precision"], record["compile"]) == ("mixed_bfloat16", "eager")

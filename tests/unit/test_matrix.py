@@ -42,7 +42,7 @@ def test_smoke_matrix_is_workloads_by_backends_by_devices_by_repeats(smoke_confi
     third = run_spec.spec(
         smoke_config, matrix.Run("digits", "mlp", "keras-jax", devices=0, repeat=3)
     )
-    assert "repeats" not in third["hyper"] and third["seed"] == smoke_config["seed"] + 2
+    assert "repeats" not in third.hyper and third.seed == smoke_config["seed"] + 2
     assert len(set(runs)) == len(runs)
     assert {run.backend for run in runs if run.model == "mlp"} == KERAS3 | LEGACY | NATIVE
     assert {run.backend for run in runs if run.model == "lenet"} == (
@@ -138,7 +138,7 @@ def test_the_compilation_cache_is_a_setting_of_jax_backends_only(smoke_config):
         for run in matrix.runs(smoke_config)
         if run.backend == "keras-jax" and run.repeat == 1 and run.model == "mlp"
     ]
-    assert run_spec.spec(smoke_config, run)["backend_settings"]["compilation_cache"] is True
+    assert run_spec.spec(smoke_config, run).backend_settings["compilation_cache"] is True
     smoke_config["workloads"][0]["backend_settings"] = {"native-torch": {"compilation_cache": True}}
     with pytest.raises(
         matrix.ConfigError,
@@ -166,16 +166,14 @@ def test_training_runs_share_initial_weights_per_workload_and_seed(smoke_config)
         run = matrix.Run("digits", model, backend, devices=0, repeat=repeat)
         return run_spec.spec(smoke_config, run)
 
-    assert spec("mlp", "keras-jax")["initial_weights"] == "results/weights/digits/mlp/seed42.npz"
-    assert (
-        spec("mlp", "native-torch")["initial_weights"]
-        == spec("mlp", "keras-jax")["initial_weights"]
-    )
-    assert spec("mlp", "keras-jax", 3)["initial_weights"].endswith("/seed44.npz")
+    assert spec("mlp", "keras-jax").initial_weights == "results/weights/digits/mlp/seed42.npz"
+    assert spec("mlp", "native-torch").initial_weights == spec("mlp", "keras-jax").initial_weights
+    assert spec("mlp", "keras-jax", 3).initial_weights.endswith("/seed44.npz")
     trained = "results/weights/digits/lenet/trained_seed42.npz"  # inference: trained_weights
-    assert spec("lenet", "keras-jax")["initial_weights"] == trained
+    assert spec("lenet", "keras-jax").initial_weights == trained
     smoke_config["initial_weights"] = "own"
-    assert "initial_weights" not in spec("mlp", "keras-jax")
+    assert spec("mlp", "keras-jax").initial_weights is None
+    assert "initial_weights" not in spec("mlp", "keras-jax").as_json()
 
 
 def test_full_matrix(full_config):
@@ -219,7 +217,7 @@ def test_spec_carries_the_hyper_parameters_and_a_seed_per_repeat(smoke_config):
     second = run_spec.spec(
         smoke_config, matrix.Run("digits", "mlp", "keras-torch", devices=0, repeat=2)
     )
-    assert first["hyper"] == {
+    assert first.hyper == {
         "batch_size": 128,
         "epochs": 4,
         "loss": "categorical_crossentropy",
@@ -232,8 +230,8 @@ def test_spec_carries_the_hyper_parameters_and_a_seed_per_repeat(smoke_config):
             "centered": False,
         },
     }
-    assert first["seed"] == 42 and second["seed"] == 43
-    assert first["backend_settings"] == {"jit_compile": True}
+    assert first.seed == 42 and second.seed == 43
+    assert first.backend_settings == {"jit_compile": True}
 
 
 def test_spec_of_one_workload_ignores_the_others(smoke_config):
@@ -294,7 +292,7 @@ def test_precision_and_compile_are_dimensions_like_devices_and_threads(smoke_con
 def test_a_compile_mode_sets_the_backends_jit_and_auto_keeps_the_configs(smoke_config):
     def settings(model, backend, mode):
         run = matrix.Run("digits", model, backend, devices=0, compile=mode, repeat=1)
-        return run_spec.spec(smoke_config, run)["backend_settings"]
+        return run_spec.spec(smoke_config, run).backend_settings
 
     # the smoke turns XLA off for the cnn on TensorFlow, on for the mlp
     assert settings("cnn", "keras-tensorflow", "auto") == {"jit_compile": False}
@@ -304,7 +302,7 @@ def test_a_compile_mode_sets_the_backends_jit_and_auto_keeps_the_configs(smoke_c
     assert settings("mlp", "native-torch", "compiled") == {"jit_compile": True}
     assert settings("mlp", "native-mxnet", "eager") == {"hybridize": False}
     spec = run_spec.spec(smoke_config, matrix.Run("digits", "mlp", "keras-torch", repeat=1))
-    assert (spec["precision"], spec["compile"]) == ("float32", "auto")
+    assert (spec.precision, spec.compile) == ("float32", "auto")
 
 
 def test_the_equivalence_check_runs_in_float32_at_a_mode_each_backend_has(smoke_config):
@@ -348,7 +346,7 @@ def test_a_workload_may_set_its_own_values_of_a_dimension(smoke_config):
     }
     assert settings["cnn"] == {("float32", "auto", d, t) for d in (0, 1, 2) for t in (1, 2)}
     assert settings["lenet"] == {("float32", "auto", 0, "all")}
-    assert "precision" not in run_spec.spec(config, runs[0])["hyper"]  # not a hyper-parameter
+    assert "precision" not in run_spec.spec(config, runs[0]).hyper  # not a hyper-parameter
     assert matrix.plots(config, cnn) == ["epoch_time", "convergence", "scaling", "threads_scaling"]
     assert matrix.plots(config, mlp) == ["epoch_time", "convergence"]
     assert matrix.plots(config, lenet) == ["latency", "throughput"]
@@ -407,3 +405,16 @@ def test_an_exclusion_may_leave_out_a_check_alone(smoke_config):
     assert "keras2-theano" in checked
     config_rules.validate(config)
     assert {run.backend for run in comparisons.check_runs(config)} == checked - {"keras2-theano"}
+
+
+def test_a_run_has_a_field_per_dimension_with_the_dimensions_defaults():
+    """Run is typed field by field; a dimension added to DIMENSIONS without its
+    field (or with another default) would give runs that lack it."""
+    dimensions = matrix.Run._fields[3 : 3 + len(matrix.DIMENSIONS)]
+    assert dimensions == matrix.DIMENSION_NAMES
+    assert matrix.Run._fields == ("dataset", "model", "backend") + dimensions + (
+        "repeat",
+        "machine",
+    )
+    defaults = {name: matrix.Run._field_defaults[name] for name in dimensions}
+    assert defaults == {d.name: d.default for d in matrix.DIMENSIONS}

@@ -73,23 +73,23 @@ def test_batch_rule_is_applied_and_recorded(smoke_config, scaling):
     four = run_spec.spec(
         smoke_config, matrix.Run("digits", "mlp", "keras-jax", devices=4, repeat=1)
     )
-    assert cpu["hyper"]["batch_size"] == 128 and cpu["parallel"]["replicas"] == 1
-    block = four["parallel"]
+    assert cpu.hyper["batch_size"] == 128 and cpu.parallel["replicas"] == 1
+    block = four.parallel
     assert (
         block["batch_scaling"] == scaling and block["batch_rule"] == run_spec.BATCH_RULES[scaling]
     )
     assert block["launch"] == "one_process" and block["replicas"] == 4
     if scaling == "fixed_global":
         assert (block["global_batch"], block["per_device_batch"]) == (128, 32)
-        assert four["hyper"]["optimizer"]["learning_rate"] == lr
+        assert four.hyper["optimizer"]["learning_rate"] == lr
     else:
         assert (block["global_batch"], block["per_device_batch"]) == (512, 128)
-        assert four["hyper"]["optimizer"]["learning_rate"] == pytest.approx(4 * lr)
-    assert block["learning_rate"] == four["hyper"]["optimizer"]["learning_rate"]
+        assert four.hyper["optimizer"]["learning_rate"] == pytest.approx(4 * lr)
+    assert block["learning_rate"] == four.hyper["optimizer"]["learning_rate"]
     torch = run_spec.spec(
         smoke_config, matrix.Run("digits", "mlp", "keras-torch", devices=4, repeat=1)
     )
-    assert torch["parallel"]["launch"] == "process_per_device"
+    assert torch.parallel["launch"] == "process_per_device"
 
 
 @pytest.mark.parametrize("backend", ["keras-torch", "native-torch", "keras-jax", "native-jax"])
@@ -102,15 +102,15 @@ def test_one_device_runs_the_single_device_program(smoke_config, backend, accele
         run_spec.spec(smoke_config, matrix.Run("digits", "mlp", backend, devices=n, repeat=1))
         for n in (1, 2)
     )
-    block = one["parallel"]
+    block = one.parallel
     assert (block["launch"], block["method"]) == ("one_process", catalog.SINGLE_DEVICE)
     assert (block["devices"], block["accelerator"]) == (1, accelerator)
     assert launch.command("py", block, ["--x"]) == ["py", "-m", "dlbench.run.harness", "--x"]
     assert not launch.distributes(block) and launch.emulated_devices(block) == 0
-    assert two["parallel"]["launch"] == catalog.BACKENDS[backend]["data_parallel"]["launch"]
-    assert two["parallel"]["method"] == catalog.BACKENDS[backend]["data_parallel"]["method"]
-    assert launch.distributes(two["parallel"])
-    assert launch.emulated_devices(two["parallel"]) == (2 if accelerator == "emulated-cpu" else 0)
+    assert two.parallel["launch"] == catalog.BACKENDS[backend]["data_parallel"]["launch"]
+    assert two.parallel["method"] == catalog.BACKENDS[backend]["data_parallel"]["method"]
+    assert launch.distributes(two.parallel)
+    assert launch.emulated_devices(two.parallel) == (2 if accelerator == "emulated-cpu" else 0)
 
 
 def test_launch_command_per_launcher():

@@ -14,7 +14,7 @@ from test_initial_weights import manifest_of
 from dlbench.analysis import collect, equivalence_verdicts, tables
 from dlbench.plan import comparisons, config_rules, matrix, run_spec
 from dlbench.record import record_schema
-from dlbench.run import harness, shared_weights
+from dlbench.run import harness, run_data, shared_weights
 from test_harness import infer_spec
 
 FEATURES, CLASSES = 28 * 28, 10
@@ -40,7 +40,7 @@ def weights(tmp_path):
 
 
 def infer(tmp_path, name, backend, digits_npz, weights_file, registry):
-    spec = dict(infer_spec(backend), initial_weights=weights_file)
+    spec = infer_spec(backend)._replace(initial_weights=weights_file)
     path = tmp_path / "{}.json".format(name)
     harness.run(
         spec,
@@ -63,7 +63,7 @@ def test_an_inference_run_loads_the_weights_and_keeps_its_predictions(
     assert record["initial_weights"]["trained"]["test_accuracy"] == 0.91
     found = record["predictions"]
     assert (found["samples"], found["columns"]) == (32, CLASSES)  # the timed batch's shape
-    data = harness.load_dataset(str(digits_npz))
+    data = run_data.load_dataset(str(digits_npz))
     x = data["x_test"][:32].reshape(32, -1).astype("float64")
     logits = x @ kernel.astype("float64") + bias
     expected = np.exp(logits - logits.max(axis=1, keepdims=True))
@@ -195,7 +195,7 @@ def test_inference_runs_load_the_trained_weights_where_the_workload_trains_them(
     assert run_spec.initial_weights_entry(smoke_config, entry, run) == {
         "initial_weights": "results/weights/digits/lenet/trained_seed43.npz"
     }
-    assert "trained_weights" not in run_spec.spec(smoke_config, run)["hyper"]
+    assert "trained_weights" not in run_spec.spec(smoke_config, run).hyper
     resnet = matrix.workload(smoke_config, "imagenet_synthetic", "resnet50")
     run = matrix.Run("imagenet_synthetic", "resnet50", "keras-jax", repeat=2)
     found = run_spec.initial_weights_entry(smoke_config, resnet, run)

@@ -135,19 +135,20 @@ def profiled_run(tmp_path, digits_npz, delay):
     the workflow profiles one; its stacks and record."""
     from test_harness import spec_for
 
-    spec = dict(spec_for("numpy-test", epochs=3), backend_settings={"feed_delay": delay})
+    spec = spec_for("numpy-test", epochs=3)._replace(backend_settings={"feed_delay": delay})
     stacks, record = tmp_path / "stacks.txt", tmp_path / "run.json"
     runner = (
         "import json, sys\n"
         "from conftest import NUMPY_BACKEND\n"
+        "from dlbench.record.run_spec import RunSpec\n"
         "from dlbench.registry import Registry\n"
         "from dlbench.run import harness\n"
         "registry = Registry(backends={NUMPY_BACKEND: {'family': 'numpy', 'framework': 'numpy',\n"
         "    'adapter_module': 'numpy_adapter', 'tasks': ('train', 'infer')}})\n"
-        "harness.run(json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4],\n"
-        "    registry=registry)\n"
+        "spec = RunSpec.from_json(json.loads(sys.argv[1]))\n"
+        "harness.run(spec, sys.argv[2], sys.argv[3], sys.argv[4], registry=registry)\n"
     )
-    harness_command = [sys.executable, "-c", runner, json.dumps(spec), str(digits_npz)]
+    harness_command = [sys.executable, "-c", runner, json.dumps(spec.as_json()), str(digits_npz)]
     harness_command += [str(record), str(tmp_path / "epochs.csv")]
     profiler = str(Path(sys.executable).parent / "py-spy")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "src"), str(REPO / "tests")]))

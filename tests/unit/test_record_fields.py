@@ -99,3 +99,23 @@ def test_a_figure_is_read_from_its_path_and_missing_reads_as_none():
     assert latency.value({"latency_ms": {"p50": 0.5}}) == 0.5
     assert latency.value({"latency_ms": None}) is None and latency.value({}) is None
     assert not math.isnan(latency.value({"latency_ms": {"p50": 0.25}}))
+
+
+def test_the_harness_writes_a_figure_where_its_metric_says(monkeypatch):
+    """A figure moved in METRICS (here into a block of its own) is where the
+    harness writes it and where the tables read it: no other place names it."""
+    from dlbench.run import training
+
+    moved = tuple(
+        metric._replace(path=("timing",) + metric.path)
+        if metric.name == "first_epoch_seconds"
+        else metric
+        for metric in fields.METRICS
+    )
+    monkeypatch.setattr(fields, "METRICS", moved)
+    summary = training.epoch_summary([9.0, 2.0, 4.0])
+    assert summary["timing"] == {"first_epoch_seconds": 9.0}
+    assert "first_epoch_seconds" not in summary and summary["steady_epoch_seconds"] == 3.0
+    assert fields.value_of(summary, "first_epoch_seconds") == 9.0
+    with pytest.raises(KeyError, match="no measured figure 'first_epoch_ms'"):
+        fields.put({}, "first_epoch_ms", 9.0)

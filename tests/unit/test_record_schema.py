@@ -78,7 +78,7 @@ def run_folder(tmp_path, numpy_backend, digits_npz, numpy_registry):
     paths = []
     for repeat in (1, 2):
         path = tmp_path / RUN.format(repeat)
-        spec = dict(spec_for(numpy_backend), machine="lab", repeat=repeat)
+        spec = spec_for(numpy_backend)._replace(machine="lab", repeat=repeat)
         harness.run(
             spec, str(digits_npz), str(path), str(tmp_path / "e.csv"), registry=numpy_registry
         )

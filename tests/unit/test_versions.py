@@ -8,11 +8,13 @@ import json
 import os
 import sys
 
+import matplotlib.colors
 import pandas as pd
 import pytest
 import yaml
 from snakemake.utils import validate
 
+import figures
 from dlbench.analysis import plots, versions
 from dlbench.environments import envspec, variants
 from dlbench.plan import config_rules, matrix, paths, run_spec, targets
@@ -78,7 +80,7 @@ def test_a_variant_adds_cells_and_leaves_the_pinned_ones_as_they_were():
     assert not [c for c in matrix.not_applicable_cells(with_older) if c["versions"] != "pinned"]
     run = next(iter(added))
     assert run_spec.run_environment(with_older, run) == "keras-jax@" + OLDER_LABEL
-    assert run_spec.spec(with_older, run)["environment"] == "keras-jax@" + OLDER_LABEL
+    assert run_spec.spec(with_older, run).environment == "keras-jax@" + OLDER_LABEL
     assert "/versions={}/".format(OLDER_LABEL) in paths.run_dir(run)
 
 
@@ -117,10 +119,10 @@ def test_a_variant_is_an_environment_of_its_own(tmp_path):
         os.chdir(before)
 
 
-def version_frames(steady_by_version, repeats=3, machine="m", cpu="AMD EPYC"):
-    """Metrics and epochs of keras-jax's digits MLP at each version:
+def version_frames(steady_by_version, repeats=3, machine="m", cpu="AMD EPYC", model="mlp"):
+    """Metrics and epochs of keras-jax's digits ``model`` at each version:
     ``steady_by_version`` maps a version to (JAX's version, steady seconds)."""
-    cell = {"machine": machine, "dataset": "digits", "model": "mlp", "backend": "keras-jax"}
+    cell = {"machine": machine, "dataset": "digits", "model": model, "backend": "keras-jax"}
     cell.update(devices=0, threads="all", precision="float32", compile="auto", accelerator="cpu")
     metrics, epochs = [], []
     for version, (jax_version, steady) in steady_by_version.items():
@@ -159,10 +161,47 @@ def check_record(version, losses):
     }
 
 
+def steady_median(epochs, **cell):
+    """The median steady-state epoch time (epochs 2 onwards, every repeat)
+    of the runs of ``cell``, read from the test's own epochs."""
+    chosen = epochs[epochs["epoch"] >= 2]
+    for column, value in cell.items():
+        chosen = chosen[chosen[column] == value]
+    return chosen["seconds"].median()
+
+
+def versions_shown(found):
+    """The versions figure of ``found``, read back: its axis, each series'
+    points as (the row's label, the speed-up, its interval), and whether
+    each series' markers are filled."""
+    (axis,) = plots.versions_figure(found).axes
+    rows = figures.tick_labels(axis, "y")
+    series, filled = {}, {}
+    for container in axis.containers:
+        marker = container.lines[0]
+        spans = figures.error_bars(container)
+        series[container.get_label()] = [
+            (rows[int(y)], x, span)
+            for x, y, span in zip(marker.get_xdata(), marker.get_ydata(), spans)
+        ]
+        face = matplotlib.colors.to_rgba(marker.get_markerfacecolor())
+        filled[container.get_label()] = face != matplotlib.colors.to_rgba("white")
+    return axis, series, filled
+
+
+# A pair's row in the versions figure: the workload, its setting (devices 0
+# on a CPU: "CPU"; a pair across machines: "older's -> newer's, CPU"), the
+# backend and what each version ran.
+PAIR_ROW = (
+    "digits / {model}\n{setting}  keras-jax: jax 0.9.2, keras 3.15.1 -> jax 0.10.2, keras 3.15.1"
+)
+
+
 def test_the_newer_version_is_set_against_the_older_with_its_interval(tmp_path):
     """The older is read from what ran (JAX 0.9.2 before 0.10.2), whichever
     the pinned one is; twice as fast is significant, the same steps are the
-    same, and what the two install differently is listed."""
+    same, and what the two install differently is listed; the figure shows
+    each pair at its speed-up and interval, filled where significant."""
     frames = version_frames({variants.PINNED: ("0.10.2", 0.5), OLDER_LABEL: ("0.9.2", 1.0)})
     markers = {}
     for environment, freeze in (
@@ -190,8 +229,38 @@ def test_the_newer_version_is_set_against_the_older_with_its_interval(tmp_path):
     shown = versions.table(found)
     assert shown.iloc[0]["newer's speed-up"].startswith(("1.9", "2.0"))
     assert "significant" in shown.iloc[0]["newer's speed-up"]
-    plots.versions(found, tmp_path / "versions.png")
-    assert (tmp_path / "versions.png").read_bytes()[:4] == b"\x89PNG"
+
+    # the figure: a row per pair, top first, at the ratio of the two
+    # versions' median steady epochs with its interval, filled where
+    # significant; the CNN's pair at the same speed below it, open
+    same_speed = version_frames(
+        {variants.PINNED: ("0.10.2", 1.0), OLDER_LABEL: ("0.9.2", 1.0)}, model="cnn"
+    )
+    both = pd.concat([found, versions.compare(*same_speed, draws=200)], ignore_index=True)
+    epochs = pd.concat([frames[1], same_speed[1]])
+    faster, same = (
+        steady_median(epochs, model=model, versions=OLDER_LABEL)
+        / steady_median(epochs, model=model, versions=variants.PINNED)
+        for model in ("mlp", "cnn")
+    )
+    assert faster == pytest.approx(1.003 / 0.503) and same == 1.0
+    axis, series, filled = versions_shown(both)
+    mlp, cnn = (PAIR_ROW.format(model=model, setting="CPU") for model in ("mlp", "cnn"))
+    assert figures.tick_labels(axis, "y") == [mlp, cnn]
+    (significant,), (not_significant,) = series["significant"], series["not significant"]
+    interval = (row["speedup_ci_low"], row["speedup_ci_high"])
+    assert significant == (mlp, pytest.approx(faster), pytest.approx(interval))
+    assert 1 < interval[0] < faster < interval[1]
+    label, speedup, (low, high) = not_significant
+    assert (label, speedup) == (cnn, pytest.approx(same)) and low <= same <= high
+    assert filled == {"significant": True, "not significant": False}
+    assert axis.get_xscale() == "log" and axis.get_title() == "Is the new release faster?"
+    assert [1.0, 1.0] in [list(line.get_xdata()) for line in axis.get_lines()]  # no change
+    plots.versions(both, tmp_path / "versions.png")
+    assert figures.png_shows(tmp_path / "versions.png", plots.versions_figure(both))
+    (axis,) = plots.versions_figure(found.iloc[:0]).axes  # no pair: says so
+    assert figures.texts(axis) == ["no two versions to compare"]
+    assert figures.tick_labels(axis, "y") == []
 
 
 def test_the_same_speed_is_not_significant_and_other_steps_are_told():
@@ -277,7 +346,14 @@ def test_two_machines_of_the_same_hardware_compare_the_versions_they_ran(tmp_pat
     assert row["installed_differences"] == "jax 0.9.2 -> 0.10.2; jaxlib 0.9.2 -> 0.10.2"
     assert row["same_steps"] is None  # another machine's checks are not imported
     assert versions.table(found)["machine"][0] == "there -> here"
-    plots.versions(found, tmp_path / "versions.png")
+    # the figure's one row names both machines; the Xeon's is not drawn
+    _, series, _ = versions_shown(found)
+    epochs = pd.concat([here[1], there[1]])
+    faster = steady_median(epochs, machine="there") / steady_median(epochs, machine="here")
+    interval = (row["speedup_ci_low"], row["speedup_ci_high"])
+    label = PAIR_ROW.format(model="mlp", setting="there -> here, CPU")
+    shown = (label, pytest.approx(faster), pytest.approx(interval))
+    assert series == {"significant": [shown], "not significant": []}
 
     both = version_frames({variants.PINNED: ("0.10.2", 0.5), OLDER_LABEL: ("0.9.2", 1.0)})
     frames = [pd.concat(parts, ignore_index=True) for parts in zip(both, there)]

@@ -19,7 +19,7 @@ rule download:
 
 rule generate:
     input:
-        code=plan.code("data/fixtures"),
+        code=plan.code("data/stand_ins"),
     output:
         "resources/{dataset}/{filename}",
     log:

@@ -126,7 +126,7 @@ rule cpu_probe:
     input:
         unpack(lambda wildcards: plan.probe_inputs(targets.KERAS_ON_TORCH)),
     output:
-        "results/probes/{machine}/threads={threads}/precision={precision}.json",
+        paths.CPU_PROBE,
     log:
         "logs/probes/{machine}/threads={threads}/precision={precision}.log",
     conda:
@@ -149,7 +149,7 @@ rule gpu_probe:
     input:
         unpack(lambda wildcards: plan.probe_inputs(targets.TORCH_ON_GPUS)),
     output:
-        "results/probes/{machine}/gpu/precision={precision}.json",
+        paths.GPU_PROBE,
     log:
         "logs/probes/{machine}/gpu/precision={precision}.log",
     conda:

@@ -3,11 +3,11 @@ front page around it (rule front_page)."""
 
 import sys
 
-from dlbench.analysis import collect, front_page, plots
+from dlbench.analysis import collect, front_page, plots_heat_maps
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 summary = collect.read_table(snakemake.input.summary)
-plots.relative_speed(summary, snakemake.output.heat_map)
+plots_heat_maps.relative_speed(summary, snakemake.output.heat_map)
 front_page.write(
     summary,
     collect.read_table(snakemake.input.pairs),

@@ -2,9 +2,9 @@
 
 import sys
 
-from dlbench.data import fixtures
+from dlbench.data import stand_ins
 from dlbench.run import integrity
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
-fixtures.write(snakemake.params.like, snakemake.output[0], **snakemake.params.sizes)
+stand_ins.write(snakemake.params.like, snakemake.output[0], **snakemake.params.sizes)
 integrity.seal(snakemake.output[0])  # checked before every later use

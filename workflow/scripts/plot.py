@@ -3,15 +3,15 @@ plot_throughput, plot_scaling, plot_threads_scaling)."""
 
 import sys
 
-from dlbench.analysis import collect, plots
+from dlbench.analysis import collect, plots_convergence, plots_timings
 
 PLOTTERS = {
-    "plot_epoch_time": plots.epoch_time,
-    "plot_convergence": plots.convergence,
-    "plot_latency": plots.latency,
-    "plot_throughput": plots.throughput,
-    "plot_scaling": plots.scaling,
-    "plot_threads_scaling": plots.threads_scaling,
+    "plot_epoch_time": plots_timings.epoch_time,
+    "plot_convergence": plots_convergence.convergence,
+    "plot_latency": plots_timings.latency,
+    "plot_throughput": plots_timings.throughput,
+    "plot_scaling": plots_timings.scaling,
+    "plot_threads_scaling": plots_timings.threads_scaling,
 }
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")

@@ -3,11 +3,11 @@ front_page.py)."""
 
 import sys
 
-from dlbench.analysis import collect, plots, published
+from dlbench.analysis import collect, plots_heat_maps, published
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 PLOTTERS = {
     "plot_published": published.plot,
-    "plot_utilisation": plots.utilisation,
+    "plot_utilisation": plots_heat_maps.utilisation,
 }
 PLOTTERS[snakemake.rule](collect.read_table(snakemake.input[0]), snakemake.output[0])

@@ -2,15 +2,15 @@
 
 import sys
 
-from dlbench.analysis import collect, equivalence_verdicts, tables
+from dlbench.analysis import collect, equivalence_captions, equivalence_predictions, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 settings = snakemake.params.settings
 records = collect.load_records(snakemake.input.records)  # each checked against the schema
-table = equivalence_verdicts.compare_predictions(
+table = equivalence_predictions.compare_predictions(
     records, settings["reference"], settings["prediction_tolerance"]
 )
-caption = equivalence_verdicts.PREDICTIONS_CAPTION.format(
+caption = equivalence_captions.PREDICTIONS_CAPTION.format(
     reference=settings["reference"], tolerance=settings["prediction_tolerance"]
 )
 # precision and compile shown where they vary, as in the other tables

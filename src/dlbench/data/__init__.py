@@ -1,5 +1,8 @@
 """The datasets: downloads (pooch), generated stand-ins and built-in data,
-prepared into one .npz each, sealed (data files are checked, never trusted);
-the tests' offline fixtures.
+prepared into one .npz each, sealed (data files are checked, never trusted).
+One module per job: ``downloads``, ``unfetched`` (a download that failed),
+``raw_formats``, ``preparation``, and ``stand_ins`` (the generated raw files
+the smoke config and the tests run offline); ``datasets`` is how callers
+import the first four.
 
 Imports: catalog."""

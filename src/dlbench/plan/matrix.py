@@ -12,7 +12,7 @@ check it directly.
 import itertools
 import platform
 import re
-from collections import namedtuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from dlbench import catalog
 from dlbench.environments import variants
@@ -26,9 +26,19 @@ from dlbench.registry import BUILT_IN, Registry
 # how tables name a value.
 # ``values(config, entry)``, where given, lists the dimension's values from
 # a config key of another form (versions: variants by backend).
-Dimension = namedtuple(
-    "Dimension", "name pattern parse default label not_applicable values", defaults=(None,)
-)
+# A config's workload entry, and one value of each dimension by name.
+Entry = Dict[str, Any]
+Point = Dict[str, Any]
+
+
+class Dimension(NamedTuple):
+    name: str
+    pattern: str
+    parse: Callable[[Any], Any]
+    default: Any
+    label: Optional[str]
+    not_applicable: Optional[Callable[[dict, str, str, Point], Optional[str]]]
+    values: Optional[Callable[[dict, Optional[Entry]], List[Any]]] = None
 
 
 def _threads_value(text):
@@ -118,11 +128,25 @@ DIMENSION_NAMES = tuple(dimension.name for dimension in DIMENSIONS)
 
 MACHINE_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 CELL = ("machine", "dataset", "model", "backend") + DIMENSION_NAMES
-Run = namedtuple(
-    "Run",
-    ("dataset", "model", "backend") + DIMENSION_NAMES + ("repeat", "machine"),
-    defaults=tuple(d.default for d in DIMENSIONS) + (1, "local"),
-)
+
+
+class Run(NamedTuple):
+    """One run: a cell (its workload, backend, a value of each dimension and
+    its machine) and the cell's repeat. The values are as a path's wildcards
+    give them (text) or as the matrix expands them; each dimension's
+    ``parse`` reads either. The dimensions' fields are ``DIMENSIONS``' names
+    and defaults, in their order (a test holds them equal)."""
+
+    dataset: str
+    model: str
+    backend: str
+    devices: Union[int, str] = 0
+    threads: Union[int, str] = "all"
+    precision: str = catalog.FLOAT32
+    compile: str = catalog.COMPILE_AUTO
+    versions: str = variants.PINNED
+    repeat: Union[int, str] = 1
+    machine: str = "local"
 
 
 def record_cell(record):
@@ -151,8 +175,9 @@ def shown_dimensions(frame):
 
 WORKLOAD_KEYS = ("dataset", "model", "task")
 # Everything else in a workload entry is a hyper-parameter of that workload.
-NOT_HYPER = WORKLOAD_KEYS + ("backends", "backend_settings", "accuracy_tolerance", "repeats")
-NOT_HYPER += ("timeout_minutes", "trained_weights") + DIMENSION_NAMES
+NOT_HYPER: Tuple[str, ...] = WORKLOAD_KEYS + ("backends", "backend_settings")
+NOT_HYPER += ("accuracy_tolerance", "repeats", "timeout_minutes", "trained_weights")
+NOT_HYPER += DIMENSION_NAMES
 
 
 # The schema's defaults, for configs that did not pass through it (tests).
@@ -168,7 +193,7 @@ class ConfigError(ValueError):
 
 
 # JSON Schema counts 3.0 as an integer; these keys are used as ints.
-INTEGER_KEYS = ("repeats", "seed", "threads", "batch_size", "epochs", "warmup")
+INTEGER_KEYS: Tuple[str, ...] = ("repeats", "seed", "threads", "batch_size", "epochs", "warmup")
 INTEGER_KEYS += ("latency_samples", "throughput_batches")
 
 

@@ -1,6 +1,7 @@
 """Where a run's files are: its record's folder (``RUN_DIR``), an equivalence
 check's (``CHECK_DIR``), the shared and trained initial weights; and the
-cell a record's path names (``run_of_path``)."""
+cell a record's path names (``run_of_path``). Also the machines' probes
+(``CPU_PROBE``, ``GPU_PROBE``) and the folders a GPU campaign packs."""
 
 import re
 from pathlib import PurePosixPath
@@ -58,3 +59,39 @@ WEIGHTS = "results/weights/{dataset}/{model}/seed{seed}.npz"
 
 
 TRAINED_WEIGHTS = "results/weights/{dataset}/{model}/trained_seed{seed}.npz"
+
+
+# The matrix-product probes (dlbench.run.probe, rules cpu_probe and gpu_probe):
+# the peaks that utilisation divides by, one per thread count and precision on
+# the CPU, one per precision on a GPU.
+PROBES_DIR = "results/probes/"
+CPU_PROBE = PROBES_DIR + "{machine}/threads={threads}/precision={precision}.json"
+GPU_PROBE = PROBES_DIR + "{machine}/gpu/precision={precision}.json"
+
+
+def cpu_probe(machine, threads, precision):
+    """The CPU probe of ``machine`` at a thread count and precision (rule cpu_probe)."""
+    return CPU_PROBE.format(machine=machine, threads=threads, precision=precision)
+
+
+def gpu_probe(machine, precision):
+    """The GPU probe of ``machine`` in a precision (rule gpu_probe)."""
+    return GPU_PROBE.format(machine=machine, precision=precision)
+
+
+def is_gpu_probe(path):
+    """Whether ``path`` (a project-relative path, as a pack names it) is a GPU's probe."""
+    return path.startswith(PROBES_DIR) and "/gpu/" in path
+
+
+# The folders whose records, tables, plots and logs a GPU campaign packs, the
+# machine's own pack (rule pack) and the report.
+RESULTS_DIR = "results"
+LOGS_DIR = "logs"
+MACHINE_PACKS_DIR = "results/pack"
+REPORT = "results/report.html"
+GPU_CAMPAIGN_LOG = "logs/gpu_campaign.log"
+
+# The records of earlier GPU campaigns (an H200's) that the project keeps: the
+# GPU campaign's dry run estimates its stages from them.
+EARLIER_GPU_RECORDS = "tests/fixtures/gpu/runs"

@@ -1,11 +1,12 @@
-"""What one run is handed (``spec``): everything that changes a measurement,
-so that Snakemake re-runs exactly the runs whose spec changed; the
-data-parallel block of devices >= 1 (``data_parallel``); the environment
-and interpreter a run takes."""
+"""What one run is handed (``spec``, a dlbench.record.run_spec.RunSpec):
+everything that changes a measurement, so that Snakemake re-runs exactly the
+runs whose spec changed; the data-parallel block of devices >= 1
+(``data_parallel``); the environment and interpreter a run takes."""
 
 from dlbench import catalog
 from dlbench.environments import variants
 from dlbench.plan import comparisons, matrix, paths
+from dlbench.record.run_spec import RunSpec
 from dlbench.registry import Registry
 
 
@@ -31,8 +32,8 @@ def existing_python(config, environment):
 
 def check_spec(config, run):
     """A check run's spec: the run's, with task ``check`` and its steps."""
-    return dict(
-        spec(config, run), task="check", check_steps=comparisons.check_settings(config)["steps"]
+    return spec(config, run)._replace(
+        task="check", check_steps=comparisons.check_settings(config)["steps"]
     )
 
 
@@ -82,39 +83,40 @@ def data_parallel(config, entry, devices, backend):
 
 
 def spec(config, run):
-    """The full description of one run handed to the harness. Everything
-    that changes a measurement is in here, so Snakemake re-runs exactly the
-    runs whose spec changed."""
+    """The full description of one run handed to the harness (a RunSpec;
+    the workflow's params hold its ``as_json()``). Everything that changes
+    a measurement is in here, so Snakemake re-runs exactly the runs whose
+    spec changed."""
     entry = matrix.workload(config, run.dataset, run.model)
     hyper, parallel = data_parallel(config, entry, int(run.devices), run.backend)
-    return {
-        "machine": run.machine,
-        "dataset": run.dataset,
-        "model": run.model,
-        "backend": run.backend,
+    return RunSpec(
+        machine=run.machine,
+        dataset=run.dataset,
+        model=run.model,
+        backend=run.backend,
         **{d.name: d.parse(getattr(run, d.name)) for d in matrix.DIMENSIONS},
-        "dimensions": list(matrix.DIMENSION_NAMES),
-        "repeat": int(run.repeat),
-        "task": entry["task"],
+        dimensions=matrix.DIMENSION_NAMES,
+        repeat=int(run.repeat),
+        task=entry["task"],
         # Repeats differ in seed; backends of the same repeat share it, and
         # with it the initial data order.
-        "seed": config["seed"] + int(run.repeat) - 1,
-        "validate_every_epoch": config["validate_every_epoch"],
-        "hyper": hyper,
-        "parallel": parallel,
-        "environment": run_environment(config, run),
+        seed=config["seed"] + int(run.repeat) - 1,
+        validate_every_epoch=config["validate_every_epoch"],
+        hyper=hyper,
+        parallel=parallel,
+        environment=run_environment(config, run),
         # The compile mode's settings over the config's (auto: the config's).
-        "backend_settings": dict(
+        backend_settings=dict(
             matrix.backend_settings(config, entry, run.backend),
             **catalog.BACKENDS[run.backend].compile_settings(run.compile),
         ),
         # Each framework's own op profiler over a window after the clocks
         # (dlbench.run.op_profiling): turning it on re-runs the cells.
-        "op_profile": profiled(config.get("profile", True), entry),
+        op_profile=profiled(config.get("profile", True), entry),
         # A model of the user's: its file and digest, so that an edit re-runs its cells.
         **custom_model_entry(config, run.model),
         **initial_weights_entry(config, entry, run),
-    }
+    )
 
 
 def profiled(chosen, entry):

@@ -202,6 +202,32 @@ def summarised():
     return [metric for metric in METRICS if metric.summarised]
 
 
+def metric(name):
+    """The figure of ``METRICS`` called ``name``."""
+    for found in METRICS:
+        if found.name == name:
+            return found
+    raise KeyError("no measured figure {!r} in dlbench.record.fields.METRICS".format(name))
+
+
+def value_of(record, name):
+    """Figure ``name``'s value in ``record`` (None where it has none)."""
+    return metric(name).value(record)
+
+
+def put(record, name, value):
+    """``record`` (a run's record, or a part the harness merges into one at
+    its top) with figure ``name``'s ``value`` at the figure's path: the
+    harness writes every figure of ``METRICS`` through here, so that a
+    figure moved in the record moves here alone. Returns ``value``."""
+    target = record
+    path = metric(name).path
+    for key in path[:-1]:
+        target = target.setdefault(key, {})
+    target[path[-1]] = value
+    return value
+
+
 def record_schema_properties(properties):
     """``properties`` (the record schema's) with every metric's schema at its
     path: a nested path's object gets it among its properties."""

@@ -3,19 +3,36 @@
 (dlbench.analysis.op_profiles): its keys, and the words its ops use.
 Importable on Python 3.6."""
 
-import collections
+from typing import Any, Dict, NamedTuple, Optional, Sequence
 
-# One op of a window: its name as the framework's profiler gives it, how many
-# times it ran, the seconds attributed to it (its own time, not its
-# children's: dlbench.run.op_profiling.exclusive_times), where it ran ("host", or "device" for a
-# GPU's kernels) and, where the profiler knows it, the part of the step it
-# belongs to (``OPTIMIZER``: the update of the weights).
-OpTime = collections.namedtuple("OpTime", "name calls seconds place scope")
 HOST, DEVICE = "host", "device"
 OPTIMIZER = "optimizer"
 
 
-def ops_file(framework, profiler, version, steps, window_seconds, device_busy_seconds, ops, reason):
+class OpTime(NamedTuple):
+    """One op of a window, as ops.json lists it."""
+
+    name: str  # as the framework's profiler gives it
+    calls: int  # how many times it ran in the window
+    # Seconds attributed to it: its own time, not its children's
+    # (dlbench.run.op_profiling.exclusive_times).
+    seconds: float
+    place: str  # HOST, or DEVICE for a GPU's kernels
+    # The part of the step it belongs to (OPTIMIZER: the update of the
+    # weights), where the profiler knows it.
+    scope: Optional[str]
+
+
+def ops_file(
+    framework: Optional[str],
+    profiler: Optional[str],
+    version: Optional[str],
+    steps: int,
+    window_seconds: Optional[float],
+    device_busy_seconds: Optional[float],
+    ops: Sequence[OpTime],
+    reason: Optional[str],
+) -> Dict[str, Any]:
     """ops.json: the framework (whose table names its ops' categories), the
     profiler and its version; the window's steps, its wall
     seconds and, on a GPU, the seconds its device was busy; every op
@@ -34,6 +51,8 @@ def ops_file(framework, profiler, version, steps, window_seconds, device_busy_se
     }
 
 
-def not_profiled(reason, framework=None, profiler_name=None):
+def not_profiled(
+    reason: str, framework: Optional[str] = None, profiler_name: Optional[str] = None
+) -> Dict[str, Any]:
     """ops.json of a run without an op profile, and why."""
     return ops_file(framework, profiler_name, None, 0, None, None, [], reason)

@@ -148,11 +148,12 @@ def draw_statistics(draws, inference):
 
 
 def dropout_draws(spec, adapter, data, load_weights):
-    """The dropout check's side in the backend: the workload built with its
-    dropout, the shared weights loaded, one inference-mode pass and
-    DROPOUT_DRAWS training-mode passes on the first DROPOUT_SAMPLES
-    evaluation samples, as statistics per draw (``draw_statistics``); or
-    why there are none."""
+    """The dropout check's side in the backend: the workload of ``spec`` (a
+    check run's RunSpec) built with its dropout, the shared weights loaded
+    (``load_weights``: shared_weights.load_initial_weights), one
+    inference-mode pass and DROPOUT_DRAWS training-mode passes on the first
+    DROPOUT_SAMPLES evaluation samples, as statistics per draw
+    (``draw_statistics``); or why there are none."""
     import numpy
 
     from dlbench.run import run_data
@@ -160,13 +161,13 @@ def dropout_draws(spec, adapter, data, load_weights):
     found = {"draws": DROPOUT_DRAWS, "samples": DROPOUT_SAMPLES}
     training_outputs = adapter.training_outputs  # None: no training-mode forward pass
     if training_outputs is None:
-        found["reason"] = "n/a: {} has no training-mode forward pass here".format(spec["backend"])
+        found["reason"] = "n/a: {} has no training-mode forward pass here".format(spec.backend)
         return found
     # built for inference (no optimizer): the draws train nothing
-    hyper = {key: value for key, value in spec["hyper"].items() if key != "optimizer"}
+    hyper = {key: value for key, value in spec.hyper.items() if key != "optimizer"}
     layers.set_dropout(True)
     try:
-        model = adapter.build(spec["model"], data["meta"], hyper)
+        model = adapter.build(spec.model, data["meta"], hyper)
         weights = load_weights(spec, adapter, model)
         if weights is not None and not weights.get("loaded"):
             found["reason"] = "own initial weights ({})".format(weights.get("reason"))
@@ -188,7 +189,7 @@ def dropout_draws(spec, adapter, data, load_weights):
         layers.set_dropout(False)
     print(
         "check: {} training-mode draws on {}: mean squared difference from inference {:.3e}".format(
-            found["draws"], spec["backend"], sum(found["squared"]) / found["draws"]
+            found["draws"], spec.backend, sum(found["squared"]) / found["draws"]
         ),
         flush=True,
     )
@@ -197,26 +198,26 @@ def dropout_draws(spec, adapter, data, load_weights):
 
 def check_steps(spec, adapter, data, step_log, load_weights):
     """The curve of one backend: the evaluation loss before the first step
-    and after each of ``spec["check_steps"]`` steps, with each step's
+    and after each of the RunSpec's ``check_steps`` steps, with each step's
     training loss as its framework reports it, under the check's settings
     (``check_hyper``, ``jittered``); and its dropout draws."""
     from dlbench.run import run_data
 
     dropout = dropout_draws(spec, adapter, data, load_weights)
-    hyper, changed = check_hyper(spec["hyper"])
+    hyper, changed = check_hyper(spec.hyper)
     batch_size = hyper["batch_size"]
-    steps = spec["check_steps"]
+    steps = spec.check_steps
     layers.set_dropout(False)
-    model = adapter.build(spec["model"], data["meta"], hyper)
+    model = adapter.build(spec.model, data["meta"], hyper)
     # what a framework cannot run under the check's settings as built
     prepare = adapter.prepare_check
     if prepare is not None:
         changed.update(prepare(model, hyper))
     weights = load_weights(spec, adapter, model)
     x_train, y_train = data["x_train"], data["y_train_onehot"]
-    order = first_batches(spec["seed"], len(y_train), steps * batch_size)
-    x_steps = jittered(run_data.take(x_train, order), spec["seed"])
-    x_eval = jittered(run_data.take(data["x_test"], slice(0, CHECK_SAMPLES)), spec["seed"] + 1)
+    order = first_batches(spec.seed, len(y_train), steps * batch_size)
+    x_steps = jittered(run_data.take(x_train, order), spec.seed)
+    x_eval = jittered(run_data.take(data["x_test"], slice(0, CHECK_SAMPLES)), spec.seed + 1)
     y_eval = data["y_test_onehot"][:CHECK_SAMPLES]
     changed["input_jitter"] = INPUT_JITTER
 
@@ -235,7 +236,7 @@ def check_steps(spec, adapter, data, step_log, load_weights):
         step_log.add({"step": step + 1, "loss": losses[-1], "batch_loss": batch_losses[-1]})
     print(
         "check: {} steps of {} on {}: evaluation loss {:.6f} -> {:.6f}".format(
-            steps, batch_size, spec["backend"], losses[0], losses[-1]
+            steps, batch_size, spec.backend, losses[0], losses[-1]
         ),
         flush=True,
     )

@@ -12,9 +12,10 @@ VARIABLE = "DLBENCH_FAULTS"
 
 
 def inject(spec):
-    """The fault ``DLBENCH_FAULTS`` names for this run's cell, if any."""
+    """The fault ``DLBENCH_FAULTS`` names for the cell of ``spec`` (a
+    RunSpec), if any."""
     wanted = os.environ.get(VARIABLE, "")
-    cell = "{dataset}/{model}/{backend}/{devices}".format(**spec)
+    cell = "{}/{}/{}/{}".format(spec.dataset, spec.model, spec.backend, spec.devices)
     kinds = [item.partition("=")[2] for item in wanted.split(",") if item.partition("=")[0] == cell]
     for kind in kinds:
         print("injecting fault: {}".format(kind), flush=True)

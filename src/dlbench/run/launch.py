@@ -19,6 +19,8 @@ the launchers and data-parallel wrappers start at two (``distributes``).
 import os
 import sys
 
+from dlbench.host import runtime
+
 LAUNCHERS = ("one_process", "process_per_device")
 ON_THE_CPU = {
     "devices": 0,
@@ -49,9 +51,9 @@ def one_process_on_the_cpu():
 
 
 def parallel_of(spec):
-    """The run's ``parallel`` block (run_spec.data_parallel); a spec without
-    one runs on the CPU."""
-    return dict(ON_THE_CPU, **(spec.get("parallel") or {}))
+    """The ``parallel`` block (plan.run_spec.data_parallel) of the run
+    ``spec`` (a RunSpec); a spec without one runs on the CPU."""
+    return dict(ON_THE_CPU, **(spec.parallel or {}))
 
 
 def processes(parallel):
@@ -105,6 +107,17 @@ def cpus_of(cpus, threads, local_rank):
     start = local_rank * threads
     mine = cpus[start : start + threads]
     return mine or cpus[:threads]
+
+
+def pin_cpus(threads, local_rank, processes_count):
+    """This process' CPUs, pinned, and its claim on them: one process of
+    fewer threads than CPUs claims CPUs no other run holds, one of several
+    processes takes its own slice."""
+    available = runtime.available_cpus()
+    chosen, claim = cpus_of(available, threads, local_rank), None
+    if processes_count == 1 and threads < len(available):
+        chosen, claim = runtime.claim_cpus(threads, available)
+    return runtime.pin_to_cpus(threads, chosen), claim
 
 
 def shard_epoch(order, global_batch, replicas, rank, processes_count):

@@ -21,7 +21,10 @@ module level.
 import collections
 import importlib
 import math
+import shutil
+import tempfile
 import time
+import traceback
 
 from dlbench.record.op_profile import (  # noqa: F401 (the profilers' vocabulary, here for them)
     DEVICE,
@@ -31,6 +34,12 @@ from dlbench.record.op_profile import (  # noqa: F401 (the profilers' vocabulary
     not_profiled,
     ops_file,
 )
+from dlbench.run.failures import error_text, failure_reason
+
+# The window of a run: training and inference leave (work, steps, model) in
+# their result under this key, and the harness profiles it (``of_run``) once
+# the record's figures are final.
+WINDOW = "op_window"
 
 # A window of at least this many seconds (and ``MIN_STEPS``), at most one epoch
 # of steps: long enough for a steady sample of every op of a step, short
@@ -237,3 +246,45 @@ def profile_window(profiler, adapter, work, steps):
         [op for op in ops if op.calls or op.seconds],
         None if ops else "{} recorded no op in the window".format(profiler.name),
     )
+
+
+def of_run(spec, adapter, window, processes):
+    """ops.json of the run (a RunSpec): the framework's profiler over the
+    window, or why there is none. A profiler that fails costs the profile,
+    not the run."""
+    if not spec.op_profile:
+        return not_profiled("profile is off for this workload")
+    if processes > 1:
+        return not_profiled(
+            "its devices run in one process each (torchrun): the op profile takes one process"
+        )
+    if window is None:
+        return not_profiled("the {} task has no steady window".format(spec.task))
+    workdir = tempfile.mkdtemp(prefix="dlbench-ops-")
+    profiler = None
+    try:
+        work, steps, model = window
+        profiler, reason = profiler_for(adapter, workdir, model)
+        if reason:
+            return not_profiled(reason, adapter.framework, profiler and profiler.name)
+        started = time.perf_counter()
+        found = profile_window(profiler, adapter, work, steps)
+        # the whole profile's cost to the run: the profiler's start, the
+        # window, its stop and the reading of what it recorded
+        found["profile_seconds"] = time.perf_counter() - started
+        print(
+            "op profile: {} over {} steps, {:.3f} s, {} ops".format(
+                found["profiler"], steps, found["window_seconds"], len(found["ops"])
+            ),
+            flush=True,
+        )
+        return found
+    except Exception:  # the run's figures stand; its profile says what went wrong
+        traceback.print_exc()
+        return not_profiled(
+            "the profiler failed: " + failure_reason(error_text()),
+            adapter.framework,
+            profiler and profiler.name,
+        )
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -1,8 +1,9 @@
 """The shared initial weights' file (dlbench.models.initial_weights says what
 it holds): drawn once per workload and seed (rule ``initial_weights``, in the
 keras-torch environment), written with its seal and read, checked against
-it, before a run's clock starts. ``read`` and ``write`` import on Python 3.6;
-``describe``/``generate`` need Keras 3.
+it, before a run's clock starts, and loaded into the run's model
+(``load_initial_weights``). ``read``, ``write`` and ``load_initial_weights``
+import on Python 3.6; ``describe``/``generate`` need Keras 3.
 
     python -m dlbench.run.shared_weights --model NAME --data DATA.npz --seed N --output OUT.npz
 """
@@ -12,6 +13,7 @@ import json
 import os
 import sys
 
+from dlbench.models import initial_weights
 from dlbench.models.initial_weights import FORMAT, draw
 
 
@@ -28,6 +30,31 @@ def read(path):
         manifest = json.loads(str(arrays["manifest"]))
         weights = [arrays["w{:04d}".format(index)] for index in range(len(manifest["weights"]))]
     return manifest, weights
+
+
+def load_initial_weights(spec, adapter, model):
+    """The run's shared initial weights (the RunSpec names the file), loaded
+    into ``model`` before the clock starts: their record. A backend that
+    cannot load them keeps its own initialisation and its record says why;
+    None where the spec names none."""
+    path = spec.initial_weights
+    if not path:
+        return None
+    loader = adapter.load_initial_weights  # None: the backend cannot load them
+    if loader is None:
+        return initial_weights.record_of(
+            path, False, "{} cannot load shared weights yet".format(spec.backend)
+        )
+    manifest, weights = read(path)
+    trained = manifest.get("trained")
+    try:
+        loader(model, manifest, weights)
+    except Exception as error:  # the run goes on from the backend's own draw
+        reason = "could not load them: {}: {}".format(type(error).__name__, error)
+        print("initial weights: " + reason, flush=True)
+        return initial_weights.record_of(path, False, reason, trained)
+    print("initial weights: loaded {}".format(path), flush=True)
+    return initial_weights.record_of(path, True, trained=trained)
 
 
 # Keras' side: which initialiser each weight of a built model declares.

@@ -24,7 +24,9 @@ from dlbench import catalog
 from dlbench.host import cpu_isa, gpus, runtime
 from dlbench.record import environment_records
 from dlbench.record.fields import Status
-from dlbench.run import harness, launch, model_check, op_profiling, profiling, run_data
+from dlbench.record.run_spec import RunSpec
+from dlbench.run import failures, harness, launch, model_check, op_profiling, profiling, run_data
+from dlbench.run.training import EpochLog
 
 ERROR_TAIL_LINES = 30
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -50,7 +52,7 @@ def _describe_exit(returncode):
 
 
 def _failed_without_child(spec, record_path, epochs_path, reason, status=Status.FAILED):
-    harness.EpochLog(epochs_path).close()  # no epoch ran: the header only
+    EpochLog(epochs_path).close()  # no epoch ran: the header only
     record = harness.base_record(spec)
     record.update(status=status, error=reason, reason=reason, finished=runtime.utc_now())
     runtime.write_json_atomic(record_path, record)
@@ -83,7 +85,7 @@ def threads_not_available(spec):
     """Why the run cannot have the threads its cell names: more than the CPUs
     this process may use (a cluster job's allocation, a container's share).
     The cell would be labelled with threads it never had."""
-    threads = spec.get("threads")
+    threads = spec.threads
     cpus = len(runtime.available_cpus())
     if threads in (None, "all") or int(threads) <= cpus:
         return None
@@ -99,10 +101,10 @@ def cpu_not_applicable(spec, parallel):
     login node), or under another oneDNN cap."""
     if parallel["accelerator"] == "gpu" and parallel["devices"]:
         return None
-    backend = catalog.BACKENDS.get(spec["backend"])  # a test's own backend is not the catalog's
+    backend = catalog.BACKENDS.get(spec.backend)  # a test's own backend is not the catalog's
     if backend is None:
         return None
-    return backend.precision_cpu_not_applicable(spec.get("precision", catalog.FLOAT32))
+    return backend.precision_cpu_not_applicable(spec.precision)
 
 
 def _child_setup(limit_mb, note=None):
@@ -151,8 +153,8 @@ def supervise(
     profile=None,
     ops_path=None,
 ):
-    """Run ``spec`` with the harness under ``python`` (the backend's
-    environment; this one by default) and leave a record in every case.
+    """Run ``spec`` (a RunSpec) with the harness under ``python`` (the
+    backend's environment; this one by default) and leave a record in every case.
     ``profile``: (py-spy, stacks file, profile.json): the run under the
     profiler (dlbench.run.profiling), and what it took or why it took nothing.
     ``ops_path``: where the harness writes the run's op profile (ops.json,
@@ -162,10 +164,10 @@ def supervise(
         if old and os.path.exists(old):
             os.remove(old)  # never mistake an old record or profile for this run's
     check, unavailable = environment_check(env_mode, env_marker)
-    spec = dict(spec, environment_check=check)
+    spec = spec._replace(environment_check=check)
     no_data = run_data.unavailable_reason(data)
     if no_data:  # a download that failed: no run starts, the reason kept instead
-        reason = catalog.NO_DATA_REASON.format(spec["dataset"]) + no_data
+        reason = catalog.NO_DATA_REASON.format(spec.dataset) + no_data
         return _failed_without_child(
             spec, record_path, epochs_path, reason, status=Status.UNAVAILABLE
         )
@@ -191,16 +193,16 @@ def supervise(
             return _failed_without_child(spec, record_path, epochs_path, reason)
         parallel = dict(parallel, gpu_ids=allocation.ids, gpus_assigned_by=allocation.assigned_by)
         print("GPUs {} ({})".format(",".join(allocation.ids), allocation.assigned_by), flush=True)
-    spec = dict(spec, parallel=parallel)
+    spec = spec._replace(parallel=parallel)
     python = python or sys.executable
-    threads = launch.threads_per_process(runtime.resolve_threads(spec.get("threads")), parallel)
+    threads = launch.threads_per_process(runtime.resolve_threads(spec.threads), parallel)
     env = dict(os.environ)
     env.update(runtime.thread_environment(threads))
     env.update(cpu_isa.cap_environment(env))
     env.update(runtime.environment_additions(runtime.prefix_of(python), env))
     env.update(launch.environment(parallel, allocation.ids if allocation else None))
     env["PYTHONUNBUFFERED"] = "1"
-    harness_args = ["--spec", json.dumps(spec), "--data", data, "--record", record_path]
+    harness_args = ["--spec", json.dumps(spec.as_json()), "--data", data, "--record", record_path]
     harness_args += ["--epochs", epochs_path]
     if ops_path:
         harness_args += ["--ops", ops_path]
@@ -209,7 +211,7 @@ def supervise(
         torchrun_logs = tempfile.mkdtemp(prefix="dlbench-torchrun-")
     command = launch.command(python, parallel, harness_args, log_dir=torchrun_logs)
     if profile is not None:
-        framework = catalog.BACKENDS[spec["backend"]]["framework"]
+        framework = catalog.BACKENDS[spec.backend]["framework"]
         command = _profiled(command, parallel, *profile, framework=framework)
     env[runtime.PRIORITY_NOTE_VARIABLE] = _priority_note()
     try:
@@ -222,7 +224,7 @@ def supervise(
         if allocation is not None:
             allocation.release()
         if not os.path.exists(epochs_path):  # the child died before it began one
-            harness.EpochLog(epochs_path).close()
+            EpochLog(epochs_path).close()
 
 
 def _priority_note():
@@ -282,8 +284,8 @@ def _run_child(spec, command, env, record_path, timeout_s, memory_limit_mb):
     else:
         record["status"] = Status.FAILED
         ended = _describe_exit(child.returncode)
-        record["error"] = harness.name_memory_errors("{}\n{}".format(ended, "".join(tail)))
-        record["reason"] = harness.failure_reason(record["error"], headline=ended)
+        record["error"] = failures.name_memory_errors("{}\n{}".format(ended, "".join(tail)))
+        record["reason"] = failures.failure_reason(record["error"], headline=ended)
     record["returncode"] = child.returncode
     runtime.write_json_atomic(record_path, record)
     print("run ended without a result: {}".format(record["error"].splitlines()[0]))
@@ -308,7 +310,7 @@ def main(argv=None):
     parser.add_argument("--stacks", default=None, help="where the profile's stacks go")
     parser.add_argument("--profile", default=None, help="where profile.json goes")
     args = parser.parse_args(argv)
-    spec = json.loads(args.spec)
+    spec = RunSpec.from_json(json.loads(args.spec))
     profile = (args.profiler, args.stacks, args.profile) if args.profile else None
     timeout_s = args.timeout_minutes * 60 if args.timeout_minutes else None
     gpu_wait_s = args.gpu_wait_minutes * 60 if args.gpu_wait_minutes is not None else None
@@ -331,7 +333,7 @@ def main(argv=None):
     if args.ops and not os.path.exists(args.ops):
         runtime.write_json_atomic(args.ops, op_profiling.not_profiled(_no_ops(args.record)))
     if profile is not None:
-        backend = catalog.BACKENDS.get(spec["backend"]) or {}
+        backend = catalog.BACKENDS.get(spec.backend) or {}
         _describe_profile(*profile, framework=backend.get("framework"))
     return status
 

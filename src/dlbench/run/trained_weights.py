@@ -29,7 +29,9 @@ def train(model_name, data_path, drawn_path, training, seed, registry):
     dlbench.registry.Registry) holds the model."""
     import numpy as np
 
-    from dlbench.run import backends, harness, launch, shared_weights
+    from dlbench.record.run_spec import RunSpec
+    from dlbench.run import backends, harness, launch, run_data, shared_weights
+    from dlbench.run.training import EpochLog
 
     adapter = backends.adapter_for(BACKEND, {"jit_compile": False}, registry)
     adapter.setup(
@@ -38,19 +40,21 @@ def train(model_name, data_path, drawn_path, training, seed, registry):
         devices=0,
         parallel=launch.one_process_on_the_cpu(),
     )
-    data = harness.load_dataset(data_path)
-    spec = {
-        "model": model_name,
-        "backend": BACKEND,
-        "seed": seed,
-        "hyper": training,
-        "initial_weights": drawn_path,
-        "validate_every_epoch": False,
-    }
+    data = run_data.load_dataset(data_path)
+    spec = RunSpec(
+        # the prepared dataset's file is named after it (results/data/{dataset}.npz)
+        dataset=os.path.splitext(os.path.basename(data_path))[0],
+        model=model_name,
+        backend=BACKEND,
+        seed=seed,
+        hyper=training,
+        initial_weights=drawn_path,
+        validate_every_epoch=False,
+    )
     model = adapter.build(model_name, data["meta"], training)
-    log = harness.EpochLog(os.devnull)
+    log = EpochLog(os.devnull)
     try:
-        result = harness.train(spec, adapter, data, log, model=model)
+        result = harness.train(spec, adapter, data, harness.Process(log), model=model)
     finally:
         log.close()
     drawn = result["initial_weights"]  # the loader checked every shape against the file

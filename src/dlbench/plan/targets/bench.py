@@ -27,7 +27,8 @@ class BenchTargets(PlanBase):
         return os.cpu_count() if threads == "all" else int(threads)
 
     def run_spec(self, wildcards):
-        return json.dumps(run_spec.spec(self.config, self.run_of(wildcards)), sort_keys=True)
+        spec = run_spec.spec(self.config, self.run_of(wildcards))
+        return json.dumps(spec.as_json(), sort_keys=True)
 
     def run_env_file(self, wildcards):
         """The conda env of a run; none where it runs in an existing interpreter."""

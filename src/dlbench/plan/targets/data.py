@@ -79,7 +79,7 @@ class DataTargets(PlanBase):
         how data is prepared re-makes the prepared file (and the runs on it)."""
         files = self.registry.datasets[wildcards.dataset]["files"]
         inputs = {name: f"resources/{wildcards.dataset}/{name}" for name in files}
-        inputs["code"] = self.code("data/datasets")
+        inputs["code"] = [self.code("data/preparation"), self.code("data/raw_formats")]
         return inputs
 
     def raw_source(self, wildcards):

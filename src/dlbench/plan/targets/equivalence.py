@@ -11,7 +11,8 @@ class EquivalenceTargets(PlanBase):
     """The inputs and parameters of workflow/rules/equivalence.smk's rules."""
 
     def check_spec(self, wildcards):
-        return json.dumps(run_spec.check_spec(self.config, self.run_of(wildcards)), sort_keys=True)
+        spec = run_spec.check_spec(self.config, self.run_of(wildcards))
+        return json.dumps(spec.as_json(), sort_keys=True)
 
     def check_records(self):
         """The equivalence check's records (dlbench.run.equivalence)."""

@@ -3,7 +3,7 @@
 import shlex
 
 from dlbench import catalog
-from dlbench.plan import matrix
+from dlbench.plan import matrix, paths
 from dlbench.plan.targets.common import TORCH_ON_GPUS, PlanBase
 
 
@@ -40,7 +40,7 @@ class OverviewTargets(PlanBase):
             for precision in (catalog.FLOAT32, run.precision)
         ]
         return [
-            f"results/probes/{self.machine}/threads={threads}/precision={precision}.json"
+            paths.cpu_probe(self.machine, threads, precision)
             for threads, precision in dict.fromkeys(taken)
         ]
 
@@ -61,7 +61,7 @@ class OverviewTargets(PlanBase):
         if not on_gpus or not self.interpreter_available(TORCH_ON_GPUS):
             return []
         return [
-            f"results/probes/{self.machine}/gpu/precision={precision}.json"
+            paths.gpu_probe(self.machine, precision)
             for precision in matrix.every_dimension_value(self.config, "precision")
         ]
 

@@ -4,18 +4,29 @@ A small compatibility layer lets the Keras 3 model definitions of
 ``in_keras`` builders of dlbench.models.workloads build unchanged (same layers, same parameter
 counts), and maps the config's optimizer settings onto Keras 2's
 constructors, whose ``decay`` is the original form of the schedule the Keras
-3 adapter rebuilds. Importable on Python 3.6 (CNTK's last wheels are cp36).
+3 adapter rebuilds. Each framework's own code is its module in keras_on,
+picked by the framework's name from ``KERAS_ON``. Importable on Python 3.6
+(CNTK's last wheels are cp36).
 """
 
-import os
+import contextlib
 import random
-import sys
 import time
 
-from dlbench.models.layers import MAX_POOL_TIES, dropout_on, keras_layers
+from dlbench.models.layers import dropout_on, keras_layers
 from dlbench.models.programs import in_keras as program
-from dlbench.run import manifest
-from dlbench.run.backends import frameworks, keras_adapter
+from dlbench.run.backends import keras_adapter
+from dlbench.run.backends.keras_on import cntk as keras_on_cntk
+from dlbench.run.backends.keras_on import mxnet as keras_on_mxnet
+from dlbench.run.backends.keras_on import theano as keras_on_theano
+
+# Each framework's own code under Keras 2, by the framework's name (what a
+# module there provides: keras_on's docstring).
+KERAS_ON = {
+    "theano": keras_on_theano,
+    "cntk": keras_on_cntk,
+    "mxnet": keras_on_mxnet,
+}
 
 # Keras 3 optimizer settings that Keras 2's optimizer lacks, with the only
 # value Keras 2 runs.
@@ -25,9 +36,9 @@ KERAS2_FIXED = {"rmsprop": {"momentum": 0.0, "centered": False}}
 # Where Keras 2 computes other than Keras 3 (the record's settings.own_rules;
 # the equivalence check expects such a backend's steps to depart): an
 # optimizer's update rule (on Theano and CNTK; keras-mxnet's are MXNet's),
-# and on Theano two gradients, measured.
+# and on Theano two gradients, measured (keras_on.theano's own_rules).
 OWN_RULES = {"rmsprop": "Keras 2's RMSprop: epsilon after the square root (Keras 3: under it)"}
-THEANO_RELU = "ReLU's gradient at 0 is 0.5 (Theano's relu, (x + |x|) / 2; Keras 3's backends: 0)"
+THEANO_RELU = keras_on_theano.THEANO_RELU  # read here by the tests
 
 
 class Keras2Layers(object):
@@ -39,8 +50,9 @@ class Keras2Layers(object):
     while the equivalence check turns it off (dlbench.models.layers.set_dropout).
 
     With ``unroll``, recurrent layers are unrolled over their (fixed) time
-    steps. Keras 2 on MXNet and on CNTK needs it, measured against numpy
-    with the same weights: keras-mxnet 2.2.4.3's loop over time on MXNet 1.9
+    steps. Keras 2 on MXNet and on CNTK needs it (their modules in keras_on
+    say so: UNROLL_RECURRENT), measured against numpy with the same
+    weights: keras-mxnet 2.2.4.3's loop over time on MXNet 1.9
     (``mx.sym.contrib.foreach``) returns zeros, and Keras 2.3.1's on CNTK
     2.7 returns an LSTM's cell state where its output belongs; unrolled,
     both agree with numpy to 4e-8."""
@@ -129,24 +141,8 @@ def optimizer(keras, settings):
     return getattr(keras.optimizers, keras_layers.OPTIMIZERS[name])(**kwargs)
 
 
-# Theano computes in its C ops on the calling thread, with numpy's BLAS:
-# the manifest's numpy probe sees what they do.
-PROBES = {"mxnet": manifest.mxnet_probe, "cntk": manifest.cntk_probe}
-
-
 class Adapter(keras_adapter.Adapter):
-    def setups(self):
-        return {
-            "theano": self._setup_theano,
-            "mxnet": self._setup_mxnet,
-            "cntk": self._setup_cntk,
-        }
-
-    def distributors(self):
-        return {"mxnet": self._distribute_mxnet}
-
-    def version_readers(self):
-        return {}
+    keras_on = KERAS_ON  # {framework: its module of keras_on}
 
     def _seed_and_probe(self, seed, devices):
         # Keras 2 has no set_random_seed; the framework was seeded in setup.
@@ -155,129 +151,20 @@ class Adapter(keras_adapter.Adapter):
         random.seed(seed)
         numpy.random.seed(seed)
 
-    def _setup_theano(self, threads, seed):
-        # Theano reads its flags on import. numpy.distutils on this Python
-        # finds no BLAS to link (no blas_opt_info), so Theano is told to use
-        # its NumPy C-API BLAS (numpy's own OpenBLAS underneath, threaded by
-        # OMP/OPENBLAS_NUM_THREADS). openmp stays off: with it, Theano 1.0.5's
-        # compiled convolution aborted Python 3.9 ("PyEval_SaveThread: ...
-        # the GIL is released").
-        # Compiled ops are cached per environment (rebuilt with it); the
-        # record says whether this run found the cache warm, which makes its
-        # first epoch shorter than a fresh machine's.
-        cache = os.path.join(sys.prefix, "theano-cache")
-        self.applied["theano_cache_warm"] = frameworks.cache_is_warm(cache)
-        flags = {
-            "floatX": "float32",
-            "device": "cpu",
-            "blas.ldflags": "",
-            "openmp": False,
-            "base_compiledir": cache,
-            "gcc.cxxflags": frameworks.gxx_flags(self.requested),
-        }
-        compiler = frameworks.precompiled_headers_compiler(self.requested, cache)
-        if compiler:
-            flags["cxx"] = compiler
-        os.environ["THEANO_FLAGS"] = ",".join(
-            "{}={}".format(key, value) for key, value in sorted(flags.items())
-        )
-        self.applied["theano_flags"] = os.environ["THEANO_FLAGS"]
-
-    def _setup_mxnet(self, threads, seed):
-        import mxnet
-
-        mxnet.random.seed(seed)
-        self.applied["mxnet_engine"] = os.environ.get(
-            "MXNET_ENGINE_TYPE", "ThreadedEnginePerDevice (default)"
-        )
-        self.applied["omp_threads"] = os.environ.get("OMP_NUM_THREADS")
-
-    def _distribute_mxnet(self, devices):
-        """keras-mxnet's own data parallelism: compile(context=[...]) gives
-        MXNet's Module one executor per device; each batch is split over
-        them and the gradients summed. Emulated devices are executors on the
-        CPU (keras-mxnet maps every 'cpu(i)' to cpu(0))."""
-        import mxnet
-
-        if self.emulated:
-            self.mxnet_context = ["cpu({})".format(i) for i in range(devices)]
-        else:
-            found = mxnet.context.num_gpus()
-            if found < devices:
-                raise frameworks.no_gpus(
-                    self.framework, devices, "{} GPU(s)".format(found) if found else None
-                )
-            self.mxnet_context = ["gpu({})".format(i) for i in range(devices)]
-
-    def _host_manifest(self, threads):
-        probe = PROBES.get(self.framework)
-        return manifest.host_manifest(
-            self.framework,
-            threads,
-            "{} graph (Keras 2)".format(self.framework),
-            probe=probe,
-            deterministic=(
-                os.environ.get("MXNET_ENFORCE_DETERMINISM", "0") == "1"
-                if self.framework == "mxnet"
-                else None
-            ),
-            onednn=self.framework != "theano",
-        )
-
-    def _one_device(self):
-        """keras-mxnet on one device: its context names that device (a
-        context of one is keras-mxnet's single-device program)."""
-        if self.framework == "mxnet":
-            self._distribute_mxnet(1)
-
-    def _setup_cntk(self, threads, seed):
-        import cntk
-
-        cntk.device.try_set_default_device(cntk.device.cpu())
-        cntk.cntk_py.set_fixed_random_seed(seed)
-        cntk.cntk_py.set_max_num_cputhreads(threads)
-        self.applied["cntk_device"] = "cpu"
-        self.applied["cntk_max_cpu_threads"] = cntk.cntk_py.get_max_num_cputhreads()
-
-    def synchronize(self):
-        if self.framework == "mxnet":  # its engine runs operators asynchronously
-            import mxnet
-
-            mxnet.nd.waitall()
-
-    def load_initial_weights(self, model, manifest, weights):
-        """Keras 2's Theano backend computes a true convolution (its kernels
-        flipped against every other backend's cross-correlation, what
-        keras.utils.conv_utils.convert_kernel converts): measured, the
-        shared weights unflipped gave the cnn outputs 0.008 from Keras 3's,
-        flipped 1.5e-8. The other Keras 2 backends take them as they are."""
-        if self.framework == "theano":
-            weights = [
-                values[::-1, ::-1].copy()
-                if entry["class"] == "Conv2D" and entry["variable"] == "kernel"
-                else values
-                for entry, values in zip(manifest["weights"], weights)
-            ]
-        keras_adapter.Adapter.load_initial_weights(model, manifest, weights)
-
     def build(self, model_name, data_spec, hyper):
         keras = self.keras
-        unroll = self.framework in ("mxnet", "cntk")
+        unroll = getattr(self.on, "UNROLL_RECURRENT", False)
         namespace = Keras2Namespace(keras, unroll_recurrent=unroll)
         model = self.registry.builder(model_name, "keras")(namespace, data_spec)
-        settings = {}
-        if self.framework == "mxnet":
-            # Without a context keras-mxnet takes the first GPU nvidia-smi
-            # lists, whatever CUDA_VISIBLE_DEVICES says: name the devices.
-            settings["context"] = getattr(self, "mxnet_context", None) or ["cpu"]
-            self.applied["mxnet_context"] = settings["context"]
+        compile_settings = self._own("compile_settings")  # keras-mxnet's context
+        settings = compile_settings(self) if compile_settings is not None else {}
         if "optimizer" in hyper:
             self.applied["own_rules"] = self._own_rules(model, hyper["optimizer"]["name"])
             made = optimizer(keras, hyper["optimizer"])
             program.compile_model(model, made, hyper["loss"], **settings)
         elif settings:  # inference compiles too on MXNet, for the context only
             model.compile(optimizer="sgd", loss="categorical_crossentropy", **settings)
-        for layer in _all_layers(model):
+        for layer in self.layers(model):
             kind = type(layer).__name__
             if kind in ("GRU", "LSTM"):
                 self.recurrent_kernels[kind.lower()] = "Keras 2 {} on {}'s rnn loop{}".format(
@@ -286,19 +173,21 @@ class Adapter(keras_adapter.Adapter):
         return model
 
     def _own_rules(self, model, optimizer_name):
-        # keras-mxnet's optimizers are MXNet's (RMSProp: epsilon under the root)
-        own = optimizer_name in OWN_RULES and self.framework != "mxnet"
+        # Keras 2's optimizers, where the framework's are not its own (keras-mxnet's)
+        keras2_optimizers = getattr(self.on, "KERAS2_OPTIMIZERS", True)
+        own = optimizer_name in OWN_RULES and keras2_optimizers
         rules = [OWN_RULES[optimizer_name]] if own else []
-        if self.framework == "theano":
-            layers = list(_all_layers(model))
-            if any(type(layer).__name__ == "MaxPooling2D" for layer in layers):
-                rules.append(MAX_POOL_TIES)
-            activations = {
-                getattr(getattr(layer, "activation", None), "__name__", None) for layer in layers
-            }
-            if "relu" in activations:
-                rules.append(THEANO_RELU)
-        return rules
+        return rules + super(Adapter, self)._own_rules(model, optimizer_name)
+
+    @staticmethod
+    def layers(model):
+        """The model's layers, and the one inside each wrapper
+        (TimeDistributed, Bidirectional)."""
+        for layer in model.layers:
+            yield layer
+            inner = getattr(layer, "layer", None)
+            if inner is not None:
+                yield inner
 
     def train_epoch(self, model, x, y, batch_size):
         # Keras 2 compiles the training function in fit's set-up, before the
@@ -338,43 +227,7 @@ class Adapter(keras_adapter.Adapter):
         K = self.keras.backend
         inputs = [x[name] for name in model.input_names] if isinstance(x, dict) else [x]
         function = K.function(list(model.inputs) + [K.learning_phase()], [model.output])
-        phase = K.learning_phase()
-        subgraphs = os.environ.get("MXNET_SUBGRAPH_BACKEND")
-        if self.framework == "mxnet":
-            # keras-mxnet keeps a training and a test symbol of each tensor
-            # and hands out the one of the global phase (0: no dropout),
-            # whatever phase the function is fed. Its function binds without
-            # gradients, where MXNet's oneDNN subgraph pass (measured)
-            # removes Dropout; fit's executor, with gradients, has none.
-            K.set_learning_phase(1)
-            os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
-        try:
+        training_phase = self._own("training_phase")  # keras-mxnet's global phase
+        # (an empty ExitStack: no context where the framework needs none)
+        with training_phase(self) if training_phase is not None else contextlib.ExitStack():
             return numpy.stack([function(inputs + [1])[0] for _ in range(draws)])
-        finally:
-            if self.framework == "mxnet":
-                K.set_learning_phase(phase)
-                if subgraphs is None:
-                    os.environ.pop("MXNET_SUBGRAPH_BACKEND")
-                else:
-                    os.environ["MXNET_SUBGRAPH_BACKEND"] = subgraphs
-
-    def replica_divergence(self, model):
-        """MXNet keeps one copy of every weight per executor."""
-        if len(getattr(self, "mxnet_context", [])) < 2:
-            return None
-        module = model._module
-        group = getattr(module, "_curr_module", module)._exec_group
-        largest = 0.0
-        for copies in group.param_arrays:
-            first = copies[0].asnumpy()
-            for copy in copies[1:]:
-                largest = max(largest, float(abs(copy.asnumpy() - first).max()))
-        return largest
-
-
-def _all_layers(model):
-    for layer in model.layers:
-        yield layer
-        inner = getattr(layer, "layer", None)  # TimeDistributed, Bidirectional
-        if inner is not None:
-            yield inner

@@ -1,4 +1,6 @@
-"""One adapter for every Keras backend: Keras 3 on TensorFlow, JAX or torch.
+"""One adapter for every Keras backend: Keras 3 on TensorFlow, JAX, torch or
+OpenVINO, what they share; each framework's own code is its module in
+keras_on, picked by the framework's name from ``KERAS_ON``.
 
 The framework is imported in ``setup``, after the harness pinned the process
 to its CPUs, because several frameworks size their thread pools on import.
@@ -17,21 +19,24 @@ from dlbench.catalog import FLOAT32
 from dlbench.models import initial_weights
 from dlbench.models.layers import dropout_on, keras_layers
 from dlbench.models.programs import in_keras as program
-from dlbench.run import compiles, launch, manifest
+from dlbench.run import launch, manifest
 from dlbench.run.backends import base, frameworks, keras_kernels, keras_parallel
+from dlbench.run.backends.keras_on import jax as keras_on_jax
+from dlbench.run.backends.keras_on import openvino as keras_on_openvino
+from dlbench.run.backends.keras_on import tensorflow as keras_on_tensorflow
+from dlbench.run.backends.keras_on import torch as keras_on_torch
 
-# Found by the equivalence check (babi_rnn, imdb_gru, imdb_transformer on
-# keras-tensorflow departed at steps 1-2): in Keras 3 (3.15.1) on TensorFlow
-# an Embedding's gradient is a tf.IndexedSlices with one row per occurrence
-# of a word in the batch, and the optimizers' elementwise ops square each row
-# apart, so a word seen twice adds g1^2 + g2^2 to its second moment where
-# JAX and torch add (g1 + g2)^2 (two Adam steps on a word seen twice: 0.044
-# against 0.092). The first moment is linear and agrees; SGD is unaffected.
-SPARSE_SQUARES = (
-    "Keras 3 on TensorFlow: an Embedding's sparse gradient is squared per occurrence of a "
-    "word in the batch, not per word, in the optimizer's second moment"
-)
-SQUARES_THE_GRADIENT = ("adam", "rmsprop", "adadelta")
+# Each framework's own code under Keras 3, by the framework's name (what a
+# module there provides: keras_on's docstring).
+KERAS_ON = {
+    "tensorflow": keras_on_tensorflow,
+    "jax": keras_on_jax,
+    "torch": keras_on_torch,
+    "openvino": keras_on_openvino,
+}
+
+# Keras 3 on TensorFlow's own rule (keras_on.tensorflow), read here by the tests.
+SPARSE_SQUARES = keras_on_tensorflow.SPARSE_SQUARES
 
 
 def without_dropout(layers):
@@ -43,15 +48,13 @@ def without_dropout(layers):
             layer.rate = 0.0
 
 
-# The OpenVINO CPU plugin's INFERENCE_PRECISION_HINT for each precision.
-OPENVINO_HINTS = {FLOAT32: "f32", "mixed_bfloat16": "bf16", "mixed_float16": "f16"}
-
-
 class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelProbes, base.Adapter):
     devices_not_supported = "devices={}: {} has no data-parallel training here"
+    keras_on = KERAS_ON  # {framework: its module of keras_on}
 
     def __init__(self, framework, settings):
         super(Adapter, self).__init__(framework, settings)
+        self.on = self.keras_on[framework]  # the framework's own code
         self.keras = None
         self.jit_compile = None
         self.recurrent_kernels = {}
@@ -65,20 +68,20 @@ class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelPro
 
     def setup(self, threads, seed, devices, parallel=None):
         self.parallel = dict(launch.ON_THE_CPU, **(parallel or {}))
-        if devices and self.framework not in self.distributors():
+        if devices and self._own("distribute") is None:
             raise NotImplementedError(self.devices_not_supported.format(devices, self.framework))
         self.emulated = bool(devices) and self.parallel["accelerator"] == "emulated-cpu"
         os.environ["KERAS_BACKEND"] = self.framework
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         manifest.prepare(self.precision)
-        self.setups()[self.framework](threads, seed)
+        self.on.setup(self, threads, seed)
         import keras
 
         self.keras = keras
-        if catalog.mixed(self.precision) and self.framework != "openvino":
+        if catalog.mixed(self.precision) and self._keras_precision():
             keras.config.set_dtype_policy(self.precision)
         if launch.distributes(self.parallel):
-            self.distributors()[self.framework](devices)
+            self.on.distribute(self, devices)
         elif devices:
             self._one_device()
         if devices:
@@ -92,158 +95,41 @@ class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelPro
                 "image_data_format": keras.backend.image_data_format(),
             }
         )
-        self._set_hidden_settings()
-        self.read_manifest = lambda: self._manifest(threads)
+        set_hidden_settings = self._own("set_hidden_settings")
+        if set_hidden_settings is not None:
+            set_hidden_settings(self)
+        self.read_manifest = lambda: self.on.read_manifest(self, threads)
 
-    # Each framework's own code, by its name (subclasses add theirs).
-    def setups(self):
-        """{framework: its setup(threads, seed)}, before Keras is imported."""
-        return {
-            "tensorflow": self._setup_tensorflow,
-            "jax": self._setup_jax,
-            "torch": self._setup_torch,
-            "openvino": self._setup_openvino,
-        }
+    def _own(self, name):
+        """The framework's own ``name`` in its module of keras_on, None
+        where it has none (keras_on's docstring lists them)."""
+        return getattr(self.on, name, None)
 
-    def distributors(self):
-        """{framework: its distribute(devices)} where data-parallel training
-        exists (keras_parallel)."""
-        return {
-            "tensorflow": self._distribute_tensorflow,
-            "jax": self._distribute_jax,
-            "torch": self._distribute_torch,
-        }
-
-    def version_readers(self):
-        """{framework: versions(module)}, the extras a framework reports."""
-        return {
-            "tensorflow": self._versions_tensorflow,
-            "jax": self._versions_jax,
-            "torch": self._versions_torch,
-        }
+    def _keras_precision(self):
+        """Whether the run's precision is Keras' dtype policy (OpenVINO's is
+        its plugin's hint)."""
+        return getattr(self.on, "KERAS_PRECISION", True)
 
     @property
     def on_gpu(self):
         return bool(self.parallel["devices"]) and not self.emulated
 
-    def _compile_mode(self):
+    def compile_mode(self, compiler, eager="eager"):
         """What runs the steps, as far as known before ``build`` resolves
-        Keras' "auto" (``settings`` says what ran)."""
+        Keras' "auto" (``settings`` says what ran): ``compiler`` where Keras
+        compiles them, ``eager`` where it does not; for the manifest."""
         jit = self.jit_compile
         if jit is None:
             jit = self.requested.get("jit_compile", "auto")
-        names = {"tensorflow": "XLA", "jax": "jax.jit (XLA)", "torch": "torch.compile"}
-        if self.framework not in names:
-            return "{} (compiles every model)".format(self.framework)
-        if jit is True or self.framework == "jax":
-            return "{} (Keras jit_compile)".format(names[self.framework])
+        if jit is True:
+            return "{} (Keras jit_compile)".format(compiler)
         if jit is False:
-            return "eager" + (" (tf.function graph)" if self.framework == "tensorflow" else "")
+            return eager
         return "Keras' jit_compile=auto"
-
-    def _set_hidden_settings(self):
-        """The hidden settings (dlbench.run.manifest) of the framework
-        underneath Keras, set as the run asks."""
-        if self.framework == "tensorflow":
-            import tensorflow as tf
-
-            manifest.set_tensorflow(tf, self.precision, self.requested)
-        elif self.framework == "jax":
-            import jax
-
-            manifest.set_jax(jax, self.precision)
-        elif self.framework == "torch":
-            import torch
-
-            manifest.set_torch(torch, self.precision, self.requested, self.on_gpu)
-
-    def _manifest(self, threads):
-        """The hidden settings, read back from the framework underneath Keras."""
-        if self.framework == "tensorflow":
-            import tensorflow as tf
-
-            return manifest.tensorflow_manifest(tf, self.on_gpu, self._compile_mode())
-        if self.framework == "jax":
-            import jax
-
-            return manifest.jax_manifest(jax, self.on_gpu, self._compile_mode())
-        if self.framework == "torch":
-            import torch
-
-            return manifest.torch_manifest(torch, self.on_gpu, self._compile_mode())
-        return self._host_manifest(threads)
-
-    def _host_manifest(self, threads):
-        """OpenVINO: float32 is the CPU plugin's precision hint, asked for
-        every compilation (``_pin_openvino_precision``); its kernels run in
-        the plugin's own threads, where no probe of this thread reaches."""
-        found = manifest.host_manifest(self.framework, threads, "OpenVINO CPU plugin (compiled)")
-        ieee = self.precision == FLOAT32
-        found["float32_matmul"] = found["float32_convolution"] = (
-            "ieee" if ieee else manifest.not_applicable(self.precision)
-        )
-        found["openvino_precision_hint"] = "{} asked (the plugin's default: {})".format(
-            OPENVINO_HINTS[self.precision], self.applied.get("openvino_default_precision")
-        )
-        found["float32_observed"] = manifest.not_applicable("the plugin's hint, read back")
-        found["denormals"] = manifest.not_applicable("the plugin's threads, not observed")
-        return found
 
     def _seed_and_probe(self, seed, devices):
         self._probe_recurrent_kernels(devices)
         self.keras.utils.set_random_seed(seed)
-
-    def _setup_tensorflow(self, threads, seed):
-        frameworks.sweep_autograph_bytecode_at_exit()
-        import tensorflow as tf
-
-        emulated = launch.emulated_devices(self.parallel)
-        self.applied.update(frameworks.pin_tensorflow(tf, threads, emulated))
-
-    def _setup_jax(self, threads, seed):
-        manifest.prepare_jax(self.requested)
-        emulated = launch.emulated_devices(self.parallel)
-        self.applied.update(frameworks.pin_jax(threads, emulated))
-        self.applied.update(
-            frameworks.jax_compilation_cache(self.requested.get("compilation_cache", False))
-        )
-        self.compile_counter = compiles.jax_counter()
-
-    def _setup_torch(self, threads, seed):
-        self.applied.update(frameworks.torch_compile_cache())
-        import torch
-
-        self.applied.update(frameworks.pin_torch(torch, threads))
-
-    def _setup_openvino(self, threads, seed):
-        # OpenVINO's CPU plugin sizes its pool from the process' CPU affinity.
-        self.applied["inference_engine"] = "OpenVINO CPU plugin (Keras predict graph)"
-        self._pin_openvino_precision()
-
-    def _pin_openvino_precision(self):
-        """Keras compiles its predict graph with OpenVINO's defaults, and the
-        CPU plugin's default precision is bfloat16 wherever the CPU has
-        AVX512-BF16 or AMX: a different computation from every other
-        backend's float32. Each compilation asks for the run's precision
-        here (float32 unless the precision dimension says otherwise), and the
-        precision it got is recorded: OpenVINO keeps f32 where the CPU has
-        no instructions for the one asked."""
-        import openvino
-
-        compile_model = openvino.compile_model
-
-        hint = OPENVINO_HINTS[self.precision]
-
-        def float32(model, device_name=None, config=None):
-            config = dict(config or {}, INFERENCE_PRECISION_HINT=hint)
-            compiled = compile_model(model, device_name, config)
-            precision = compiled.get_property("INFERENCE_PRECISION_HINT")
-            self.applied["inference_precision"] = precision.get_type_name()
-            return compiled
-
-        openvino.compile_model = float32
-        default = openvino.Core().get_property("CPU", "INFERENCE_PRECISION_HINT")
-        self.applied["openvino_default_precision"] = default.get_type_name()
 
     def versions(self):
         import numpy
@@ -258,24 +144,8 @@ class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelPro
             "numpy": numpy.__version__,
         }
         # Framework-specific extras (CUDA, cuDNN, ...) where there are any.
-        found.update(self.version_readers().get(self.framework, lambda module: {})(module))
+        found.update(self.on.versions(module))
         return found
-
-    @staticmethod
-    def _versions_tensorflow(tf):
-        info = tf.sysconfig.get_build_info()
-        return {"cuda": info.get("cuda_version"), "cudnn": info.get("cudnn_version")}
-
-    @staticmethod
-    def _versions_jax(jax):
-        import jaxlib
-
-        return {"jaxlib": jaxlib.__version__, "jax_platform": jax.default_backend()}
-
-    @staticmethod
-    def _versions_torch(torch):
-        cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
-        return {"cuda": torch.version.cuda, "cudnn": cudnn}
 
     def applied_settings(self):
         found = base.Adapter.applied_settings(self)  # read after build: the compile mode that ran
@@ -306,30 +176,29 @@ class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelPro
                 model.compile(**settings)
         # What Keras resolved "auto" (or a request it could not honour) to.
         self.jit_compile = bool(model.jit_compile)
-        if self.jit_compile and self.framework == "torch":
-            self.applied["torch_compile_shapes"] = frameworks.torch_compile_shapes()
-            self.applied.update(frameworks.torch_precompiled_headers())
-        if self.framework != "openvino" and hasattr(model, "dtype_policy"):  # Keras 3
+        built = self._own("built")
+        if built is not None:  # torch: what torch.compile ran with, DistributedDataParallel
+            built(self, model)
+        if self._keras_precision() and hasattr(model, "dtype_policy"):  # Keras 3
             self.applied["precision"] = precision_that_ran(model, self.precision)
-        if self.process_group:
-            keras_parallel.distributed_train_step(model, self.parallel)
         return model
 
     def _own_rules(self, model, optimizer_name):
         """Where this backend computes other than Keras 3 on JAX and torch."""
-        if self.framework != "tensorflow" or optimizer_name not in SQUARES_THE_GRADIENT:
-            return []
-        layers = model._flatten_layers(include_self=False)
-        return [SPARSE_SQUARES] if any(type(x).__name__ == "Embedding" for x in layers) else []
+        own_rules = self._own("own_rules")
+        return own_rules(self, model, optimizer_name) if own_rules is not None else []
 
     @staticmethod
     def parameter_count(model):
         return int(model.count_params())
 
-    @staticmethod
-    def load_initial_weights(model, manifest, weights):
+    def load_initial_weights(self, model, manifest, weights):
         """The shared initial weights (dlbench.models.initial_weights): Keras'
-        own layout and order, Keras 2's too."""
+        own layout and order, Keras 2's too, where the framework does not
+        convert them (its ``initial_weights``)."""
+        convert = self._own("initial_weights")
+        if convert is not None:
+            weights = convert(manifest, weights)
         initial_weights.check_shapes([w.shape for w in model.get_weights()], manifest)
         model.set_weights(weights)
 
@@ -338,10 +207,9 @@ class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelPro
         callbacks = [timer] + ([step_waiter(self.keras)] if self.step_sync else [])
         if self.first_step_seconds is None:  # the run's first epoch
             callbacks.append(first_step_timer(self.keras, self))
-        if self.process_group:
-            import torch.distributed as dist
-
-            dist.barrier()  # every process starts its epoch together
+        epoch_begins = self._own("epoch_begins")
+        if epoch_begins is not None:  # torch: every process starts its epoch together
+            epoch_begins(self)
         with self._scope():
             history = program.train_epoch(model, x, y, batch_size, callbacks)
         loss, accuracy = history["loss"][-1], history["accuracy"][-1]
@@ -353,19 +221,8 @@ class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelPro
         """The largest absolute difference between any weight on two
         replicas after training: 0 when data parallelism kept them equal;
         None with one replica."""
-        if self.process_group:
-            return frameworks.divergence_over_processes(model.parameters())
-        if self.distribution is None and self.strategy is None:
-            return None
-        largest = 0.0
-        for variable in model.variables:
-            value = variable.value
-            if self.distribution is not None:
-                copies = [shard.data for shard in value.addressable_shards]
-            else:
-                copies = list(value.values)
-            largest = max(largest, frameworks.largest_difference(copies))
-        return largest
+        divergence = self._own("replica_divergence")
+        return divergence(self, model) if divergence is not None else None
 
     @staticmethod
     def evaluate(model, x, y, batch_size):
@@ -373,12 +230,10 @@ class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelPro
         return float(scores["loss"]), float(scores["accuracy"])
 
     def recurrent_ops(self, model, x):
-        """Keras on torch: which recurrent operators its GRU/LSTM ran."""
-        if self.framework != "torch":
-            return None
-        import torch
-
-        return frameworks.torch_recurrent_ops(torch, lambda: self.predict(model, x))
+        """Keras on torch: which recurrent operators its GRU/LSTM ran (None
+        elsewhere)."""
+        recurrent_ops = self._own("recurrent_ops")
+        return recurrent_ops(self, model, x) if recurrent_ops is not None else None
 
     @staticmethod
     def predict(model, x):
@@ -397,33 +252,23 @@ class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelPro
             )
 
     def prepare_check(self, model, hyper):
-        """For the equivalence check: where Keras 3 on TensorFlow hands the
-        optimizer an Embedding's gradient as tf.IndexedSlices (one row per
-        occurrence, SPARSE_SQUARES), the optimizer gets it dense (rows of a
-        word summed, tf.convert_to_tensor), as JAX and torch compute it.
-        What it changed, for the check's record."""
-        if SPARSE_SQUARES not in self.applied.get("own_rules", []):
-            return {}
-        import tensorflow as tf
-
-        optimizer = model.optimizer
-        apply = optimizer.apply
-
-        def dense_apply(grads, trainable_variables=None):
-            grads = [
-                tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in grads
-            ]
-            return apply(grads, trainable_variables)
-
-        optimizer.apply = dense_apply  # before the train step is traced
-        return {"dense_gradients": "Embedding gradients densified before the optimizer"}
+        """For the equivalence check, where the framework hands the optimizer
+        other than JAX and torch do (keras_on.tensorflow): what it changed,
+        for the check's record; {} elsewhere."""
+        prepare_check = self._own("prepare_check")
+        return prepare_check(self, model, hyper) if prepare_check is not None else {}
 
     def synchronize(self):
-        pass  # fit() and evaluate() return host values: device work is done
+        """fit() and evaluate() return host values: device work is done,
+        except in a framework that runs its operators asynchronously."""
+        synchronize = self._own("synchronize")
+        if synchronize is not None:
+            synchronize(self)
 
     def close(self):
-        if self.process_group:
-            frameworks.leave_process_group()
+        close = self._own("close")
+        if close is not None:  # torch: torchrun's process group
+            close(self)
 
     def peak_device_memory_mb(self):
         """Peak memory on the first GPU (None on the CPU)."""

@@ -1,4 +1,5 @@
-"""Generated datasets in the original file formats.
+"""The offline stand-in datasets: generated raw files in the original
+file formats, for the datasets the catalog says are ``like`` a real one.
 
 No dataset can be downloaded offline or in CI, so the smoke config and the
 tests run the real parsing and preparation code on these stand-ins: an npz
@@ -14,7 +15,7 @@ import tarfile
 
 import numpy as np
 
-from dlbench.data import datasets
+from dlbench.data.raw_formats import BABI_MEMBERS, CIFAR_MEMBERS
 
 CIFAR_CLASSES = 10
 
@@ -34,7 +35,7 @@ def cifar_binary_archive(path, per_batch=100, test=100, seed=0):
     colours = rng.randint(40, 216, (CIFAR_CLASSES, 3))
     written = {"train": [], "test": []}
     with tarfile.open(str(path), "w:gz") as tar:
-        for split, members in datasets.CIFAR_MEMBERS.items():
+        for split, members in CIFAR_MEMBERS.items():
             for name in members:
                 count = per_batch if split == "train" else test
                 labels = rng.randint(0, CIFAR_CLASSES, count).astype("uint8")
@@ -140,7 +141,7 @@ def babi_archive(path, train=200, test=100, seed=0, questions_per_story=5):
             lines = []
             for _ in range(count // questions_per_story):
                 lines += _qa2_story(rng, questions_per_story)
-            _tar_add(tar, datasets.BABI_MEMBERS[split], "\n".join(lines).encode() + b"\n")
+            _tar_add(tar, BABI_MEMBERS[split], "\n".join(lines).encode() + b"\n")
 
 
 def mnist_npz(path, train=600, test=100, seed=0):
