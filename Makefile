@@ -39,7 +39,7 @@ smoke-full: setup
 report: setup
 	$(BIN)/snakemake --report results/report.html
 
-# The README's picture, from the GPU records in tests/fixtures/gpu.
+# The README's picture, from the GPU records in records/gpu.
 readme-picture: setup
 	$(BIN)/python docs/images/relative_speed_h200.py
 

@@ -12,7 +12,8 @@ include: "workflow/rules/collect.smk"
 include: "workflow/rules/plots.smk"
 include: "workflow/rules/compare.smk"
 include: "workflow/rules/overview.smk"
-include: "workflow/rules/profile.smk"
+include: "workflow/rules/op_profile.smk"
+include: "workflow/rules/python_stacks.smk"
 include: "workflow/rules/machines.smk"
 
 

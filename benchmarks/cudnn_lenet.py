@@ -32,24 +32,24 @@ KERAS_SHAPES = [  # LeNet's weights as Keras holds them: (class, variable, shape
 
 def keras_weights(seed):
     rng = np.random.RandomState(seed)
-    manifest = {"weights": []}
+    layout = {"weights": []}
     weights = []
     for index, (keras_class, variable, shape) in enumerate(KERAS_SHAPES):
         entry = {"path": "lenet/layer{}/{}".format(index // 2, variable)}
         entry.update({"class": keras_class, "variable": variable})
         if index == 4:
             entry["flattened_from"] = [4, 4, 50]
-        manifest["weights"].append(entry)
+        layout["weights"].append(entry)
         weights.append((rng.standard_normal(shape) * 0.1).astype("float32"))
-    return manifest, weights
+    return layout, weights
 
 
-def torch_lenet(torch, manifest, weights):
+def torch_lenet(torch, layout, weights):
     from dlbench.models.layers import torch_layers
     from dlbench.models.workloads.lenet import in_torch
 
     net = in_torch.build(torch, SPEC).cuda().eval()
-    torch_layers.load_keras_weights(torch, net, manifest, weights)
+    torch_layers.load_keras_weights(torch, net, layout, weights)
     torch.backends.cudnn.benchmark = True
 
     def predict(x):
@@ -65,7 +65,7 @@ def main():
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    manifest, weights = keras_weights(args.seed)
+    layout, weights = keras_weights(args.seed)
     adapter = backends.adapter_for("native-cudnn", {})
     try:
         adapter.setup(threads=1, seed=args.seed, devices=1, parallel={"accelerator": "gpu"})
@@ -75,8 +75,8 @@ def main():
 
     print("versions:", adapter.versions())
     model = adapter.build("lenet", SPEC, {})
-    adapter.load_initial_weights(model, manifest, weights)
-    by_torch = torch_lenet(torch, manifest, weights)
+    adapter.load_initial_weights(model, layout, weights)
+    by_torch = torch_lenet(torch, layout, weights)
     rng = np.random.RandomState(args.seed + 1)
     for batch in (1, 64):
         x = rng.uniform(0, 1, (batch, 28, 28, 1)).astype("float32")

@@ -46,6 +46,7 @@ TIMED = (
     "gflops",
     "mfu",
     "ratio",
+    "slowdown",
     "p_",
     "cv",
     "relative",

@@ -82,7 +82,7 @@ def numpy_registry():
 
 @pytest.fixture(scope="session")
 def digits_npz(tmp_path_factory):
-    from dlbench.data.datasets import prepare
+    from dlbench.data.preparation import prepare
 
     path = tmp_path_factory.mktemp("data") / "digits.npz"
     prepare("digits", {}, path)

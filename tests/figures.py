@@ -1,7 +1,7 @@
 """What a figure shows, read back from its matplotlib objects: the bars'
 heights, the lines' points, the labels and titles. The plotting functions
-build their figure apart from writing it (``dlbench.analysis.plots``'
-``*_figure``, the other analysis modules' ``figure_of``), so that a test
+build their figure apart from writing it (the ``dlbench.analysis.plots_*``
+modules' ``*_figure``, the other analysis modules' ``figure_of``), so that a test
 looks at the data a figure draws, not at a PNG's existence; ``png_shows``
 says that a written PNG is that figure."""
 
@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.image import imread
 
-from dlbench.analysis import plots
+from dlbench.analysis import plots_style
 
 
 def tick_labels(axis, which="x"):
@@ -101,16 +101,16 @@ def visible_axes(figure):
 
 
 def png_of(figure, **options):
-    """The pixels of the figure as ``plots.save`` writes it."""
+    """The pixels of the figure as ``plots_style.save`` writes it."""
     buffer = io.BytesIO()
-    plots.save(figure, buffer, format="png", **options)
+    plots_style.save(figure, buffer, format="png", **options)
     buffer.seek(0)
     return imread(buffer, format="png")
 
 
 def png_shows(path, figure, **options):
     """Whether the PNG at ``path`` is ``figure``, pixel for pixel, as
-    ``plots.save`` writes it (with the same ``options``)."""
+    ``plots_style.save`` writes it (with the same ``options``)."""
     written = imread(path, format="png")
     drawn = png_of(figure, **options)
     return written.shape == drawn.shape and bool(np.array_equal(written, drawn))

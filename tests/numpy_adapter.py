@@ -13,7 +13,7 @@ from dlbench.run.backends import base
 class SlowRows(object):
     """An array whose rows arrive slowly (``delay`` seconds a batch), as from
     a slow disk: the adapter's setting ``feed_delay`` feeds it through
-    run_data, the harness' data module, so that a profile sees feeding data."""
+    run_data, the harness' data module, so that its python stacks show feeding data."""
 
     def __init__(self, array, delay):
         self.array, self.delay = array, delay
@@ -52,7 +52,7 @@ class Adapter(base.Adapter):
         }
 
     @staticmethod
-    def load_initial_weights(model, manifest, weights):
+    def load_initial_weights(model, layout, weights):
         """A Dense layer's kernel and bias, as the shared weights hold them."""
         kernel, bias = weights
         if kernel.shape != model["w"].shape:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
-from dlbench.environments import envspec  # noqa: E402
+from dlbench.environments import env_files, interpreters  # noqa: E402
 
 # What each group of tests needs: programs, and the Debian packages with them.
 NEEDS = {
@@ -95,7 +95,7 @@ def pinned_pythons():
     """The minor versions of Python the backends' CPU env files pin."""
     cpu_envs = [path for path in (REPO / "envs").glob("*.yaml") if ".cuda." not in path.name]
     return sorted(
-        {envspec.read_spec(path)["python"] for path in cpu_envs},
+        {env_files.read_spec(path)["python"] for path in cpu_envs},
         key=lambda version: tuple(int(part) for part in version.split(".")),
     )
 
@@ -104,8 +104,8 @@ def missing_pythons():
     absent = []
     for version in pinned_pythons():
         try:
-            envspec.find_python(version)
-        except envspec.EnvironmentBuildError:
+            interpreters.find_python(version)
+        except env_files.EnvironmentBuildError:
             absent.append(version)
     return absent
 

@@ -13,6 +13,7 @@ Imports: catalog, models (the workloads' folders and a user's own model).
 
 import json
 from types import MappingProxyType
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from dlbench import catalog
 from dlbench.models import workloads
@@ -23,7 +24,12 @@ class Registry(object):
     {inputs, parameters[, outputs]}}) and ``backends`` ({name: catalog.Backend}),
     read-only, with the questions asked of them."""
 
-    def __init__(self, custom_models=None, synthetic_datasets=None, backends=None):
+    def __init__(
+        self,
+        custom_models: Optional[Mapping[str, Any]] = None,
+        synthetic_datasets: Optional[Mapping[str, Any]] = None,
+        backends: Optional[Mapping[str, Any]] = None,
+    ) -> None:
         self._custom = MappingProxyType(_custom_workloads(custom_models))
         self.datasets = MappingProxyType(_with_synthetic(synthetic_datasets))
         self.models = MappingProxyType(
@@ -36,7 +42,7 @@ class Registry(object):
         self.backends = MappingProxyType(dict(catalog.BACKENDS, **extra))
 
     @classmethod
-    def of_config(cls, config):
+    def of_config(cls, config: Mapping[str, Any]) -> "Registry":
         """The registry of a config (one per definition of its own models and
         datasets: planning asks for it from many places)."""
         key = json.dumps(
@@ -48,7 +54,7 @@ class Registry(object):
         return _BY_CONFIG[key]
 
     @classmethod
-    def of_run(cls, spec):
+    def of_run(cls, spec: Mapping[str, Any]) -> "Registry":
         """The registry of one run: its model of the user's, if any (a run's
         dataset is already prepared; its spec carries what it needs)."""
         if not spec.get("custom_model"):
@@ -57,26 +63,26 @@ class Registry(object):
 
     # The workloads
 
-    def workload(self, model):
+    def workload(self, model: str) -> Any:
         """The framework-free facts of a workload: its folder's module, or the
         user's model (a models.workloads.CustomWorkload)."""
         if model in self._custom:
             return self._custom[model]
         return workloads.facts(model)
 
-    def is_custom(self, model):
+    def is_custom(self, model: str) -> bool:
         return model in self._custom
 
-    def families(self, model):
+    def families(self, model: str) -> List[str]:
         """The families with an implementation of ``model``, sorted."""
         if model in self._custom:
             return list(workloads.CustomWorkload.FAMILIES)
         return list(workloads.families(model))
 
-    def implemented(self, model, family):
+    def implemented(self, model: str, family: str) -> bool:
         return family in self.families(model)
 
-    def missing(self, model, family):
+    def missing(self, model: str, family: str) -> Optional[str]:
         """Why ``family`` cannot run ``model``, or None."""
         if model not in self._custom:
             return workloads.missing(model, family)
@@ -86,7 +92,7 @@ class Registry(object):
             model, self._custom[model].file
         )
 
-    def builder(self, model, family):
+    def builder(self, model: str, family: str) -> Callable[..., Any]:
         """The function that builds ``model`` in ``family``."""
         if model in self._custom:
             reason = self.missing(model, family)
@@ -95,17 +101,17 @@ class Registry(object):
             return getattr(self._custom[model].load(), self._custom[model].builder)
         return workloads.module(model, family).build
 
-    def entry_point(self, model):
+    def entry_point(self, model: str) -> str:
         """The name of the builder function of ``model``'s implementations."""
         return self._custom[model].builder if model in self._custom else workloads.BUILDER
 
-    def source(self, model, family):
+    def source(self, model: str, family: str) -> str:
         """The file of an implementation (for lines of code and code digests)."""
         if model in self._custom:
             return self._custom[model].file
         return workloads.source(model, family)
 
-    def parameter_count(self, model, meta):
+    def parameter_count(self, model: str, meta: Mapping[str, Any]) -> Optional[int]:
         """The parameter count ``model`` must have on data described by
         ``meta`` (None: the built model's, for a user's model)."""
         facts = self.workload(model)
@@ -113,16 +119,23 @@ class Registry(object):
             return facts.parameters(meta)
         return facts.PARAMETERS
 
-    def ends_in_features(self, model):
+    def ends_in_features(self, model: str) -> bool:
         """A model that outputs features (no classifier, no softmax)."""
         return "outputs" in self.models[model]
 
-    def models_of(self, backend):
+    def models_of(self, backend: str) -> List[str]:
         """The workloads a backend's family implements, sorted."""
         family = self.backends[backend]["family"]
         return [model for model in sorted(self.models) if self.implemented(model, family)]
 
-    def not_applicable(self, backend, task, devices=None, accelerator="gpu", model=None):
+    def not_applicable(
+        self,
+        backend: str,
+        task: str,
+        devices: Optional[int] = None,
+        accelerator: str = "gpu",
+        model: Optional[str] = None,
+    ) -> Optional[str]:
         """Why ``backend`` has no cell for ``task`` (of ``model``) on
         ``devices`` (None: on some device count), or None."""
         entry = self.backends[backend]
@@ -141,26 +154,26 @@ class Registry(object):
 
     # The datasets
 
-    def fits(self, model, dataset):
+    def fits(self, model: str, dataset: str) -> bool:
         """Whether ``model`` takes ``dataset``'s input kind."""
         return self.datasets[dataset]["input"] in self.models[model]["inputs"]
 
-    def generated(self, dataset):
+    def generated(self, dataset: str) -> bool:
         return "generated" in self.datasets[dataset]
 
-    def downloaded(self, dataset):
+    def downloaded(self, dataset: str) -> bool:
         return bool(self.datasets[dataset]["files"]) and not self.generated(dataset)
 
-    def speed_only(self, dataset):
+    def speed_only(self, dataset: str) -> bool:
         """Random labels: accuracy means nothing there and is not compared."""
         return catalog.SYNTHETIC in self.datasets[dataset]
 
-    def input_shape_of(self, dataset):
+    def input_shape_of(self, dataset: str) -> Any:
         """The shape of one sample of ``dataset``'s model input (a dict of them
         for several named inputs; None where the data decides a length)."""
         return catalog.input_shape(self.datasets[dataset])
 
-    def generated_stand_in(self, dataset):
+    def generated_stand_in(self, dataset: str) -> str:
         """The generated dataset of the same shape and size as a downloaded
         one, or the dataset itself where it has none (or needs no download)."""
         name = dataset + catalog.GENERATED_SUFFIX
@@ -220,5 +233,6 @@ def _with_synthetic(synthetic_datasets):
     return found
 
 
-_BY_CONFIG = {}
+# The registries of the configs seen, by their own models and datasets (as JSON).
+_BY_CONFIG: Dict[str, "Registry"] = {}
 BUILT_IN = Registry()

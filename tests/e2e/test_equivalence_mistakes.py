@@ -14,11 +14,12 @@ import subprocess
 
 import pytest
 
-from dlbench.analysis import equivalence_verdicts
+from dlbench.analysis import equivalence_predictions, equivalence_steps
 from dlbench.environments.variants import PINNED
 from dlbench.models.layers import MAX_POOL_TIES
 from dlbench.plan import comparisons, matrix, paths, run_spec
-from dlbench.run.backends import keras2_adapter, keras_adapter
+from dlbench.run.backends.keras_on import tensorflow as keras_on_tensorflow
+from dlbench.run.backends.keras_on import theano as keras_on_theano
 from testkit import RUN_TIMEOUT_S
 from workflows import harness_with, load_test_config
 
@@ -43,8 +44,8 @@ MISTAKES = {
     "output_layer_without_bias": (
         "from dlbench.run.backends import native_torch_adapter\n"
         "load = native_torch_adapter.Adapter.load_initial_weights\n"
-        "def without_bias(self, model, manifest, weights):\n"
-        "    load(self, model, manifest, weights)\n"
+        "def without_bias(self, model, layout, weights):\n"
+        "    load(self, model, layout, weights)\n"
         "    linear = [m for m in model['net'].modules() if isinstance(m, self.torch.nn.Linear)]\n"
         "    linear[-1].bias.data.zero_()\n"
         "    linear[-1].bias.requires_grad_(False)\n"
@@ -129,12 +130,12 @@ def checked(ran_workflow, harness_run):
 def test_a_mistake_departs_and_the_correct_backends_do_not(checked, mistake, model, backend):
     correct = [checked(model, b) for b in CORRECT]
     mistaken = checked(model, backend, mistake)
-    table = equivalence_verdicts.compare(correct + [mistaken]).set_index("backend")
+    table = equivalence_steps.compare(correct + [mistaken]).set_index("backend")
     shown = ["largest_relative_difference", "at_step", "first_step_beyond_tolerance", "verdict"]
     print(table[shown].to_string())
     assert table.loc[mistaken["backend"], "verdict"].startswith("DEPARTS at step"), table
     assert (
-        table.drop(index=mistaken["backend"])["verdict"] == equivalence_verdicts.VERDICT_SAME
+        table.drop(index=mistaken["backend"])["verdict"] == equivalence_steps.VERDICT_SAME
     ).all()
     # the same forward pass from the same weights: the mistake is in the steps
     assert table.loc[mistaken["backend"], "first_step_beyond_tolerance"] >= 1
@@ -154,13 +155,13 @@ def test_a_flatten_order_left_unconverted_departs_in_predictions(ran_workflow, h
     spec = run_spec.spec(CONFIG, run).as_json()
     spec["hyper"] = dict(spec["hyper"], warmup=1, latency_samples=2, throughput_batches=1)
     records.append(harness_run(spec, "flatten_order_not_converted"))
-    table = equivalence_verdicts.compare_predictions(records).set_index("backend")
+    table = equivalence_predictions.compare_predictions(records).set_index("backend")
     print(table[["largest_difference", "classes_differing", "verdict"]].to_string())
     mistaken = records[-1]["backend"]
     assert table.loc[mistaken, "verdict"].startswith("DEPARTS"), table
     assert table.loc[mistaken, "classes_differing"] > 0
     correct = table.drop(index=mistaken)
-    assert (correct["verdict"] == equivalence_verdicts.VERDICT_SAME_PREDICTIONS).all(), correct
+    assert (correct["verdict"] == equivalence_predictions.VERDICT_SAME_PREDICTIONS).all(), correct
 
 
 SPARSE_ADAM = """
@@ -178,7 +179,7 @@ model = keras.Sequential(
 model.layers[0].set_weights([np.arange(10, dtype="float32").reshape(5, 2) / 10])
 start = [w.copy() for w in model.get_weights()]
 adapter = keras_adapter.Adapter(sys.argv[1], {})
-found = {"own_rules": adapter._own_rules(model, "adam")}
+found = {"own_rules": adapter.own_rules(model, "adam")}
 for name in ("velocity", "velocity_in_the_check"):
     model.set_weights(start)
     model.compile(optimizer=keras.optimizers.Adam(0.1), loss="mse")
@@ -213,7 +214,7 @@ def test_keras_on_tensorflow_squares_an_embeddings_gradient_per_occurrence(built
         found[backend] = json.loads(done.stdout.strip().splitlines()[-1])
     tensorflow, torch = found["keras-tensorflow"], found["keras-torch"]
     assert tensorflow["velocity"] == pytest.approx([v / 2 for v in torch["velocity"]], rel=1e-5)
-    assert tensorflow["own_rules"] == [keras_adapter.SPARSE_SQUARES]
+    assert tensorflow["own_rules"] == [keras_on_tensorflow.SPARSE_SQUARES]
     assert torch["own_rules"] == []
     # the equivalence check densifies the gradient: then TensorFlow's is torch's
     assert tensorflow["velocity_in_the_check"] == pytest.approx(torch["velocity"], rel=1e-5)
@@ -246,7 +247,7 @@ found = {
     name: gradient([np.full((1, 2, 2, 1), value, "float32")])[0].ravel().tolist()
     for name, value in (("at_zero", 0.0), ("tied", 1.0))
 }
-found["own_rules"] = adapter._own_rules(model, "adadelta")
+found["own_rules"] = adapter.own_rules(model, "adadelta")
 print(json.dumps(found))
 """
 
@@ -277,4 +278,4 @@ def test_theano_sends_a_tied_maximums_gradient_everywhere_and_relus_half_at_zero
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["tied"] == [1.0] * 4
     assert found["at_zero"] == [0.5] * 4
-    assert found["own_rules"] == [MAX_POOL_TIES, keras2_adapter.THEANO_RELU]
+    assert found["own_rules"] == [MAX_POOL_TIES, keras_on_theano.THEANO_RELU]

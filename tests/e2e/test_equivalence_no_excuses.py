@@ -12,7 +12,7 @@ import copy
 
 import pytest
 
-from dlbench.analysis import equivalence_verdicts
+from dlbench.analysis import equivalence_dropout, equivalence_steps
 from dlbench.environments.variants import PINNED
 from dlbench.plan import comparisons, matrix, run_spec
 from dlbench.run import equivalence
@@ -79,7 +79,7 @@ def checked(built_workflow, tmp_path_factory):
 
 
 def table_of(records):
-    table = equivalence_verdicts.compare(records).set_index("backend")
+    table = equivalence_steps.compare(records).set_index("backend")
     shown = ["largest_relative_difference", "at_step", "dropout_squared", "dropout_p_value"]
     print(table[shown + ["dropout_verdict", "verdict"]].to_string())
     return table
@@ -88,9 +88,9 @@ def table_of(records):
 def test_the_formerly_excused_backends_take_the_same_steps_and_draw_the_same_dropout(checked):
     records = [checked(backend) for backend in KERAS_3 + FORMERLY_EXCUSED]
     table = table_of(records)
-    assert (table["verdict"] == equivalence_verdicts.VERDICT_SAME).all(), table
-    assert table["dropout_verdict"].str.startswith(equivalence_verdicts.VERDICT_SAME_DROPOUT).all()
-    assert table["largest_relative_difference"].max() < equivalence_verdicts.TOLERANCE / 10
+    assert (table["verdict"] == equivalence_steps.VERDICT_SAME).all(), table
+    assert table["dropout_verdict"].str.startswith(equivalence_dropout.VERDICT_SAME_DROPOUT).all()
+    assert table["largest_relative_difference"].max() < equivalence_steps.TOLERANCE / 10
     settings = {row["backend"]: row["check"]["settings"] for row in records}
     ran = equivalence.CHECK_EPSILON
     assert all(found["optimizer_epsilon"]["ran"] == ran for found in settings.values())
@@ -112,9 +112,9 @@ def test_a_slip_in_a_formerly_excused_backend_departs(checked, slip, backend, ve
     table = table_of(others + [slipped])
     assert table.loc[slipped["backend"], "verdict"].startswith(verdict), table
     correct = table.drop(index=slipped["backend"])
-    assert (correct["verdict"] == equivalence_verdicts.VERDICT_SAME).all(), correct
+    assert (correct["verdict"] == equivalence_steps.VERDICT_SAME).all(), correct
     if slip.startswith("dropout"):  # dropout is off in the steps: they stay the same
         largest = table.loc[slipped["backend"], "largest_relative_difference"]
-        assert largest <= equivalence_verdicts.TOLERANCE
+        assert largest <= equivalence_steps.TOLERANCE
     else:  # the same forward pass from the same weights: the slip is in the step
         assert table.loc[slipped["backend"], "first_step_beyond_tolerance"] >= 1

@@ -101,7 +101,7 @@ def test_runs_carry_the_check_and_a_missing_framework_refuses_only_its_backend(w
     assert torch["status"] == "ok"
     assert torch["environment_check"]["mode"] == "existing"
     assert torch["environment_check"]["mismatches"] == [DIFFERENCE]
-    assert torch["environment"]["python_executable"] == checked(workdir, "native-torch")["python"]
+    assert torch["runtime"]["python_executable"] == checked(workdir, "native-torch")["python"]
     assert record(workdir, "native-jax")["status"] == "ok"
     assert record(workdir, "native-jax")["environment_check"]["mismatches"] == []
     keras = record(workdir, "keras-jax")

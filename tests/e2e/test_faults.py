@@ -215,9 +215,7 @@ def test_faults_inside_runs_cost_only_those_runs(workdir):
     faults = ",".join("{}/{}/{}/0={}".format(*run, kind) for run, (kind, _, _) in FAULTS.items())
     started = time.monotonic()
     snakemake(workdir, "-j2", faults=faults)
-    pinned = [
-        r["environment"]["cpus_pinned"] for r in all_records(workdir).values() if "environment" in r
-    ]
+    pinned = [r["runtime"]["cpus_pinned"] for r in all_records(workdir).values() if "runtime" in r]
     assert pinned and all(len(cpus) == 1 for cpus in pinned), pinned  # the slower machine
     survived = 0
     for run, (_, status, reason) in FAULTS.items():

@@ -24,7 +24,7 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from dlbench.environments import envspec, gpu_kit
+from dlbench.environments import gpu_kit, interpreters
 from testkit import REPO, RUN_TIMEOUT_S, copy_workflow, write_config
 
 # A transfer of limited size to the GPU machine: the kit and the tree must fit it.
@@ -77,7 +77,7 @@ def machine_python(kit, tmp_path_factory):
     """A Python 3.12 venv standing for the GPU machine's python3."""
     manifest = json.loads((kit / gpu_kit.MANIFEST).read_text())
     venv = tmp_path_factory.mktemp("gpu") / "machine"
-    python = envspec.find_python(manifest["python_version"])
+    python = interpreters.find_python(manifest["python_version"])
     subprocess.run([python, "-m", "venv", str(venv)], check=True)
     # no bytecode compiled at install: two thirds of the install's CPU, for
     # files the rehearsal never imports (those it does compile on import)
@@ -116,11 +116,11 @@ def rehearsal(kit, machine_python, tmp_path_factory):
     workdir = copy_workflow(tmp_path_factory.mktemp("gpu") / "workflow")
     config = rehearsal_config(workdir)
 
-    # the resumed campaign follows a plan: native JAX's runs first, then the rest
-    plan = workdir / "config" / "campaigns" / "rehearsal.yaml"
-    plan.parent.mkdir(exist_ok=True)
+    # the resumed campaign follows a campaign file: native JAX's runs first, then the rest
+    campaign_file = workdir / "config" / "campaigns" / "rehearsal.yaml"
+    campaign_file.parent.mkdir(exist_ok=True)
     stage = {"name": "native JAX first", "select": [{"backend": "native-jax"}]}
-    plan.write_text(yaml.safe_dump({"config": [str(config)], "stages": [stage]}))
+    campaign_file.write_text(yaml.safe_dump({"config": [str(config)], "stages": [stage]}))
 
     def campaign(out, *options, configs=("--config", str(config))):
         command = [machine_python, "-m", "dlbench.campaign.gpu_campaign", "--kit", str(kit)]
@@ -140,7 +140,9 @@ def rehearsal(kit, machine_python, tmp_path_factory):
     cut_off = campaign(
         "first", "--budget-seconds", "20", "--min-stage-seconds", "5", "--pack-reserve-seconds", "0"
     )
-    resumed = campaign("second", "--budget-seconds", "1500", configs=("--plan", str(plan)))
+    resumed = campaign(
+        "second", "--budget-seconds", "1500", configs=("--campaign", str(campaign_file))
+    )
     return workdir, prepared, cut_off, resumed
 
 
@@ -182,7 +184,7 @@ def test_the_same_command_resumes_and_packs_records_tables_and_report(rehearsal)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     campaign = json.loads((workdir / "second" / "campaign.json").read_text())
     assert campaign["complete"] and campaign["gpus"] == []
-    # the plan's stage, then what it did not select, then the tables and the report
+    # the campaign file's stage, then what it did not select, then the tables and the report
     stages = [stage["name"] for stage in campaign["stages"] if stage["started"]]
     assert stages[0] == "native JAX first" and stages[-2:] == ["tables and plots", "report"]
     names = packed(workdir / "second")
@@ -203,5 +205,5 @@ def test_the_same_command_resumes_and_packs_records_tables_and_report(rehearsal)
         record = json.loads(path.read_text())
         assert record["environment_check"]["mode"] == "existing"
         if record["status"] == "ok":
-            assert record["environment"]["python_executable"].endswith(".gpu-env/bin/python")
+            assert record["runtime"]["python_executable"].endswith(".gpu-env/bin/python")
             assert record["cold_start"]["first_step_seconds"] > 0

@@ -3,7 +3,7 @@ workloads (a training workload on a Keras and a native backend, an
 inference workload on the native one) on `machine: one-core` with
 `threads: 1`, packed with `snakemake pack` and carried as an archive to
 `machine: two-cores` with `threads: 2`, whose workflow imports it beside a
-folder of bad records and the records an H200 wrote (tests/fixtures/gpu);
+folder of bad records and the records an H200 wrote (records/gpu);
 then its report in the browser."""
 
 import hashlib
@@ -14,14 +14,14 @@ import pytest
 import yaml
 
 import figures
-from dlbench.analysis import collect, plots
+from dlbench.analysis import collect, plots_comparisons
 from report_browser import check_report
 from testkit import REPO, copy_workflow, needs_browser, run_json, run_snakemake, write_config
 from workflows import load_test_config
 
 BACKENDS = ["keras-torch", "native-torch"]
 INFERENCE_BACKEND = "native-torch"
-GPU_RECORDS = REPO / "tests" / "fixtures" / "gpu" / "runs"
+GPU_RECORDS = REPO / "records" / "gpu" / "runs"
 GPU_MACHINE = "vm-nvidia-h200"
 
 
@@ -112,7 +112,7 @@ def test_each_run_records_its_machine_and_the_threads_it_was_pinned_to(compared)
             )
             assert record["status"] == "ok", record["error"]
             assert record["machine"] == machine and record["threads"] == threads
-            assert record["environment"]["threads"] == threads
+            assert record["runtime"]["threads"] == threads
 
 
 def test_timed_runs_took_turns(compared):
@@ -143,7 +143,7 @@ def test_the_merged_summary_holds_both_machines_cells(compared):
 def test_the_comparison_has_ratios_ranks_and_the_interaction_test(compared):
     tables = compared["two"] / "results" / "tables"
     comparison = pd.read_csv(tables / "machines.csv")
-    # this machine by default (an environment: the machine, and its threads and compile mode
+    # this machine by default (a testbed: the machine, and its threads and compile mode
     # as they differ: the H200's runs name theirs)
     assert set(comparison["reference"]) == {"two-cores, threads=2, compile=auto"}
     emulated = comparison[comparison["machine"] != GPU_MACHINE]
@@ -187,12 +187,12 @@ def test_imported_records_say_what_their_environment_installed_and_versions_are_
     assert carried
     for record in carried:
         installed = record["environment_check"]["installed"]
-        ran = record["environment"]["framework_version"]
+        ran = record["runtime"]["framework_version"]
         assert installed["torch"].split("+")[0] == ran.split("+")[0]
     table = pd.read_csv(compared["two"] / "results/tables/versions.csv")
     assert table.empty and "newer_machine" in table.columns
     # its plot (not in the report) says so: no row to draw
-    figure = plots.versions_figure(
+    figure = plots_comparisons.versions_figure(
         collect.read_table(compared["two"] / "results/tables/versions.csv")
     )
     assert figures.png_shows(compared["two"] / "results/plots/versions.png", figure)

@@ -97,7 +97,7 @@ def test_a_run_goes_through_slurm_and_merges_with_a_local_one(cluster, workdir):
     )
     record = json.loads(on_cluster.read_text())
     assert record["status"] == "ok", record["error"]
-    assert record["environment"]["slurm_job_id"]  # it ran inside a SLURM job
+    assert record["runtime"]["slurm_job_id"]  # it ran inside a SLURM job
     assert record["machine"] == SLURM_MACHINE and record["node"] == socket.gethostname()
     assert (workdir / "results/summary.csv").exists()
     assert "| keras-jax" in (workdir / "results/tables/digits_mlp.md").read_text()

@@ -18,7 +18,7 @@ SMOKE_CONFIGS = ("config/smoke.yaml", "config/smoke-full.yaml")
 # The wildcards that choose what a job runs (the others choose a setting:
 # the machine, the repeat, the value of a dimension).
 CHOOSING = ("dataset", "model", "backend", "environment", "family", "framework")
-AS_BENCH = ("profile", "flame_graph", "plot_profile")
+AS_BENCH = ("python_stacks", "flame_graph", "plot_python_stacks")
 # Each smoke config's runs, written out from the config by hand: (dataset,
 # model): (the backends that run it, its repeats), every run at the one point
 # the configs set (devices 0, all threads, float32, compile auto, pinned
@@ -121,9 +121,10 @@ def test_the_smoke_plans_a_run_per_cell_and_the_tests_run_every_rule_path_it_tak
     assert planned == smoke_runs(smoke_config)
 
     tested = what_each_rule_takes(planned_jobs(TEST_CONFIG))
-    # A profile is a timed run's harness and supervisor under py-spy (the tests
-    # profile a Keras, a native and a Python 3.6 backend); its flame graph is
-    # and plot are drawn in the workflow's environment: what bench takes covers them.
+    # A python stacks run is a timed run's harness and supervisor under py-spy
+    # (the tests sample a Keras, a native and a Python 3.6 backend); its flame
+    # graph and plot are drawn in the workflow's environment: what bench takes
+    # covers them.
     for rule in AS_BENCH:
         tested[rule] = tested.get(rule, set()) | tested["bench"]
     untested = {

@@ -22,11 +22,15 @@ from dlbench import catalog
 from dlbench.analysis import (
     cold_start,
     collect,
-    equivalence_verdicts,
+    equivalence_predictions,
+    equivalence_steps,
     op_categories,
     op_profiles,
-    plots,
-    profiles,
+    plots_comparisons,
+    plots_convergence,
+    plots_heat_maps,
+    plots_timings,
+    python_stacks,
 )
 from dlbench.analysis import published as published_comparison
 from dlbench.environments import variants
@@ -123,12 +127,12 @@ def results_table(workdir, name):
 # Each workload plot: the function that draws it and the table the workflow
 # draws it from (workflow/rules/plots.smk).
 WORKLOAD_PLOTS = {
-    "epoch_time": (plots.epoch_time_figure, "summary.csv"),
-    "convergence": (plots.convergence_figure, "epochs.csv"),
-    "latency": (plots.latency_figure, "latencies.csv"),
-    "throughput": (plots.throughput_figure, "summary.csv"),
-    "scaling": (plots.scaling_figure, "summary.csv"),
-    "threads_scaling": (plots.threads_scaling_figure, "summary.csv"),
+    "epoch_time": (plots_timings.epoch_time_figure, "summary.csv"),
+    "convergence": (plots_convergence.convergence_figure, "epochs.csv"),
+    "latency": (plots_timings.latency_figure, "latencies.csv"),
+    "throughput": (plots_timings.throughput_figure, "summary.csv"),
+    "scaling": (plots_timings.scaling_figure, "summary.csv"),
+    "threads_scaling": (plots_timings.threads_scaling_figure, "summary.csv"),
 }
 # The bar plots: the summary's column each bar shows, and the bars' legend label.
 BARS = {
@@ -210,7 +214,7 @@ def test_every_run_writes_a_complete_record(workdir):
         assert check["bytecode"] == "first_import", run
         # what the venv installed, as pip froze it: the numpy the run imported,
         # a variant's own pins
-        assert check["installed"]["numpy"] == found["environment"]["numpy"], run
+        assert check["installed"]["numpy"] == found["runtime"]["numpy"], run
         for pinned, version in variants.variants_of(CONFIG, run.backend)[run.versions].items():
             name = Requirement(pinned).name.lower()
             assert check["installed"][name] == version, (run, name)
@@ -223,11 +227,11 @@ def test_every_run_writes_a_complete_record(workdir):
         assert found["parameters"] == expected, run
         framework = catalog.BACKENDS[run.backend]["framework"]
         if run.backend.startswith("native-"):
-            assert found["environment"]["framework"] == framework
-            assert "keras" not in found["environment"]
+            assert found["runtime"]["framework"] == framework
+            assert "keras" not in found["runtime"]
         else:
-            assert found["environment"]["keras_backend"] == framework
-        python = found["environment"]["python_executable"]
+            assert found["runtime"]["keras_backend"] == framework
+        python = found["runtime"]["python_executable"]
         assert python.startswith(str(workdir / ".venvs" / run.backend))
         if framework == "jax":  # the tests' config keeps JAX's compiled programs
             cache = str(Path(python).parents[1] / "jax-compilation-cache")
@@ -240,8 +244,8 @@ def test_every_run_writes_a_complete_record(workdir):
             assert "cxx={}".format(Path(python).parents[1]) in flags  # precompiled headers
         built = json.loads((Path(python).parents[1] / "ready.json").read_text())
         assert built["warm_up"] == {"status": "ok", "reason": None}, run
-        assert found["settings"]["threads"] == found["environment"]["threads"] == run.threads
-        assert found["environment"]["cpu_isa"]["onednn_level"]
+        assert found["settings"]["threads"] == found["runtime"]["threads"] == run.threads
+        assert found["runtime"]["cpu_isa"]["onednn_level"]
         if found["task"] == "train":
             assert len(found["epochs"]) == found["hyper"]["epochs"]
             assert found["first_epoch_seconds"] > 0 and found["steady_epoch_seconds"] > 0
@@ -314,14 +318,14 @@ def test_recurrent_runs_record_their_kernel_and_bAbI_holds_out_five_percent(work
     assert gru["recurrent_kernels"]["gru"].startswith("Keras' JAX GRU: one lax.scan")
 
 
-def test_seed_systems_run_the_same_models(workdir):
+def test_legacy_systems_run_the_same_models(workdir):
     """Keras 2 on Theano, CNTK and MXNet: Keras 3's parameter counts, their
     settings recorded, their accuracy judged beside Keras 3's."""
     keras3 = record(workdir, "mlp", "keras-jax")
     summary = pd.read_csv(workdir / "results/summary.csv")
     for backend in LEGACY:
         found = record(workdir, "mlp", backend)
-        assert found["environment"]["keras"].startswith("2.")
+        assert found["runtime"]["keras"].startswith("2.")
         assert found["parameters"] == keras3["parameters"]
         assert found["compile"] == "compiled"  # a static graph: their only mode
         row = summary[(summary["model"] == "mlp") & (summary["backend"] == backend)]
@@ -329,7 +333,7 @@ def test_seed_systems_run_the_same_models(workdir):
         assert record(workdir, "lenet", backend)["status"] == "ok"
     theano = record(workdir, "mlp", "keras2-theano")["settings"]
     assert "floatX=float32" in theano["theano_flags"]
-    assert record(workdir, "mlp", "keras2-cntk")["environment"]["python"].startswith("3.6")
+    assert record(workdir, "mlp", "keras2-cntk")["runtime"]["python"].startswith("3.6")
 
 
 def test_inference_run_records(workdir):
@@ -361,7 +365,7 @@ def test_every_backend_predicts_the_same_from_the_same_weights(workdir):
     lenet = table[(table["model"] == "lenet") & (table["precision"] == "float32")]
     lenet = lenet.set_index("backend")
     assert set(lenet.index) == set(EVERY)
-    assert (lenet["verdict"] == equivalence_verdicts.VERDICT_SAME_PREDICTIONS).all(), lenet[
+    assert (lenet["verdict"] == equivalence_predictions.VERDICT_SAME_PREDICTIONS).all(), lenet[
         "verdict"
     ]
     assert (lenet["classes_differing"] == 0).all() and lenet["classes_sha256"].nunique() == 1
@@ -390,11 +394,12 @@ def test_every_backend_predicts_the_same_from_the_same_weights(workdir):
     workload = pd.read_csv(workdir / "results/tables/digits_lenet.csv").set_index("backend")
     for backend, verdict in workload["same_predictions"].items():
         if backend in {run.backend for run in reduced}:
-            assert verdict == equivalence_verdicts.VERDICT_SAME_PREDICTIONS or verdict.startswith(
-                "mixed_bfloat16: "
+            assert (
+                verdict == equivalence_predictions.VERDICT_SAME_PREDICTIONS
+                or verdict.startswith("mixed_bfloat16: ")
             ), (backend, verdict)
         else:
-            assert verdict == equivalence_verdicts.VERDICT_SAME_PREDICTIONS, (backend, verdict)
+            assert verdict == equivalence_predictions.VERDICT_SAME_PREDICTIONS, (backend, verdict)
     assert (
         "Predictions from the same weights"
         in (workdir / "results/tables/predictions.md").read_text()
@@ -491,7 +496,7 @@ def test_every_backend_takes_the_same_steps_from_the_same_weights(workdir):
         found = rows.loc[model]
         assert set(found.index[found["own_rules"].notna()]) == own, model
         assert (found["first_step_beyond_tolerance"].isna()).all(), found
-        assert (found["verdict"] == equivalence_verdicts.VERDICT_SAME).all(), found
+        assert (found["verdict"] == equivalence_steps.VERDICT_SAME).all(), found
     # step 0: the same forward pass from the same weights, to float32 rounding
     initial = table.groupby("model")["initial_loss"]
     assert ((initial.max() - initial.min()) / initial.min() < 1e-5).all(), initial.describe()
@@ -504,17 +509,18 @@ def test_every_backend_takes_the_same_steps_from_the_same_weights(workdir):
 
 
 def test_abstraction_cost_and_lines_of_code_tables(workdir):
-    """Keras / native ratios with intervals for every pair on the workloads
-    both run; lines of code for every implementation the config runs."""
+    """Keras / native slowdowns with intervals for every pair on the
+    workloads both run; lines of code for every implementation the config
+    runs."""
     cost = pd.read_csv(workdir / "results/tables/abstraction_cost.csv")
     pairs = catalog.keras_native_pairs(set(CONFIG["backends"]))
     assert len(pairs) >= 6
     for keras, native in pairs:
         rows = cost[(cost["keras_backend"] == keras) & (cost["native_backend"] == native)]
         assert {"mlp", "lenet"} <= set(rows["model"]), (keras, native)
-        assert (rows["ratio_ci_low"] <= rows["ratio"]).all()
-        assert (rows["ratio"] <= rows["ratio_ci_high"]).all()
-        assert (rows["ratio"] > 0).all()
+        assert (rows["slowdown_ci_low"] <= rows["slowdown"]).all()
+        assert (rows["slowdown"] <= rows["slowdown_ci_high"]).all()
+        assert (rows["slowdown"] > 0).all()
     lenet = cost[cost["model"] == "lenet"]
     assert set(lenet["measure"]) == {"p50 latency ms"}
     assert (lenet["native_samples"] == entry("lenet")["latency_samples"]).all()
@@ -536,22 +542,24 @@ def test_abstraction_cost_and_lines_of_code_tables(workdir):
     keras = counted[counted["implementation"] == "Keras"]
     assert (keras["lines_vs_keras"] == 1.0).all()
     shown = (workdir / "results/tables/lines_of_code.md").read_text()
-    assert "the published comparison (seed 004) has cuDNN > TensorFlow > Keras" in shown
-    # the plots: a point a pair and workload at its ratio, a framework a colour;
+    assert "the published comparison (source 004) has cuDNN > TensorFlow > Keras" in shown
+    # the plots: a point a pair and workload at its slowdown, a framework a colour;
     # a panel a workload, a bar an implementation, its model's lines below
     figure = workflow_drew(
         workdir,
         "results/plots/abstraction_cost.png",
-        plots.abstraction_cost_figure(results_table(workdir, "tables/abstraction_cost.csv")),
+        plots_comparisons.abstraction_cost_figure(
+            results_table(workdir, "tables/abstraction_cost.csv")
+        ),
     )
     (axis,) = figure.axes
     drawn = [x for xs, _ in figures.points(axis).values() for x in xs]
-    assert sorted(drawn) == sorted(cost["ratio"])
+    assert sorted(drawn) == sorted(cost["slowdown"])
     assert {text.get_text() for text in axis.get_legend().get_texts()} == set(cost["framework"])
     figure = workflow_drew(
         workdir,
         "results/plots/lines_of_code.png",
-        plots.lines_of_code_figure(results_table(workdir, "tables/lines_of_code.csv")),
+        plots_comparisons.lines_of_code_figure(results_table(workdir, "tables/lines_of_code.csv")),
     )
     panels = figures.visible_axes(figure)
     assert len(panels) == len(counted[["dataset", "model"]].drop_duplicates())
@@ -679,7 +687,7 @@ def test_the_speedups_are_tabled_for_every_mode(workdir):
     figure = workflow_drew(
         workdir,
         "results/plots/speedups.png",
-        plots.speedups_figure(results_table(workdir, "tables/speedups.csv")),
+        plots_comparisons.speedups_figure(results_table(workdir, "tables/speedups.csv")),
     )
     drawn = figures.points(figure.axes[0])  # a series a precision and mode, a point a cell
     assert set(drawn) == {
@@ -703,8 +711,8 @@ def test_an_older_release_is_a_cell_of_its_own_set_against_the_pinned(workdir):
     pinned = record(workdir, "mlp", "keras-jax", versions=variants.PINNED)
     assert older["status"] == "ok" and older["environment_name"] == environment
     assert (older["versions"], pinned["versions"]) == (variant, variants.PINNED)
-    assert older["environment"]["framework_version"] == "0.9.2"
-    assert pinned["environment"]["framework_version"] != "0.9.2"
+    assert older["runtime"]["framework_version"] == "0.9.2"
+    assert pinned["runtime"]["framework_version"] != "0.9.2"
     assert older["initial_weights"]["sha256"] == pinned["initial_weights"]["sha256"]
     # no other workload or backend has a cell at the variant
     assert {(r.model, r.backend) for r in runs() if r.versions == variant} == {("mlp", "keras-jax")}
@@ -722,7 +730,7 @@ def test_an_older_release_is_a_cell_of_its_own_set_against_the_pinned(workdir):
     figure = workflow_drew(
         workdir,
         "results/plots/versions.png",
-        plots.versions_figure(results_table(workdir, "tables/versions.csv")),
+        plots_comparisons.versions_figure(results_table(workdir, "tables/versions.csv")),
     )
     (axis,) = figure.axes
     drawn = figures.points(axis)
@@ -770,7 +778,7 @@ def test_emulated_devices_train_data_parallel_like_one_device(workdir):
         processes = 2 if launch == "process_per_device" else 1
         assert two["settings"]["data_parallel"]["processes"] == processes
         assert two["settings"]["data_parallel"]["accelerator"] == "emulated-cpu"
-        assert two["environment"]["cuda_visible_devices"] == ""
+        assert two["runtime"]["cuda_visible_devices"] == ""
     for backend in one_device:
         one, two = (record(workdir, "cnn", backend, devices=n) for n in (1, 2))
         assert one["parallel"]["global_batch"] == batch
@@ -803,7 +811,7 @@ def test_every_record_carries_its_manifest_and_a_setting_apart_is_flagged(workdi
         if found.get("precision", "float32") == "float32":
             observed = found_manifest["float32_observed"]
             assert observed == "ieee" or observed.startswith("n/a"), found["backend"]
-        threads = found["environment"]["threads"]
+        threads = found["runtime"]["threads"]
         assert found_manifest["intra_op_threads"] == threads, found["backend"]
     summary = pd.read_csv(workdir / "results/summary.csv")
     torch = summary[(summary["backend"] == "native-torch") & (summary["status"] == "ok")]
@@ -820,8 +828,8 @@ def test_every_record_carries_its_manifest_and_a_setting_apart_is_flagged(workdi
 def test_each_run_is_pinned_to_its_thread_count(workdir):
     for threads in (1, 2):
         found = record(workdir, "cifar_cnn", "native-torch", "cifar10_tiny", threads=threads)
-        assert found["environment"]["threads"] == threads
-        assert len(found["environment"]["cpus_pinned"]) == threads
+        assert found["runtime"]["threads"] == threads
+        assert len(found["runtime"]["cpus_pinned"]) == threads
     figure = check_workload_plot(workdir, "cifar10_tiny", "cifar_cnn", "threads_scaling")
     torch = [
         x
@@ -864,7 +872,7 @@ def test_overview_tables_and_plots(workdir):
     assert environment["version"].notna().all() and environment["Python"].notna().all()
     assert (environment["CPU matmul GFLOP/s"] > 0).all()
     assert environment["threads"].notna().all()
-    assert record(workdir, "lenet", "keras-jax")["environment"]["matmul_probe"]["size"] == 1024
+    assert record(workdir, "lenet", "keras-jax")["runtime"]["matmul_probe"]["size"] == 1024
     probes = sorted((workdir / "results/probes").glob("*/threads=*/*.json"))
     assert probes
     for path in probes:  # the CPU's probes, up to the config's largest product
@@ -873,8 +881,9 @@ def test_overview_tables_and_plots(workdir):
         assert max(size["size"] for size in probed["sizes"]) <= probed["largest_size"], path
 
     comparison = pd.read_csv(workdir / "results/tables/published_comparison.csv")
-    published = pd.read_csv(REPO / "workflow/resources/published_results.csv")
+    published = published_comparison.read(REPO / "workflow/resources/published_results.csv")
     assert set(comparison["source"]) == set(published["source"])
+    assert comparison["source"].str.endswith(("(source 002)", "(source 003)")).all()
     measured = comparison[comparison["our_value"].notna()]
     assert {"mnist_mlp", "imdb_gru", "resnet50_features"} <= set(measured["workload"])
     assert measured["our_hardware"].str.startswith("CPU").all()
@@ -918,7 +927,7 @@ def test_overview_tables_and_plots(workdir):
     # the overview's plots (speedups.png: test_the_speedups_are_tabled_for_every_mode)
     cells = results_table(workdir, "summary.csv")
     figure = workflow_drew(
-        workdir, "results/plots/relative_speed.png", plots.relative_speed_figure(cells)
+        workdir, "results/plots/relative_speed.png", plots_heat_maps.relative_speed_figure(cells)
     )
     axis = figure.axes[0]  # a row a backend, a column a workload and point
     assert figures.tick_labels(axis, "y") == sorted(set(cells["backend"]))
@@ -937,7 +946,7 @@ def test_overview_tables_and_plots(workdir):
     figure = workflow_drew(
         workdir,
         "results/plots/utilisation.png",
-        plots.utilisation_figure(results_table(workdir, "tables/utilisation.csv")),
+        plots_heat_maps.utilisation_figure(results_table(workdir, "tables/utilisation.csv")),
     )
     axis = figure.axes[0]
     assert figures.tick_labels(axis, "y") == sorted(set(used["backend"]))
@@ -1004,7 +1013,7 @@ def test_every_run_says_where_its_step_goes_op_by_op(workdir):
 
 def shows_stacked_bars(figure, cells, parts, where):
     """``figure`` has a bar for each of ``cells``, named by its backend, split
-    into ``parts`` (plots.stacked_bars_figure)."""
+    into ``parts`` (plots_stacked_bars.stacked_bars_figure)."""
     (axis,) = figure.axes
     named = [label.split(" (")[0] for label in figures.tick_labels(axis, "y")]
     assert sorted(named) == sorted(cells["backend"]), where
@@ -1031,32 +1040,33 @@ def test_a_known_op_mix_comes_first(workdir, model, category):
 
 
 @needs_browser
-def test_each_profiled_cell_says_where_its_time_goes(workdir):
-    """The profiles the config asks for (a Keras, a native and a Python 3.6
-    backend's training, and inference): each took samples inside the clock,
-    its layers' shares add up, Keras' share is zero on native backends, its
-    flame graph is drawn, and no profile run counts among the timed runs."""
-    found = pd.read_csv(workdir / "results/tables/profile.csv")
-    profiled = {(run.dataset, run.model, run.backend) for run in runs() if run.repeat == 1}
-    profiled = {cell for cell in profiled if "{}/{}".format(*cell[:2]) in CONFIG["python_stacks"]}
-    assert set(zip(found["dataset"], found["model"], found["backend"])) == profiled
+def test_python_stacks_say_where_each_sampled_cells_time_goes(workdir):
+    """The python stacks the config asks for (a Keras, a native and a Python
+    3.6 backend's training, and inference): each took samples inside the
+    clock, its layers' shares add up, Keras' share is zero on native
+    backends, its flame graph is drawn, and no python stacks run counts among
+    the timed runs."""
+    found = pd.read_csv(workdir / "results/tables/python_stacks.csv")
+    sampled = {(run.dataset, run.model, run.backend) for run in runs() if run.repeat == 1}
+    sampled = {cell for cell in sampled if "{}/{}".format(*cell[:2]) in CONFIG["python_stacks"]}
+    assert set(zip(found["dataset"], found["model"], found["backend"])) == sampled
     assert found["reason"].isna().all(), found["reason"].tolist()
     assert (found["samples"] > 0).all()
-    shares = found[[layer + "_share" for layer in profiles.LAYERS]].sum(axis=1)
+    shares = found[[layer + "_share" for layer in python_stacks.LAYERS]].sum(axis=1)
     assert np.allclose(shares, 1.0)
     native = found["backend"].str.startswith("native-")
     assert (found.loc[native, "keras_share"] == 0).all()
-    assert (found["profiled_over_timed"] > 0).all()
+    assert (found["sampled_over_timed"] > 0).all()
     for run in runs():
-        if run.repeat == 1 and (run.dataset, run.model, run.backend) in profiled:
-            folder = paths.profile_dir(run)
+        if run.repeat == 1 and (run.dataset, run.model, run.backend) in sampled:
+            folder = paths.python_stacks_dir(run)
             point = ", ".join("{}={}".format(d, getattr(run, d)) for d in matrix.DIMENSION_NAMES)
             title = "{} / {} on {} ({}): the clocked steady state".format(
                 run.dataset, run.model, run.backend, point
-            )  # as workflow/scripts/profiles.py titles it
-            stacks = profiles.read_stacks(str(workdir / folder / "stacks.txt"))
+            )  # as workflow/scripts/python_stacks.py titles it
+            stacks = python_stacks.read_stacks(str(workdir / folder / "stacks.txt"))
             figure = workflow_drew(
-                workdir, folder + "/flame.png", profiles.flame_graph_figure(stacks, title)
+                workdir, folder + "/flame.png", python_stacks.flame_graph_figure(stacks, title)
             )
             (axis,) = figure.axes
             samples = int(re.search(r"\((\d+) samples\)", axis.get_xlabel()).group(1))
@@ -1069,17 +1079,17 @@ def test_each_profiled_cell_says_where_its_time_goes(workdir):
     metrics = pd.read_csv(workdir / "results/metrics.csv")
     gru = metrics[(metrics["model"] == "imdb_gru") & (metrics["machine"] == runs()[0].machine)]
     assert (gru.groupby("backend").size() == entry("imdb_gru")["repeats"]).all()  # timed only
-    assert (workdir / "results/tables/profile_gaps.md").exists()
-    layers = results_table(workdir, "tables/profile.csv")
-    for dataset, model in {cell[:2] for cell in profiled}:
+    assert (workdir / "results/tables/python_stacks_gaps.md").exists()
+    layers = results_table(workdir, "tables/python_stacks.csv")
+    for dataset, model in {cell[:2] for cell in sampled}:
         figure = workflow_drew(
             workdir,
-            "results/plots/{}_{}_profile.png".format(dataset, model),
-            profiles.figure_of(layers, dataset, model),
+            "results/plots/{}_{}_python_stacks.png".format(dataset, model),
+            python_stacks.figure_of(layers, dataset, model),
         )
         cells = found[(found["dataset"] == dataset) & (found["model"] == model)]
         cells = cells[cells["ms_per_step"].notna()]
-        layer_names = [profiles.LAYER_NAMES[layer] for layer in profiles.LAYERS]
+        layer_names = [python_stacks.LAYER_NAMES[layer] for layer in python_stacks.LAYERS]
         shows_stacked_bars(figure, cells, layer_names, (dataset, model))  # split by layer
 
 
@@ -1187,10 +1197,10 @@ def test_conda_mode_plans_no_venvs(workdir):
         for line in output.splitlines()
         if line.startswith("Shell command:") and "-m dlbench.run.supervise" in line
     ]
-    # the timed runs, the equivalence check's and the profiles'
-    profiled = [run for run in runs() if run.repeat == 1]
-    profiled = [run for run in profiled if f"{run.dataset}/{run.model}" in CONFIG["python_stacks"]]
-    assert len(bench_commands) == len(runs()) + len(comparisons.check_runs(CONFIG)) + len(profiled)
+    # the timed runs, the equivalence check's and the python stacks'
+    sampled = [run for run in runs() if run.repeat == 1]
+    sampled = [run for run in sampled if f"{run.dataset}/{run.model}" in CONFIG["python_stacks"]]
+    assert len(bench_commands) == len(runs()) + len(comparisons.check_runs(CONFIG)) + len(sampled)
     assert all(command.startswith("PYTHONPATH=src python -m ") for command in bench_commands)
 
 

@@ -11,7 +11,7 @@ import yaml
 
 from dlbench import catalog
 from dlbench.analysis import published
-from dlbench.environments import envspec
+from dlbench.environments import setup_steps
 from dlbench.run import backends
 from dlbench.run.backends import base
 from testkit import REPO
@@ -47,7 +47,7 @@ def test_what_names_backends_elsewhere_follows_the_catalog():
             assert names == set(catalog.BACKENDS)
     assert set(published.BACKENDS.values()) <= set(catalog.BACKENDS)
     steps = {e["environment_setup"] for e in catalog.BACKENDS.values() if "environment_setup" in e}
-    assert steps <= set(envspec.SETUP_STEPS)
+    assert steps <= set(setup_steps.SETUP_STEPS)
 
 
 def test_each_compile_cache_is_a_resource_the_profile_and_the_rules_declare():

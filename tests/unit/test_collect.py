@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 import figures
-from dlbench.analysis import collect, plots, tables
+from dlbench.analysis import collect, plots_convergence, plots_timings, stats, tables
 from dlbench.run import harness
 from test_harness import spec_for
 
@@ -37,14 +37,14 @@ def records(tmp_path, numpy_backend, digits_npz, numpy_registry):
 
 
 def test_median_ci_levels():
-    assert collect.median_ci([]) == (None, None, None, None)
-    assert collect.median_ci([2.0]) == (2.0, None, None, None)
-    median, low, high, level = collect.median_ci([3.0, 1.0, 2.0])
+    assert stats.median_ci([]) == (None, None, None, None)
+    assert stats.median_ci([2.0]) == (2.0, None, None, None)
+    median, low, high, level = stats.median_ci([3.0, 1.0, 2.0])
     assert (median, low, high, level) == (2.0, 1.0, 3.0, 0.75)
-    median, low, high, level = collect.median_ci(list(range(10)))
+    median, low, high, level = stats.median_ci(list(range(10)))
     assert (median, low, high) == (4.5, 1, 8)
     assert level == pytest.approx(1 - 2 * 11 / 1024)
-    assert collect.median_ci(list(range(6)))[3] == pytest.approx(1 - 2 / 64)
+    assert stats.median_ci(list(range(6)))[3] == pytest.approx(1 - 2 / 64)
 
 
 def test_metrics_one_row_per_run(records):
@@ -104,7 +104,7 @@ def test_the_epoch_time_plot_shows_each_cells_median_interval_and_first_epoch(re
     summary = collect.summary(collect.metrics(records))
     ran = [r for r in records if r["model"] == "mlp"]
     steady = sorted(r["steady_epoch_seconds"] for r in ran)
-    figure = plots.epoch_time_figure(summary, "digits", "mlp")
+    figure = plots_timings.epoch_time_figure(summary, "digits", "mlp")
     (axis,) = figure.axes
     assert axis.get_title() == "digits / mlp: training time per epoch"
     assert axis.get_ylabel() == "seconds per epoch"
@@ -118,17 +118,17 @@ def test_the_epoch_time_plot_shows_each_cells_median_interval_and_first_epoch(re
     first = statistics.median(r["first_epoch_seconds"] for r in ran)
     assert figures.heights(axis, "first epoch") == [first]
     # the failed cell is named where its bar would be, with no bar drawn
-    (axis,) = plots.epoch_time_figure(summary, "digits", "cnn").axes
+    (axis,) = plots_timings.epoch_time_figure(summary, "digits", "cnn").axes
     assert figures.texts(axis) == ["failed"]
     assert [h != h for h in figures.heights(axis, "first epoch")] == [True]  # NaN: no bar
-    plots.epoch_time(summary, "digits", "mlp", tmp_path / "time.png")
+    plots_timings.epoch_time(summary, "digits", "mlp", tmp_path / "time.png")
     assert figures.png_shows(
-        tmp_path / "time.png", plots.epoch_time_figure(summary, "digits", "mlp")
+        tmp_path / "time.png", plots_timings.epoch_time_figure(summary, "digits", "mlp")
     )
 
 
 def test_the_convergence_plot_shows_the_median_loss_and_accuracy_of_each_epoch(records):
-    figure = plots.convergence_figure(collect.epochs(records), "digits", "mlp")
+    figure = plots_convergence.convergence_figure(collect.epochs(records), "digits", "mlp")
     assert figure.get_suptitle().startswith("digits / mlp: convergence")
     loss, accuracy = figure.axes[:2]
     assert (loss.get_ylabel(), accuracy.get_ylabel()) == ("training loss", "validation accuracy")
@@ -164,7 +164,7 @@ def test_inference_cells(tmp_path, numpy_backend, digits_npz, numpy_registry):
     latencies = collect.latencies(records)
     assert len(latencies) == 3 * 25
     # the latency plot: one box of every timed call of the three repeats
-    (axis,) = plots.latency_figure(latencies, "digits", "lenet").axes
+    (axis,) = plots_timings.latency_figure(latencies, "digits", "lenet").axes
     assert axis.get_title() == "digits / lenet: inference latency, batch 1"
     assert [label.split("\n")[0] for label in figures.tick_labels(axis)] == ["numpy-test"]
     calls = sorted(ms for r in records for ms in r["latencies_ms"])
@@ -173,7 +173,7 @@ def test_inference_cells(tmp_path, numpy_backend, digits_npz, numpy_registry):
     shown = [y for line in axis.get_lines() for y in line.get_ydata()]  # whiskers and outliers
     assert (min(shown), max(shown)) == (calls[0], calls[-1])
     # the throughput plot: the median over the repeats of each record's figure
-    (axis,) = plots.throughput_figure(summary, "digits", "lenet").axes
+    (axis,) = plots_timings.throughput_figure(summary, "digits", "lenet").axes
     assert axis.get_title() == "digits / lenet: batched inference"
     assert [label.split("\n")[0] for label in figures.tick_labels(axis)] == ["numpy-test"]
     expected = statistics.median(r["seconds_per_1000_samples"] for r in records)

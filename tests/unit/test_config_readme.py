@@ -15,7 +15,7 @@ The convention the page keeps and these tests check:
   row starts with ``| `key` |``. The section ends at the next heading.
 - Each row's example holds at least one code span that is the key with a
   value, in YAML (``warmup: 10``) or, at the top level, as the command line
-  gives it (``--config profile=false``); every such value must be one the
+  gives it (``--config op_profile=false``); every such value must be one the
   schema accepts there.
 - The default cell gives the schema's default in code where the schema has
   one, and says "required" where the object requires the key.

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.plan import config_sources, validation
+from dlbench.plan import config_sources, matrix, validation
 from testkit import REPO, copy_workflow
 
 SCHEMA = validation.load_schema(REPO / "workflow" / "schemas" / "config.schema.yaml")
@@ -47,7 +47,7 @@ def test_several_config_files_merge_in_order_as_snakemake_merges_them():
     "given, expected",
     [
         # Snakemake reads a top-level false, and every nested value, as a string
-        ({"profile": "false"}, {"profile": False}),
+        ({"op_profile": "false"}, {"op_profile": False}),
         ({"generated_data": "true"}, {"generated_data": True}),
         ({"backends": {"keras-jax": "null"}}, {"backends": {"keras-jax": None}}),
         ({"backends": {"keras-jax": "None"}}, {"backends": {"keras-jax": None}}),
@@ -56,7 +56,7 @@ def test_several_config_files_merge_in_order_as_snakemake_merges_them():
         ({"equivalence_check": {"tolerance": "1e-07"}}, {"equivalence_check": {"tolerance": 1e-7}}),
         # where the key takes a string, the string stays
         ({"machine": "123"}, {"machine": "123"}),
-        ({"profile": ["digits/mlp"]}, {"profile": ["digits/mlp"]}),
+        ({"op_profile": ["digits/mlp"]}, {"op_profile": ["digits/mlp"]}),
         (
             {"versions": {"keras-jax": [{"jax": "0.10", "keras": "3.10"}]}},
             {"versions": {"keras-jax": [{"jax": "0.10", "keras": "3.10"}]}},
@@ -89,7 +89,7 @@ def test_snakemake_plans_only_the_backends_the_command_line_names(workdir):
         "config/smoke.yaml",
         "--config",
         "backends={keras-jax: {}, keras-torch: null}",
-        "profile=false",
+        "op_profile=false",
     )
     assert done.returncode == 0, done.stderr[-3000:]
     planned = set(re.findall(r"/digits/mlp/([a-z0-9-]+)/devices=", done.stdout))
@@ -107,3 +107,18 @@ def test_a_refused_config_prints_its_reason_alone(workdir):
         "(the schema's whole answer: logs/config-error.log)",
     ]
     assert done.stdout == ""
+
+
+@pytest.mark.parametrize("value", [False, True, ["digits/mlp"]])
+def test_a_config_that_still_says_profile_is_refused_naming_op_profile(value):
+    """``profile`` (each framework's op profiler) is now ``op_profile``: a
+    config that still says ``profile``, in a file or on the command line, is
+    refused before the schema reads it, in one line naming the new key."""
+    config = config_sources.combine([dict(FILE, workloads=[])], {"profile": value}, SCHEMA)
+    schema_path = REPO / "workflow" / "schemas" / "config.schema.yaml"
+    with pytest.raises(matrix.ConfigError) as refused:
+        validation.validate_config(config, SCHEMA, schema_path, log_path=os.devnull)
+    assert str(refused.value) == (
+        "profile: this key is now op_profile (each framework's own op profiler over a window "
+        "of steady steps); rename it"
+    )

@@ -149,7 +149,7 @@ def test_unreadable_cpu_flags_are_the_reason_never_a_cpu_without_the_instruction
 ):
     """Where /proc/cpuinfo cannot be read, the cell is n/a because the flags
     are not known, and says so with the error, in the matrix's table, in
-    the record the supervisor writes and in the environment a run records;
+    the record the supervisor writes and in the runtime a run records;
     a readable file is read as before."""
     readable = tmp_path / "cpuinfo"
     readable.write_text("processor\t: 0\nflags\t\t: {}\n".format(" ".join(sorted(ZEN2))))
@@ -196,7 +196,7 @@ def test_unreadable_cpu_flags_are_the_reason_never_a_cpu_without_the_instruction
     record = json.loads(record_path.read_text())
     assert record["status"] == "unavailable" and why in record["reason"]
 
-    environment = runtime.environment(1, [0])
-    assert environment["cpu_flags_unreadable"] == why
-    assert environment["cpu_precision_flags"] == []
-    assert environment["cpu_isa"]["onednn_level"] is None
+    observed = runtime.observed(1, [0])
+    assert observed["cpu_flags_unreadable"] == why
+    assert observed["cpu_precision_flags"] == []
+    assert observed["cpu_isa"]["onednn_level"] is None

@@ -87,7 +87,7 @@ def test_versions_are_read_the_way_each_library_encodes_them():
 
 
 def test_the_cudnn_lenet_counts_every_call_it_writes_out():
-    """The comparison the seed made: cuDNN's LeNet takes several times the
+    """The comparison source 004 made: cuDNN's LeNet takes several times the
     lines of the frameworks' (descriptors, algorithms, workspaces, the
     libraries' C functions declared)."""
     cudnn = lines.count("native-cudnn", "lenet", "infer", BUILT_IN)
@@ -107,18 +107,18 @@ def test_the_shared_weights_load_in_cudnns_layout_every_shape_checked_first():
         ("Dense", (800, 500), [4, 4, 50]),
         ("Dense", (500, 10), None),
     ]
-    manifest, weights = {"weights": []}, []
+    layout, weights = {"weights": []}, []
     for index, (keras_class, shape, flattened_from) in enumerate(keras):
         for variable, values in (("kernel", rng.rand(*shape)), ("bias", rng.rand(shape[-1]))):
             entry = {"path": "lenet/layer{}/{}".format(index, variable), "class": keras_class}
             entry.update(variable=variable, flattened_from=flattened_from)
-            manifest["weights"].append(entry)
+            layout["weights"].append(entry)
             weights.append(values.astype("float32"))
     cudnn_shapes = [(20, 1, 5, 5), (50, 20, 5, 5), (500, 800), (10, 500)]
     layers = [SimpleNamespace(weight=np.zeros(s), bias=np.zeros(s[0])) for s in cudnn_shapes]
     adapter = native_cudnn_adapter.Adapter("cudnn", {})
     adapter.cupy = np
-    adapter.load_initial_weights({"name": "lenet", "layers": layers}, manifest, weights)
+    adapter.load_initial_weights({"name": "lenet", "layers": layers}, layout, weights)
     assert (layers[0].weight == weights[0].transpose(3, 2, 0, 1)).all()
     assert (layers[1].bias == weights[3]).all()
     # Keras flattens (height, width, channels), cuDNN's NCHW maps (channels, height, width)
@@ -126,5 +126,5 @@ def test_the_shared_weights_load_in_cudnns_layout_every_shape_checked_first():
     assert (layers[2].weight == kernel.T).all()
     untouched = [SimpleNamespace(weight=np.zeros(s), bias=np.zeros(s[0])) for s in cudnn_shapes]
     with pytest.raises(ValueError, match="Keras weights have no place in cuDNN's lenet"):
-        adapter.load_initial_weights({"name": "lenet", "layers": untouched[:3]}, manifest, weights)
+        adapter.load_initial_weights({"name": "lenet", "layers": untouched[:3]}, layout, weights)
     assert not untouched[0].weight.any()  # nothing copied before every shape was checked

@@ -17,7 +17,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from dlbench import catalog
-from dlbench.data import datasets
+from dlbench.data import preparation
 from dlbench.models import lines, workloads
 from dlbench.plan import config_rules, matrix, run_spec
 from dlbench.record import record_schema
@@ -233,8 +233,8 @@ def test_synthetic_datasets_are_random_inputs_of_the_given_shape(synthetic, tmp_
     assert registry.speed_only("pixels") and not registry.speed_only("digits")
     assert registry.input_shape_of("pixels") == (6, 5, 3)
     assert "pixels" not in BUILT_IN.datasets
-    datasets.prepare("pixels", {}, tmp_path / "pixels.npz", registry.datasets["pixels"])
-    datasets.prepare("tokens", {}, tmp_path / "tokens.npz", registry.datasets["tokens"])
+    preparation.prepare("pixels", {}, tmp_path / "pixels.npz", registry.datasets["pixels"])
+    preparation.prepare("tokens", {}, tmp_path / "tokens.npz", registry.datasets["tokens"])
     with np.load(tmp_path / "pixels.npz") as arrays:
         assert arrays["x_train"].shape == (40, 6, 5, 3) and arrays["x_test"].shape == (8, 6, 5, 3)
         assert arrays["x_train"].dtype == np.float32
@@ -246,7 +246,7 @@ def test_synthetic_datasets_are_random_inputs_of_the_given_shape(synthetic, tmp_
         assert arrays["x_train"].dtype == np.int32
         assert 1 <= arrays["x_train"].min() and arrays["x_train"].max() < 50
         assert json.loads(str(arrays["meta"])) == {"classes": 3, "vocabulary": 50}
-    datasets.prepare("tokens", {}, tmp_path / "again.npz", registry.datasets["tokens"])
+    preparation.prepare("tokens", {}, tmp_path / "again.npz", registry.datasets["tokens"])
     with np.load(tmp_path / "tokens.npz") as one, np.load(tmp_path / "again.npz") as two:
         assert (one["x_train"] == two["x_train"]).all()  # the same data for every backend
 

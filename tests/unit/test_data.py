@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from dlbench import catalog
-from dlbench.data import datasets, stand_ins
+from dlbench.data import downloads, preparation, raw_formats, stand_ins, unfetched
 from dlbench.registry import BUILT_IN
 from dlbench.run import run_data
 
@@ -57,7 +57,7 @@ def test_good_file_is_downloaded_and_verified(served, tmp_path):
     root, url = served
     good = fake_mnist_npz(root / "mnist.npz")
     destination = tmp_path / "resources" / "mnist" / "mnist.npz"
-    datasets.fetch(catalog.source_of("mnist", "mnist.npz", url), sha256(good), destination)
+    downloads.fetch(catalog.source_of("mnist", "mnist.npz", url), sha256(good), destination)
     assert destination.read_bytes() == good.read_bytes()
 
 
@@ -69,8 +69,8 @@ def test_corrupted_file_is_refused_and_leaves_nothing(served, tmp_path):
     corrupted[len(corrupted) // 2] ^= 0xFF
     (root / "mnist.npz").write_bytes(bytes(corrupted))
     destination = tmp_path / "resources" / "mnist.npz"
-    with pytest.raises(datasets.ChecksumError, match="mnist.npz"):
-        datasets.fetch(url + "mnist.npz", expected, destination)
+    with pytest.raises(downloads.ChecksumError, match="mnist.npz"):
+        downloads.fetch(url + "mnist.npz", expected, destination)
     assert list(destination.parent.iterdir()) == []  # no file that looks complete
 
 
@@ -78,7 +78,7 @@ def test_missing_file_is_a_clear_error(served, tmp_path):
     _, url = served
     destination = tmp_path / "resources" / "mnist.npz"
     with pytest.raises(FileNotFoundError, match="404"):
-        datasets.fetch(url + "mnist.npz", "sha256:" + "0" * 64, destination)
+        downloads.fetch(url + "mnist.npz", "sha256:" + "0" * 64, destination)
     assert not destination.exists()
 
 
@@ -89,14 +89,14 @@ def test_local_folder_mirror(tmp_path):
     source = catalog.source_of("mnist", "mnist.npz", str(mirror))
     assert source == str(mirror / "mnist.npz")
     destination = tmp_path / "out" / "mnist.npz"
-    datasets.fetch(source, expected, destination)
+    downloads.fetch(source, expected, destination)
     assert sha256(destination) == expected
     (mirror / "mnist.npz").write_bytes(b"not the file")
-    with pytest.raises(datasets.ChecksumError):
-        datasets.fetch(source, expected, tmp_path / "other" / "mnist.npz")
+    with pytest.raises(downloads.ChecksumError):
+        downloads.fetch(source, expected, tmp_path / "other" / "mnist.npz")
     assert list((tmp_path / "other").iterdir()) == []
     with pytest.raises(FileNotFoundError, match="mirror has no file"):
-        datasets.fetch(str(mirror / "absent.npz"), expected, tmp_path / "x")
+        downloads.fetch(str(mirror / "absent.npz"), expected, tmp_path / "x")
 
 
 def test_canonical_sources():
@@ -111,7 +111,7 @@ def test_canonical_sources():
 def test_prepare_mnist(tmp_path):
     raw = fake_mnist_npz(tmp_path / "mnist.npz")
     out = tmp_path / "mnist_prepared.npz"
-    shapes = datasets.prepare("mnist", {"mnist.npz": raw}, out)
+    shapes = preparation.prepare("mnist", {"mnist.npz": raw}, out)
     assert shapes["x_train"] == (50, 28, 28, 1) and shapes["y_test"] == (20,)
     with np.load(out) as arrays, np.load(raw) as original:
         assert arrays["x_train"].dtype == np.float32
@@ -140,9 +140,10 @@ def test_prepare_fashion_mnist_from_idx_files(tmp_path):
         files[name] = tmp_path / name
     assert set(files) == set(catalog.DATASETS["fashion_mnist"]["files"])
     np.testing.assert_array_equal(
-        datasets.read_idx(files["t10k-labels-idx1-ubyte.gz"]), arrays["t10k-labels-idx1-ubyte.gz"]
+        raw_formats.read_idx(files["t10k-labels-idx1-ubyte.gz"]),
+        arrays["t10k-labels-idx1-ubyte.gz"],
     )
-    datasets.prepare("fashion_mnist", files, tmp_path / "fashion.npz")
+    preparation.prepare("fashion_mnist", files, tmp_path / "fashion.npz")
     with np.load(tmp_path / "fashion.npz") as prepared:
         assert prepared["x_train"].shape == (30, 28, 28, 1)
         np.testing.assert_array_equal(prepared["y_test"], arrays["t10k-labels-idx1-ubyte.gz"])
@@ -150,7 +151,7 @@ def test_prepare_fashion_mnist_from_idx_files(tmp_path):
 
 def test_prepare_digits_is_fixed_and_centred(digits_npz, tmp_path):
     again = tmp_path / "digits.npz"
-    datasets.prepare("digits", {}, again)
+    preparation.prepare("digits", {}, again)
     with np.load(digits_npz) as first, np.load(again) as second:
         for name in ("x_train", "y_train", "x_test", "y_test"):
             np.testing.assert_array_equal(first[name], second[name])
@@ -162,7 +163,7 @@ def test_prepare_digits_is_fixed_and_centred(digits_npz, tmp_path):
 def test_prepare_cifar10_from_the_binary_archive(tmp_path):
     archive = tmp_path / "cifar-10-binary.tar.gz"
     expected = stand_ins.cifar_binary_archive(archive, per_batch=4, test=4, seed=2)
-    datasets.prepare("cifar10", {"cifar-10-binary.tar.gz": archive}, tmp_path / "cifar10.npz")
+    preparation.prepare("cifar10", {"cifar-10-binary.tar.gz": archive}, tmp_path / "cifar10.npz")
     with np.load(tmp_path / "cifar10.npz") as prepared:
         assert prepared["x_train"].shape == (20, 32, 32, 3)
         assert prepared["x_test"].shape == (4, 32, 32, 3)
@@ -176,14 +177,14 @@ def test_prepare_cifar10_from_the_binary_archive(tmp_path):
 
 
 def test_imagenet_synthetic_is_fixed_random_images(tmp_path):
-    datasets.prepare("imagenet_synthetic", {}, tmp_path / "a.npz")
+    preparation.prepare("imagenet_synthetic", {}, tmp_path / "a.npz")
     with np.load(tmp_path / "a.npz") as prepared:
         assert prepared["x_test"].shape[1:] == (224, 224, 3)
         assert json.loads(str(prepared["meta"]))["classes"] == 1000
         first = prepared["x_test"][0, 0, :4, 0].copy()
     assert np.array_equal(
         first,
-        datasets.load_imagenet_synthetic({}, catalog.DATASETS["imagenet_synthetic"])["x_test"][
+        preparation.load_imagenet_synthetic({}, catalog.DATASETS["imagenet_synthetic"])["x_test"][
             0, 0, :4, 0
         ],
     )
@@ -204,7 +205,7 @@ def write_imdb_npz(path):
 
 def test_read_npz_ragged_reads_object_arrays(tmp_path):
     write_imdb_npz(tmp_path / "imdb.npz")
-    arrays = datasets.read_npz_ragged(tmp_path / "imdb.npz")
+    arrays = raw_formats.read_npz_ragged(tmp_path / "imdb.npz")
     assert list(arrays["x_train"][0]) == [5, 29997, 7] and len(arrays["x_train"][1]) == 199
     assert list(arrays["y_test"]) == [1, 0]
 
@@ -219,11 +220,11 @@ def test_read_npz_ragged_refuses_anything_but_numpy(tmp_path):
     payload[0] = Exploit()
     np.savez(tmp_path / "evil.npz", x_train=payload)
     with pytest.raises(pickle.UnpicklingError, match="refusing to load"):
-        datasets.read_npz_ragged(tmp_path / "evil.npz")
+        raw_formats.read_npz_ragged(tmp_path / "evil.npz")
 
 
 def test_encode_sequences_follows_keras_conventions():
-    encoded = datasets.encode_sequences([[5, 29997, 7], list(range(1, 200))], 30000, 150)
+    encoded = preparation.encode_sequences([[5, 29997, 7], list(range(1, 200))], 30000, 150)
     assert encoded.shape == (2, 150) and encoded.dtype == np.int32
     # start mark 1, ranks shifted by 3, rank 29997+3 is out of a 30,000 vocabulary -> 2
     assert list(encoded[0, -4:]) == [1, 8, 2, 10] and not encoded[0, :-4].any()
@@ -233,7 +234,7 @@ def test_encode_sequences_follows_keras_conventions():
 
 def test_prepare_imdb(tmp_path):
     write_imdb_npz(tmp_path / "imdb.npz")
-    datasets.prepare("imdb", {"imdb.npz": tmp_path / "imdb.npz"}, tmp_path / "prepared.npz")
+    preparation.prepare("imdb", {"imdb.npz": tmp_path / "imdb.npz"}, tmp_path / "prepared.npz")
     with np.load(tmp_path / "prepared.npz") as prepared:
         assert prepared["x_train"].shape == (3, 150) and prepared["x_test"].shape == (2, 150)
         assert list(prepared["y_train"]) == [0, 1, 1]
@@ -245,15 +246,15 @@ def test_file_without_published_hash_is_recorded_then_checked(served, tmp_path):
     stand_ins.babi_archive(root / "babi.tar.gz", train=10, test=10)
     record = tmp_path / "checksums" / "babi.tar.gz.sha256"
     first = tmp_path / "first" / "babi.tar.gz"
-    datasets.fetch(url + "babi.tar.gz", None, first, hash_record=record)
+    downloads.fetch(url + "babi.tar.gz", None, first, hash_record=record)
     assert record.read_text().strip() == sha256(first)
     # the same bytes again pass; other bytes at the same place are refused
-    datasets.fetch(
+    downloads.fetch(
         url + "babi.tar.gz", None, tmp_path / "again" / "babi.tar.gz", hash_record=record
     )
     stand_ins.babi_archive(root / "babi.tar.gz", train=10, test=10, seed=1)
-    with pytest.raises(datasets.ChecksumError):
-        datasets.fetch(
+    with pytest.raises(downloads.ChecksumError):
+        downloads.fetch(
             url + "babi.tar.gz", None, tmp_path / "third" / "babi.tar.gz", hash_record=record
         )
     assert not (tmp_path / "third" / "babi.tar.gz").exists()
@@ -272,7 +273,7 @@ BABI_STORY = """1 Mary moved to the bathroom.
 
 
 def test_parse_stories_reads_babi_lines():
-    questions = datasets.parse_stories(BABI_STORY.splitlines())
+    questions = raw_formats.parse_stories(BABI_STORY.splitlines())
     assert len(questions) == 3
     story, question, answer = questions[1]
     assert question == ["Where", "is", "the", "football", "?"] and answer == "kitchen"
@@ -283,8 +284,8 @@ def test_parse_stories_reads_babi_lines():
 
 
 def test_vectorize_stories_pads_in_front_and_indexes_words_from_one():
-    questions = datasets.parse_stories(BABI_STORY.splitlines())
-    prepared = datasets.vectorize_stories({"train": questions[:2], "test": questions[2:]})
+    questions = raw_formats.parse_stories(BABI_STORY.splitlines())
+    prepared = preparation.vectorize_stories({"train": questions[:2], "test": questions[2:]})
     meta = prepared["meta"]
     vocabulary = sorted({w for s, q, a in questions for w in s + q + [a]})
     assert meta["vocabulary"] == meta["classes"] == len(vocabulary) + 1
@@ -300,7 +301,7 @@ def test_vectorize_stories_pads_in_front_and_indexes_words_from_one():
 def test_prepare_babi_from_the_archive(tmp_path):
     archive = tmp_path / "babi_tasks_1-20_v1-2.tar.gz"
     stand_ins.babi_archive(archive, train=100, test=50)
-    datasets.prepare("babi", {archive.name: archive}, tmp_path / "babi.npz")
+    preparation.prepare("babi", {archive.name: archive}, tmp_path / "babi.npz")
     with np.load(tmp_path / "babi.npz") as prepared:
         meta = json.loads(str(prepared["meta"]))
         assert prepared["x_train__story"].shape == (100, meta["story_length"])
@@ -312,11 +313,11 @@ def test_prepare_babi_from_the_archive(tmp_path):
 
 def test_generated_cifar_and_imdb_prepare_like_the_originals(tmp_path):
     stand_ins.cifar_binary_archive(tmp_path / "c.tar.gz", per_batch=10, test=10)
-    datasets.prepare(
+    preparation.prepare(
         "cifar10_tiny", {"cifar-10-binary.tar.gz": tmp_path / "c.tar.gz"}, tmp_path / "c.npz"
     )
     stand_ins.imdb_npz(tmp_path / "i.npz", train=20, test=10)
-    datasets.prepare("imdb_tiny", {"imdb.npz": tmp_path / "i.npz"}, tmp_path / "p.npz")
+    preparation.prepare("imdb_tiny", {"imdb.npz": tmp_path / "i.npz"}, tmp_path / "p.npz")
     with np.load(tmp_path / "c.npz") as cifar, np.load(tmp_path / "p.npz") as imdb:
         assert cifar["x_train"].shape == (50, 32, 32, 3) and len(cifar["y_test"]) == 10
         assert imdb["x_train"].shape == (20, 150) and imdb["x_train"].max() < 30000
@@ -325,7 +326,9 @@ def test_generated_cifar_and_imdb_prepare_like_the_originals(tmp_path):
 
 def test_generated_mnist_prepares_like_the_original_and_is_learnable(tmp_path):
     stand_ins.mnist_npz(tmp_path / "mnist.npz", train=200, test=50)
-    datasets.prepare("mnist_generated", {"mnist.npz": tmp_path / "mnist.npz"}, tmp_path / "m.npz")
+    preparation.prepare(
+        "mnist_generated", {"mnist.npz": tmp_path / "mnist.npz"}, tmp_path / "m.npz"
+    )
     with np.load(tmp_path / "m.npz") as mnist:
         assert mnist["x_train"].shape == (200, 28, 28, 1) and len(mnist["y_test"]) == 50
         x, y = mnist["x_train"].reshape(200, -1), mnist["y_train"]
@@ -359,16 +362,16 @@ def test_prepare_refuses_inputs_of_the_wrong_shape(tmp_path):
         "y_test": np.zeros(1),
     }
     with pytest.raises(ValueError, match="expected shape"):
-        datasets.check_inputs("mnist", arrays, catalog.INPUT_SHAPES["image28"])
+        preparation.check_inputs("mnist", arrays, catalog.INPUT_SHAPES["image28"])
 
 
 def test_a_file_that_cannot_be_fetched_holds_the_reason_until_tried_again(tmp_path):
     destination = tmp_path / "resources" / "mnist" / "mnist.npz"
     destination.parent.mkdir(parents=True)
     missing = tmp_path / "mirror" / "mnist.npz"
-    reason = datasets.fetch_or_say_why(str(missing), "sha256:" + "0" * 64, destination)
+    reason = unfetched.fetch_or_say_why(str(missing), "sha256:" + "0" * 64, destination)
     assert "data mirror has no file" in reason and str(missing) in reason
-    assert datasets.unfetched_reason(destination) == reason
+    assert unfetched.unfetched_reason(destination) == reason
     prepared = tmp_path / "results" / "mnist.npz"
     prepared.parent.mkdir()
     run_data.write_unavailable(str(prepared), "could not fetch " + reason)
@@ -380,7 +383,7 @@ def test_a_file_that_cannot_be_fetched_holds_the_reason_until_tried_again(tmp_pa
     )
     (records / "ok.json").write_text(json.dumps({"status": "ok", "reason": None}))
     made = {destination: "mnist", prepared: "mnist", tmp_path / "absent": "mnist"}
-    discarded = datasets.discard_unfetched(made, lambda dataset: [tmp_path / "runs" / dataset])
+    discarded = unfetched.discard_unfetched(made, lambda dataset: [tmp_path / "runs" / dataset])
     assert discarded == [str(destination), str(prepared)]
     assert not destination.exists() and not prepared.exists()
     assert not (records / "mlp" / "run.json").exists() and (records / "ok.json").exists()
@@ -401,7 +404,7 @@ def test_a_record_that_cannot_be_read_is_named_on_stderr_never_skipped_silently(
     listed.write_text("[]")
     unreadable = records / "unreadable.json"
     unreadable.mkdir()  # reading it fails: IsADirectoryError, an OSError
-    assert datasets.records_without_data([records], "mnist") == [str(carrying)]
+    assert unfetched.records_without_data([records], "mnist") == [str(carrying)]
     said = capsys.readouterr().err.splitlines()
     assert len(said) == 3
     cut_line, listed_line, unreadable_line = said
@@ -412,18 +415,18 @@ def test_a_record_that_cannot_be_read_is_named_on_stderr_never_skipped_silently(
         "not read, kept: {} (IsADirectoryError: [Errno 21] Is a directory: ".format(unreadable)
     )
     made = tmp_path / "mnist.npz"
-    made.write_bytes(datasets.UNFETCHED + b"404")
-    assert datasets.discard_unfetched({made: "mnist"}, lambda dataset: [records]) == [str(made)]
+    made.write_bytes(unfetched.UNFETCHED + b"404")
+    assert unfetched.discard_unfetched({made: "mnist"}, lambda dataset: [records]) == [str(made)]
     assert not carrying.exists() and cut.exists() and listed.exists()
     assert str(cut) in capsys.readouterr().err
 
 
 def test_a_fetched_file_is_data_however_it_starts(tmp_path):
     path = fake_mnist_npz(tmp_path / "mnist.npz")
-    assert datasets.unfetched_reason(path) is None
-    assert datasets.discard_unfetched({path: "mnist"}) == [] and path.exists()
-    datasets.prepare("mnist", {"mnist.npz": path}, tmp_path / "prepared.npz")
-    assert datasets.discard_unfetched({tmp_path / "prepared.npz": "mnist"}) == []
+    assert unfetched.unfetched_reason(path) is None
+    assert unfetched.discard_unfetched({path: "mnist"}) == [] and path.exists()
+    preparation.prepare("mnist", {"mnist.npz": path}, tmp_path / "prepared.npz")
+    assert unfetched.discard_unfetched({tmp_path / "prepared.npz": "mnist"}) == []
 
 
 def test_a_dataset_without_its_data_says_why_to_every_reader(tmp_path):

@@ -16,6 +16,7 @@ from testkit import REPO
 PAGES = [
     REPO / "README.md",
     REPO / "config" / "README.md",
+    REPO / "records" / "gpu" / "README.md",
     *sorted((REPO / "docs").glob("*.md")),
     *sorted((REPO / "src" / "dlbench").rglob("ADDING_*.md")),
 ]

@@ -12,7 +12,7 @@ As written, but for what a dry run on this machine cannot do:
 - GPUs: planned as on a machine with eight (CUDA_VISIBLE_DEVICES);
 - ``<machine>`` stands for this machine's name;
 - the archive a GPU box packs (``gpu-box.tar.gz`` in docs/clusters.md) is
-  the H200 machine's records of tests/fixtures/gpu, packed as ``snakemake
+  the H200 machine's records in records/gpu, packed as ``snakemake
   pack`` packs;
 - the SLURM profile needs Snakemake's SLURM plugin (`pip install -e
   '.[slurm]'`): skipped with the reason where it is missing (the end-to-end
@@ -91,12 +91,13 @@ SNIPPETS = list(snippets())
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    """A copy of the workflow with the tests' fixtures, and the archive a GPU
-    box packs."""
+    """A copy of the workflow with the tests' fixtures and the kept GPU
+    records, and the archive a GPU box packs."""
     workdir = copy_workflow(tmp_path_factory.mktemp("documented") / "workflow")
     (workdir / "tests").mkdir(exist_ok=True)
     (workdir / "tests" / "fixtures").symlink_to(REPO / "tests" / "fixtures")
-    runs = REPO / "tests" / "fixtures" / "gpu" / "runs"
+    (workdir / "records").symlink_to(REPO / "records")
+    runs = REPO / "records" / "gpu" / "runs"
     with tarfile.open(workdir / "gpu-box.tar.gz", "w:gz") as packed:
         for path in sorted(runs.rglob("*")):
             if path.is_file():

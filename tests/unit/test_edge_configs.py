@@ -18,7 +18,15 @@ import statistics
 import pytest
 import yaml
 
-from dlbench.analysis import collect, front_page, plots, stats, tables
+from dlbench.analysis import (
+    collect,
+    front_page,
+    plots_convergence,
+    plots_heat_maps,
+    plots_timings,
+    stats,
+    tables,
+)
 from dlbench.plan import config_sources, matrix, targets, validation
 from testkit import REPO, fixture_record
 
@@ -198,7 +206,7 @@ def cycled(values, count):
 def tables_and_report(config, folder):
     """What the rules after the runs make of the records (workflow/scripts):
     collect, the workload tables, significance, the plots and the front page."""
-    plan = targets.Plan(config, REPO, "venv")
+    plan = targets.WorkflowTargets(config, REPO, "venv")
     records = [record_for(config, run) for run in matrix.runs(config)]
     metrics = collect.metrics(records)
     epochs = collect.epochs(records)
@@ -230,7 +238,7 @@ def tables_and_report(config, folder):
     tables.write(outputs, pairs, "pairs", stats.CAPTION, shown=stats.shown(pairs))
     pairs = collect.read_table(outputs["csv"])
     heat_map, page = str(folder / "relative_speed.png"), str(folder / "front_page.rst")
-    plots.relative_speed(summary, heat_map)
+    plots_heat_maps.relative_speed(summary, heat_map)
     front_page.write(summary, pairs, config["significance_level"], heat_map, page)
     return written + [outputs["csv"], page], summary
 
@@ -249,13 +257,13 @@ def table_outputs(folder, name):
 
 def plotters(task, summary, epochs, latencies, config):
     if task == "train":
-        found = [(plots.epoch_time, summary), (plots.convergence, epochs)]
+        found = [(plots_timings.epoch_time, summary), (plots_convergence.convergence, epochs)]
     else:
-        found = [(plots.latency, latencies), (plots.throughput, summary)]
+        found = [(plots_timings.latency, latencies), (plots_timings.throughput, summary)]
     if len(matrix.dimension_values(config, "devices")) > 1:
-        found.append((plots.scaling, summary))
+        found.append((plots_timings.scaling, summary))
     if len(matrix.dimension_values(config, "threads")) > 1:
-        found.append((plots.threads_scaling, summary))
+        found.append((plots_timings.threads_scaling, summary))
     return found
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dlbench import catalog
-from dlbench.environments import envspec, interpreters, venvs
+from dlbench.environments import checks, env_files, interpreters, venvs
 from dlbench.host import runtime
 from dlbench.plan import import_graph
 from dlbench.record import contract
@@ -37,7 +37,7 @@ def test_main_env_file_matches_the_project_pins():
 
     with open(REPO / "pyproject.toml", "rb") as handle:
         project = set(tomllib.load(handle)["project"]["dependencies"])
-    main = envspec.read_spec(REPO / "envs" / "main.yaml")
+    main = env_files.read_spec(REPO / "envs" / "main.yaml")
     assert set(main["pip"]) <= project
     # what only the Snakemake process itself needs, not the rules' scripts
     driver_only = {"snakemake==9.27.1"}
@@ -46,9 +46,9 @@ def test_main_env_file_matches_the_project_pins():
 
 @pytest.mark.parametrize("path", BACKEND_ENV_FILES, ids=lambda path: path.stem)
 def test_env_files_pin_python_and_every_pip_package(path):
-    spec = envspec.read_spec(path)
+    spec = env_files.read_spec(path)
     assert spec["name"] == path.stem
-    # Keras 3 on 3.11; the seed systems (and their native counterparts) on
+    # Keras 3 on 3.11; the legacy systems (and their native counterparts) on
     # the last Python their wheels have
     legacy = {
         "keras2-theano": "3.9",
@@ -72,18 +72,18 @@ def test_env_files_pin_python_and_every_pip_package(path):
 
 def test_find_python_of_the_running_version():
     version = "{}.{}".format(*sys.version_info[:2])
-    found = envspec.find_python(version)
+    found = interpreters.find_python(version)
     assert interpreters._version_of(found) == version
 
 
 def test_configured_interpreter_comes_first():
     version = "{}.{}".format(*sys.version_info[:2])
-    assert envspec.find_python(version, {version: sys.executable}) == sys.executable
+    assert interpreters.find_python(version, {version: sys.executable}) == sys.executable
 
 
 def test_missing_python_names_what_to_do():
-    with pytest.raises(envspec.EnvironmentBuildError) as missing:
-        envspec.find_python("2.5", {"2.5": "/nowhere/python2.5"})
+    with pytest.raises(env_files.EnvironmentBuildError) as missing:
+        interpreters.find_python("2.5", {"2.5": "/nowhere/python2.5"})
     message = str(missing.value)
     assert "no Python 2.5 found" in message and "/nowhere/python2.5" in message
     assert "python_interpreters" in message
@@ -92,8 +92,8 @@ def test_missing_python_names_what_to_do():
 def test_spec_without_python_pin_is_refused(tmp_path):
     path = tmp_path / "broken.yaml"
     path.write_text("name: broken\ndependencies:\n  - pip\n  - pip: [keras==3.15.1]\n")
-    with pytest.raises(envspec.EnvironmentBuildError, match="no 'python=X.Y' pin"):
-        envspec.read_spec(path)
+    with pytest.raises(env_files.EnvironmentBuildError, match="no 'python=X.Y' pin"):
+        env_files.read_spec(path)
 
 
 def tiny_spec(folder, version=None):
@@ -124,11 +124,11 @@ def test_build_venv_installs_the_pins(tmp_path, monkeypatch, from_outside):
     (an old Python, a pip pinned in the env file) the venv's own pip does."""
     spec = tiny_spec(tmp_path)
     version = "{}.{}".format(*sys.version_info[:2])
-    assert envspec.outside_pip(version) == [sys.executable, "-m", "pip"]
+    assert venvs.outside_pip(version) == [sys.executable, "-m", "pip"]
     if not from_outside:
         monkeypatch.setattr(venvs, "outside_pip", lambda python_version: None)
     with open(tmp_path / "log", "w") as log:
-        python = envspec.build_venv(spec, tmp_path / "venv", tmp_path / "ready.json", log=log)
+        python = venvs.build_venv(spec, tmp_path / "venv", tmp_path / "ready.json", log=log)
     out = subprocess.check_output([python, "-c", "import six; print(six.__version__)"])
     assert out.decode().strip() == "1.16.0"
     built = json.loads((tmp_path / "ready.json").read_text())
@@ -144,13 +144,13 @@ def test_a_venv_with_its_own_pip_leaves_nothing_in_the_temporary_folder(tmp_path
     certifi unpacks its CA bundle into a temporary file that nothing removes
     (a /tmp/tmpXXXXXXXXcacert.pem after every test session): the venv's
     build gives it a folder of its own."""
-    assert envspec.outside_pip("3.9") is None  # so the venv gets a pip of its own
+    assert venvs.outside_pip("3.9") is None  # so the venv gets a pip of its own
     watched = tmp_path / "tmp"
     watched.mkdir()
     monkeypatch.setenv("TMPDIR", str(watched))
     monkeypatch.setattr(tempfile, "tempdir", None)
     with open(tmp_path / "log", "w") as log:
-        python = envspec.build_venv(
+        python = venvs.build_venv(
             tiny_spec(tmp_path, "3.9"), tmp_path / "venv", tmp_path / "ready.json", log=log
         )
     assert pip_of(tmp_path / "venv") and python.endswith("python")
@@ -158,8 +158,8 @@ def test_a_venv_with_its_own_pip_leaves_nothing_in_the_temporary_folder(tmp_path
 
 
 def test_the_workflows_pip_installs_only_for_pythons_it_supports():
-    assert envspec.outside_pip("3.6") is None  # pip 22.3 needs 3.7; today's pip, 3.10
-    assert envspec.outside_pip("{}.{}".format(*sys.version_info[:2]))
+    assert venvs.outside_pip("3.6") is None  # pip 22.3 needs 3.7; today's pip, 3.10
+    assert venvs.outside_pip("{}.{}".format(*sys.version_info[:2]))
 
 
 def test_a_venv_without_bytecode_keeps_what_its_first_import_compiles(tmp_path):
@@ -168,9 +168,9 @@ def test_a_venv_without_bytecode_keeps_what_its_first_import_compiles(tmp_path):
     PYTHONDONTWRITEBYTECODE (set on the machines this suite runs on)."""
     spec = tiny_spec(tmp_path)
     with pytest.raises(ValueError, match="venv_bytecode: 'sometimes'"):
-        envspec.build_venv(spec, tmp_path / "venv", tmp_path / "ready.json", bytecode="sometimes")
+        venvs.build_venv(spec, tmp_path / "venv", tmp_path / "ready.json", bytecode="sometimes")
     with open(tmp_path / "log", "w") as log:
-        python = envspec.build_venv(
+        python = venvs.build_venv(
             spec, tmp_path / "venv", tmp_path / "ready.json", log=log, bytecode="first_import"
         )
     built = json.loads((tmp_path / "ready.json").read_text())
@@ -204,8 +204,8 @@ def test_backend_side_code_imports_on_python36():
     oldest Python an env file pins, CNTK's 3.6; only the frameworks this
     bare interpreter lacks may be missing."""
     try:
-        python36 = envspec.find_python("3.6")
-    except envspec.EnvironmentBuildError as missing:
+        python36 = interpreters.find_python("3.6")
+    except env_files.EnvironmentBuildError as missing:
         pytest.skip(str(missing))
     package = import_graph.PACKAGE
     files = set(import_graph.in_environment())
@@ -229,10 +229,10 @@ def test_backend_side_code_imports_on_python36():
 
 
 def test_spec_pins_pip_and_the_cntk_env_reads():
-    spec = envspec.read_spec(REPO / "envs" / "keras2-cntk.yaml")
+    spec = env_files.read_spec(REPO / "envs" / "keras2-cntk.yaml")
     assert (spec["python"], spec["pip_version"]) == ("3.6", "21.3.1")
     assert "cntk==2.7.post2" in spec["pip"]
-    assert envspec.read_spec(REPO / "envs" / "keras-jax.yaml")["pip_version"] is None
+    assert env_files.read_spec(REPO / "envs" / "keras-jax.yaml")["pip_version"] is None
 
 
 def test_environment_additions_go_in_front(tmp_path):
@@ -255,15 +255,15 @@ def test_every_gpu_build_has_a_cuda_env_file_and_the_cpu_files_no_cuda():
         cuda = REPO / "envs" / "{}.cuda.yaml".format(backend)
         assert cuda.exists() == entry["gpu_build"], backend
         if entry["gpu_build"]:
-            gpu = envspec.read_spec(cuda)
+            gpu = env_files.read_spec(cuda)
             assert gpu["name"] == backend + ".cuda"
         if "gpu_only" in entry:  # no CPU build
             continue
-        cpu = envspec.read_spec(REPO / "envs" / "{}.yaml".format(backend))
+        cpu = env_files.read_spec(REPO / "envs" / "{}.yaml".format(backend))
         assert not [line for line in cpu["pip"] if "cuda" in line and "whl/cpu" not in line]
         if entry["gpu_build"]:
             assert gpu["python"] == cpu["python"]
-    torch_cpu = envspec.read_spec(REPO / "envs" / "keras-torch.yaml")["pip"]
+    torch_cpu = env_files.read_spec(REPO / "envs" / "keras-torch.yaml")["pip"]
     assert "torch==2.13.0+cpu" in torch_cpu
     assert "--extra-index-url https://download.pytorch.org/whl/cpu" in torch_cpu
 
@@ -285,10 +285,10 @@ def test_identity_is_what_the_file_installs_not_how_it_is_written(tmp_path):
     other_python = write_spec(
         tmp_path / "d.yaml", "torch==2.13.0+cpu", "numpy==2.4.6", python="3.12"
     )
-    assert envspec.identity(plain) == envspec.identity(annotated)
-    assert envspec.identity(plain) != envspec.identity(bumped)
-    assert envspec.identity(plain) != envspec.identity(other_python)
-    assert envspec.identity(REPO / "envs" / "keras2-cntk.yaml")["setup_step"] == "keras2-cntk"
+    assert venvs.identity(plain) == venvs.identity(annotated)
+    assert venvs.identity(plain) != venvs.identity(bumped)
+    assert venvs.identity(plain) != venvs.identity(other_python)
+    assert venvs.identity(REPO / "envs" / "keras2-cntk.yaml")["setup_step"] == "keras2-cntk"
 
 
 def held(python="3.11.7", **installed):
@@ -315,28 +315,28 @@ def held(python="3.11.7", **installed):
     ],
 )
 def test_what_an_interpreter_holds_is_compared_with_the_pins(tmp_path, installed, python, expected):
-    spec = envspec.read_spec(
+    spec = env_files.read_spec(
         write_spec(
             tmp_path / "e.yaml", "--extra-index-url https://x", "torch==2.13.0+cpu", "numpy==2.4.6"
         )
     )
-    assert envspec.compare_with_pins(spec, held(python, **installed)) == expected
+    assert checks.compare_with_pins(spec, held(python, **installed)) == expected
 
 
 def test_a_cpu_build_does_not_pass_for_the_cuda_pin():
     """PEP 440 lets ==2.13.0 admit 2.13.0+cpu; the CUDA env file means the
     CUDA build, so the local label must agree."""
-    spec = envspec.read_spec(REPO / "envs" / "native-torch.cuda.yaml")
+    spec = env_files.read_spec(REPO / "envs" / "native-torch.cuda.yaml")
     nvml = {"nvidia-ml-py": "13.615.71"}
-    found = envspec.compare_with_pins(spec, held(torch="2.13.0+cpu", numpy="2.4.6", **nvml))
+    found = checks.compare_with_pins(spec, held(torch="2.13.0+cpu", numpy="2.4.6", **nvml))
     assert found == ["torch 2.13.0+cpu (env file: ==2.13.0)"]
-    assert envspec.compare_with_pins(spec, held(torch="2.13.0", numpy="2.4.6", **nvml)) == []
+    assert checks.compare_with_pins(spec, held(torch="2.13.0", numpy="2.4.6", **nvml)) == []
 
 
 def test_an_interpreter_without_the_framework_is_refused_with_the_reason(tmp_path):
     """This interpreter (the tests') has no Chainer: the check says so."""
     marker = tmp_path / "native-chainer.json"
-    found = envspec.check_existing(
+    found = checks.check_existing(
         REPO / "envs" / "native-chainer.yaml",
         sys.executable,
         "native-chainer",
@@ -355,7 +355,7 @@ def test_an_interpreter_without_the_framework_is_refused_with_the_reason(tmp_pat
 
 
 def test_a_missing_interpreter_is_refused(tmp_path):
-    found = envspec.check_existing(
+    found = checks.check_existing(
         REPO / "envs" / "native-torch.yaml",
         str(tmp_path / "nope"),
         "native-torch",
@@ -413,18 +413,18 @@ def test_installing_into_an_existing_interpreter_changes_its_fingerprint(tmp_pat
         [sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "env")], check=True
     )
     python = str(tmp_path / "env" / "bin" / "python")
-    before = envspec.interpreter_fingerprint.__wrapped__(python)
-    assert envspec.interpreter_fingerprint.__wrapped__(python) == before
+    before = checks.interpreter_fingerprint.__wrapped__(python)
+    assert checks.interpreter_fingerprint.__wrapped__(python) == before
     (site_packages,) = (tmp_path / "env" / "lib").glob("python*/site-packages")
     # a first import's bytecode is not an installation
     (site_packages / "six.py").write_text("")
     subprocess.run([python, "-c", "import six"], env={"PATH": os.environ["PATH"]}, check=True)
     assert (site_packages / "__pycache__").is_dir()
-    assert envspec.interpreter_fingerprint.__wrapped__(python) == before
+    assert checks.interpreter_fingerprint.__wrapped__(python) == before
     (site_packages / "newly_installed-1.0.dist-info").mkdir()
-    installed = envspec.interpreter_fingerprint.__wrapped__(python)
+    installed = checks.interpreter_fingerprint.__wrapped__(python)
     assert installed != before
     (site_packages / "newly_installed-1.0.dist-info").rename(
         site_packages / "newly_installed-1.1.dist-info"
     )
-    assert envspec.interpreter_fingerprint.__wrapped__(python) not in (before, installed)
+    assert checks.interpreter_fingerprint.__wrapped__(python) not in (before, installed)

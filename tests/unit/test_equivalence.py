@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from dlbench.analysis import equivalence_verdicts
+from dlbench.analysis import equivalence_dropout, equivalence_steps
 from dlbench.plan import comparisons, config_rules, matrix, paths, run_spec
 from dlbench.run import equivalence, harness, run_data
 
@@ -31,10 +31,10 @@ CURVE = [2.30, 2.10, 1.90, 1.70]
 
 def test_the_same_curve_up_to_rounding_is_the_same_steps():
     rounded = [value * (1 + 2e-6) for value in CURVE]
-    table = equivalence_verdicts.compare(
+    table = equivalence_steps.compare(
         [record("a", CURVE), record("b", rounded), record("c", CURVE)]
     ).set_index("backend")
-    assert set(table["verdict"]) == {equivalence_verdicts.VERDICT_SAME}
+    assert set(table["verdict"]) == {equivalence_steps.VERDICT_SAME}
     assert table.loc["b", "largest_relative_difference"] == pytest.approx(2e-6, rel=1e-3)
     assert table.loc["a", "initial_loss"] == 2.30 and table.loc["a", "final_loss"] == 1.70
     assert table["first_step_beyond_tolerance"].isna().all()
@@ -44,19 +44,19 @@ def test_a_backend_that_departs_is_named_with_its_first_step():
     """The median of three or more curves stays with the majority; the odd
     one out departs at the step where it leaves the tolerance."""
     slow = CURVE[:2] + [1.95, 1.80]  # the same forward pass and first step, then not
-    table = equivalence_verdicts.compare(
+    table = equivalence_steps.compare(
         [record("a", CURVE), record("b", CURVE), record("c", slow), record("d", CURVE)]
     ).set_index("backend")
     assert table.loc["c", "verdict"] == "DEPARTS at step 2"
     assert table.loc["c", "first_step_beyond_tolerance"] == 2
     assert table.loc["c", "at_step"] == 3
     assert table.loc["c", "largest_relative_difference"] == pytest.approx(0.1 / 1.7)
-    assert (table.drop("c")["verdict"] == equivalence_verdicts.VERDICT_SAME).all()
+    assert (table.drop("c")["verdict"] == equivalence_steps.VERDICT_SAME).all()
     assert table["reference"].iloc[0] == "median of 4 backends"
 
 
 def test_a_diverged_step_departs():
-    table = equivalence_verdicts.compare(
+    table = equivalence_steps.compare(
         [record("a", CURVE), record("b", CURVE), record("c", CURVE[:3] + [math.nan])]
     ).set_index("backend")
     assert table.loc["c", "verdict"] == "DEPARTS at step 3"
@@ -64,7 +64,7 @@ def test_a_diverged_step_departs():
 
 
 def test_curves_without_shared_weights_or_a_run_are_not_compared():
-    table = equivalence_verdicts.compare(
+    table = equivalence_steps.compare(
         [
             record("a", CURVE),
             record("b", CURVE),
@@ -82,15 +82,15 @@ def test_curves_without_shared_weights_or_a_run_are_not_compared():
 
 def test_a_median_needs_three_curves_a_named_reference_does_not():
     two = [record("a", CURVE), record("b", [value * 1.01 for value in CURVE])]
-    median = equivalence_verdicts.compare(two).set_index("backend")
+    median = equivalence_steps.compare(two).set_index("backend")
     assert set(median["verdict"]) == {
         "not compared: no reference (fewer than 3 curves, for a median)"
     }
-    named = equivalence_verdicts.compare(two, reference="a").set_index("backend")
-    assert named.loc["a", "verdict"] == equivalence_verdicts.VERDICT_SAME
+    named = equivalence_steps.compare(two, reference="a").set_index("backend")
+    assert named.loc["a", "verdict"] == equivalence_steps.VERDICT_SAME
     assert named.loc["b", "verdict"] == "DEPARTS at step 0"
-    loose = equivalence_verdicts.compare(two, reference="a", tolerance=0.02).set_index("backend")
-    assert loose.loc["b", "verdict"] == equivalence_verdicts.VERDICT_SAME
+    loose = equivalence_steps.compare(two, reference="a", tolerance=0.02).set_index("backend")
+    assert loose.loc["b", "verdict"] == equivalence_steps.VERDICT_SAME
 
 
 def test_a_framework_with_rules_of_its_own_is_held_to_the_reference_like_any():
@@ -99,13 +99,13 @@ def test_a_framework_with_rules_of_its_own_is_held_to_the_reference_like_any():
     the median, and where it departs it DEPARTS; its own_rules stay in the
     table as information."""
     other = [2.30, 2.00, 1.60, 1.50]
-    table = equivalence_verdicts.compare(
+    table = equivalence_steps.compare(
         [record(b, CURVE) for b in "abc"]
         + [record("own-1", other, rule="eps after the root"), record("own-2", CURVE, rule="y")]
     ).set_index("backend")
     assert table.loc["own-1", "verdict"] == "DEPARTS at step 1"
     assert table.loc["own-1", "own_rules"] == "eps after the root"
-    assert table.loc["own-2", "verdict"] == equivalence_verdicts.VERDICT_SAME
+    assert table.loc["own-2", "verdict"] == equivalence_steps.VERDICT_SAME
     assert table.loc["a", "reference"] == "median of 5 backends"
 
 
@@ -164,9 +164,9 @@ def dropout_record(backend, drawn, model="mlp"):
     )
 
 
-def dropout_table(draws, alpha=equivalence_verdicts.DROPOUT_ALPHA):
+def dropout_table(draws, alpha=equivalence_dropout.DROPOUT_ALPHA):
     records = [dropout_record(name, drawn) for name, drawn in draws.items()]
-    return equivalence_verdicts.compare(records, alpha=alpha).set_index("backend")
+    return equivalence_steps.compare(records, alpha=alpha).set_index("backend")
 
 
 def test_the_dropout_test_s_false_alarm_rate_is_within_its_level():
@@ -207,9 +207,9 @@ def test_the_dropout_test_flags_a_backend_whose_dropout_differs(slip, why):
         draws = {"b{}".format(b): simulated_draws(trial * 10 + b) for b in range(5)}
         draws["slipped"] = simulated_draws(trial * 10 + 9, **slip)
         table = dropout_table(draws)
-        verdict = equivalence_verdicts.DEPARTS_IN_DROPOUT.format(why)
+        verdict = equivalence_steps.DEPARTS_IN_DROPOUT.format(why)
         assert table.loc["slipped", "verdict"] == verdict, table
-        assert (table.drop(index="slipped")["verdict"] == equivalence_verdicts.VERDICT_SAME).all()
+        assert (table.drop(index="slipped")["verdict"] == equivalence_steps.VERDICT_SAME).all()
 
 
 def test_a_pass_whose_first_draws_agree_draws_no_more(numpy_backend, digits_npz, numpy_registry):
@@ -232,25 +232,25 @@ def test_a_model_without_dropout_is_not_a_departure():
     """No backend's draws differ from each other: no dropout to compare."""
     draws = {name: simulated_draws(seed, rate=0.0) for seed, name in enumerate("abc")}
     table = dropout_table(draws)
-    assert set(table["dropout_verdict"]) == {equivalence_verdicts.NO_DROPOUT}
-    assert set(table["verdict"]) == {equivalence_verdicts.VERDICT_SAME}
+    assert set(table["dropout_verdict"]) == {equivalence_dropout.NO_DROPOUT}
+    assert set(table["verdict"]) == {equivalence_steps.VERDICT_SAME}
 
 
 def test_a_backend_without_draws_says_why():
     draws = {name: simulated_draws(seed) for seed, name in enumerate("abc")}
     records = [dropout_record(name, drawn) for name, drawn in draws.items()]
     records.append(dropout_record("openvino", {"draws": 200, "samples": 32, "reason": "n/a: x"}))
-    table = equivalence_verdicts.compare(records).set_index("backend")
+    table = equivalence_steps.compare(records).set_index("backend")
     assert table.loc["openvino", "dropout_verdict"] == "not compared: n/a: x"
-    assert table.loc["openvino", "verdict"] == equivalence_verdicts.VERDICT_SAME
+    assert table.loc["openvino", "verdict"] == equivalence_steps.VERDICT_SAME
 
 
 def test_workloads_are_judged_apart():
     records = [record(b, CURVE) for b in "abc"]
     records += [record(b, [1.0, 0.5], model="cnn") for b in "abc"]
-    table = equivalence_verdicts.compare(records)
+    table = equivalence_steps.compare(records)
     assert sorted(set(table["model"])) == ["cnn", "mlp"]
-    assert set(table["verdict"]) == {equivalence_verdicts.VERDICT_SAME}
+    assert set(table["verdict"]) == {equivalence_steps.VERDICT_SAME}
 
 
 def test_the_check_takes_the_first_batches_of_the_shared_order_across_epochs():
@@ -310,7 +310,7 @@ def test_a_check_run_records_its_curve_from_the_shared_weights(
     """Through the harness, as the workflow runs it: the same weights and
     batches give the same curve; another learning rate departs at step 1,
     after the same forward pass."""
-    from test_initial_weights import manifest_of
+    from test_initial_weights import layout_of
 
     from dlbench.record import record_schema
     from dlbench.run import shared_weights
@@ -321,7 +321,7 @@ def test_a_check_run_records_its_curve_from_the_shared_weights(
     rng = np.random.RandomState(0)
     shared_weights.write(
         str(weights),
-        manifest_of(
+        layout_of(
             [
                 ("dense", "Dense", "kernel", [features, classes]),
                 ("dense", "Dense", "bias", [classes]),
@@ -358,15 +358,15 @@ def test_a_check_run_records_its_curve_from_the_shared_weights(
     np.testing.assert_allclose(steps["loss"], records[0]["check"]["losses"])
     assert records[0]["check"]["losses"][-1] < records[0]["check"]["losses"][0]  # it learns
 
-    table = equivalence_verdicts.compare(records).set_index("backend")
+    table = equivalence_steps.compare(records).set_index("backend")
     assert (table.loc[["a", "b", "c"], "largest_relative_difference"] == 0).all()
     assert table.loc["wrong", "verdict"] == "DEPARTS at step 1"
     assert table.loc["wrong", "initial_loss"] == table.loc["a", "initial_loss"]
 
 
 def test_no_check_records_give_an_empty_table():
-    table = equivalence_verdicts.compare([])
-    assert table.empty and list(table.columns) == list(equivalence_verdicts.TABLE_COLUMNS)
+    table = equivalence_steps.compare([])
+    assert table.empty and list(table.columns) == list(equivalence_steps.TABLE_COLUMNS)
 
 
 def test_a_check_record_that_breaks_the_schema_is_shown_invalid(tmp_path):
@@ -378,5 +378,5 @@ def test_a_check_record_that_breaks_the_schema_is_shown_invalid(tmp_path):
     path.write_text(json.dumps({"task": "check", "status": "ok"}))
     (found,) = collect.load_records([str(path)])
     assert found["status"] == "invalid" and found["backend"] == "keras-jax"
-    (row,) = equivalence_verdicts.compare([found]).itertuples()
+    (row,) = equivalence_steps.compare([found]).itertuples()
     assert row.verdict.startswith("not compared: invalid: invalid run record")

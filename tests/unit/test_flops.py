@@ -5,7 +5,7 @@ and (e2e) equality with PyTorch's own counter for every model."""
 import numpy as np
 import pytest
 
-from dlbench.data import datasets, stand_ins
+from dlbench.data import preparation, stand_ins
 from dlbench.models import flops, workloads
 from dlbench.registry import BUILT_IN
 
@@ -87,11 +87,13 @@ def prepared(tmp_path_factory, digits_npz):
     """A prepared dataset of each input kind (image224 has none: its shape is fixed)."""
     root = tmp_path_factory.mktemp("flops_data")
     stand_ins.cifar_binary_archive(root / "c.tar.gz", per_batch=10, test=10)
-    datasets.prepare("cifar10_tiny", {"cifar-10-binary.tar.gz": root / "c.tar.gz"}, root / "c.npz")
+    preparation.prepare(
+        "cifar10_tiny", {"cifar-10-binary.tar.gz": root / "c.tar.gz"}, root / "c.npz"
+    )
     stand_ins.imdb_npz(root / "i.npz", train=20, test=10)
-    datasets.prepare("imdb_tiny", {"imdb.npz": root / "i.npz"}, root / "imdb.npz")
+    preparation.prepare("imdb_tiny", {"imdb.npz": root / "i.npz"}, root / "imdb.npz")
     stand_ins.babi_archive(root / "b.tar.gz", train=50, test=20)
-    datasets.prepare(
+    preparation.prepare(
         "babi_tiny", {"babi_tasks_1-20_v1-2.tar.gz": root / "b.tar.gz"}, root / "b.npz"
     )
     return {

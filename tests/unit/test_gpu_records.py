@@ -1,6 +1,6 @@
 """Records a GPU really wrote: 20 runs of the GPU campaign on an NVIDIA H200
 (2026-11-26; 16 Xeon cores; torch 2.11+cu130, JAX 0.11.2, Keras 3.15.1,
-cuDNN 9.19), kept in tests/fixtures/gpu with the GPU's own matrix-product
+cuDNN 9.19), kept in records/gpu with the GPU's own matrix-product
 probes, so that collect, the summary, utilisation (MFU), cold starts and
 energy are tested on what a GPU produced. Twelve come from the campaign's
 second command, with the compile counts, the profiler's recurrent operators
@@ -21,14 +21,14 @@ from dlbench.models import flops
 from dlbench.record import record_schema
 from testkit import REPO
 
-GPU_FIXTURES = REPO / "tests" / "fixtures" / "gpu"
+GPU_RECORDS = REPO / "records" / "gpu"
 MACHINE = "vm-nvidia-h200"
 PEAKS = pd.read_csv(REPO / "workflow" / "resources" / "gpu_peaks.csv")
 
 
 @pytest.fixture(scope="module")
 def records():
-    paths = sorted((GPU_FIXTURES / "runs").rglob("run.json"))
+    paths = sorted((GPU_RECORDS / "runs").rglob("run.json"))
     return collect.load_records(paths)
 
 
@@ -58,7 +58,7 @@ def test_the_gpu_runs_ran_on_the_gpu_each_with_its_id_and_memory(records):
     for record in on_gpu:
         assert record["parallel"]["accelerator"] == "gpu"
         assert record["parallel"]["gpu_ids"] == ["0"]  # the lock-file claim, one GPU here
-        assert record["environment"]["gpus"][0]["name"] == "NVIDIA H200"
+        assert record["runtime"]["gpus"][0]["name"] == "NVIDIA H200"
         # the frameworks' CUDA allocators' peak; CuPy's pool for cuDNN's LeNet
         floor = 5 if record["backend"] == "native-cudnn" else 40
         assert record["peak_device_memory_mb"] > floor
@@ -132,7 +132,7 @@ def test_shared_weights_loaded_except_in_the_record_that_found_the_resnet_bug(re
 
 def test_mfu_of_the_gpu_cells_is_measured_against_the_gpus_own_probe(metrics):
     probes = [
-        json.loads(path.read_text()) for path in sorted((GPU_FIXTURES / "probes").rglob("*.json"))
+        json.loads(path.read_text()) for path in sorted((GPU_RECORDS / "probes").rglob("*.json"))
     ]
     assert {p["precision"]: round(p["gflops"] / 1e3) for p in probes} == {
         "float32": 54,  # TF32 off: plain float32, datasheet 67
@@ -180,7 +180,7 @@ def test_cudnn_called_directly_computes_what_keras_does_from_the_same_weights(re
 
 
 def test_the_cudnn_latency_comparison_reads_from_the_records(metrics):
-    """The seed's question (cuDNN, the framework, Keras): the metrics carry
+    """Source 004's question (cuDNN, the framework, Keras): the metrics carry
     each LeNet's latency and cold start side by side."""
     lenet = metrics[(metrics["model"] == "lenet") & (metrics["devices"].astype(int) == 1)]
     latency = lenet.set_index("backend")["latency_p50_ms"]

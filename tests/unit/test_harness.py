@@ -36,7 +36,7 @@ RECORD_KEYS = {
     "test_loss",
     "peak_host_memory_mb",
     "peak_device_memory_mb",
-    "environment",
+    "runtime",
     "settings",
     "started",
     "finished",
@@ -148,12 +148,12 @@ def test_record_of_a_successful_run(tmp_path, numpy_backend, digits_npz, numpy_r
     assert cold["first_step_seconds"] + cold["first_epoch_rest_seconds"] == pytest.approx(
         seconds[0]
     )
-    environment = record["environment"]
+    found = record["runtime"]
     # one CPU, whichever no other run on the machine held (runtime.claim_cpus)
-    assert environment["threads"] == 1 and len(environment["cpus_pinned"]) == 1
-    assert set(environment["cpus_pinned"]) <= set(os.sched_getaffinity(0))
-    assert environment["framework"] == "numpy" and environment["cpu_model"]
-    assert environment["workflow_commit"]
+    assert found["threads"] == 1 and len(found["cpus_pinned"]) == 1
+    assert set(found["cpus_pinned"]) <= set(os.sched_getaffinity(0))
+    assert found["framework"] == "numpy" and found["cpu_model"]
+    assert found["workflow_commit"]
     with open(epochs_path) as handle:
         rows = list(csv.DictReader(handle))
     assert [float(row["seconds"]) for row in rows] == seconds
@@ -303,11 +303,11 @@ def test_several_named_inputs_and_a_validation_split(tmp_path, numpy_backend, nu
     """bAbI's two inputs travel as a dict through order, batches and the
     record; the last 5 % of the training data validate (as Keras'
     validation_split), the test split is scored at the end."""
-    from dlbench.data import datasets, stand_ins
+    from dlbench.data import preparation, stand_ins
 
     archive = tmp_path / "babi.tar.gz"
     stand_ins.babi_archive(archive, train=200, test=60)
-    datasets.prepare("babi_tiny", {"babi_tasks_1-20_v1-2.tar.gz": archive}, tmp_path / "b.npz")
+    preparation.prepare("babi_tiny", {"babi_tasks_1-20_v1-2.tar.gz": archive}, tmp_path / "b.npz")
     spec = spec_for(numpy_backend)._replace(dataset="babi_tiny", model="babi_rnn")
     spec = spec._replace(
         hyper=dict(
@@ -373,9 +373,9 @@ def test_a_priority_the_run_did_not_get_is_in_its_record_with_the_reason(
     tmp_path, monkeypatch, smoke_config
 ):
     """Where the session group's nice value cannot be set (no autogroups,
-    or the kernel refuses), the run still runs, and the environment it
+    or the kernel refuses), the run still runs, and the runtime it
     records says what was asked, what it got and why not. The run's
-    interpreter stands in for the harness: it records its environment."""
+    interpreter stands in for the harness: it records its runtime."""
     from dlbench.plan import matrix, run_spec
     from dlbench.run import supervise
 
@@ -385,7 +385,7 @@ def test_a_priority_the_run_did_not_get_is_in_its_record_with_the_reason(
     seen = tmp_path / "seen.json"
     records = (
         "import json, os, sys\nfrom dlbench.host import runtime\n"
-        "json.dump({'environment': runtime.environment(1, [0]), "
+        "json.dump({'runtime': runtime.observed(1, [0]), "
         "'note': os.environ.get(runtime.PRIORITY_NOTE_VARIABLE)}, open(sys.argv[1], 'w'))\n"
     )
     python = tmp_path / "python"
@@ -398,7 +398,7 @@ def test_a_priority_the_run_did_not_get_is_in_its_record_with_the_reason(
     )
     found = json.loads(seen.read_text())
     asked = os.getpriority(os.PRIO_PROCESS, 0)  # no session group here: the process' own
-    assert found["environment"]["priority"] == {
+    assert found["runtime"]["priority"] == {
         "setting": "session group nice (autogroup)",
         "asked": asked,
         "applied": None,
@@ -408,7 +408,7 @@ def test_a_priority_the_run_did_not_get_is_in_its_record_with_the_reason(
     }
     assert not os.path.exists(found["note"])  # the supervisor's note, gone with the run
     # a process no supervisor started records no priority asked
-    assert runtime.environment(1, [0])["priority"] is None
+    assert runtime.observed(1, [0])["priority"] is None
 
 
 def test_overlapping_runs_of_fewer_threads_than_cpus_pin_to_different_cpus(tmp_path):

@@ -11,7 +11,7 @@ from dlbench.record import contract
 from dlbench.run import manifest
 from testkit import REPO
 
-GPU_RUNS = REPO / "tests" / "fixtures" / "gpu" / "runs"
+GPU_RUNS = REPO / "records" / "gpu" / "runs"
 IEEE_CPU = {
     "float32_matmul": "ieee",
     "float32_convolution": "ieee",

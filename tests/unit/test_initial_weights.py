@@ -1,5 +1,5 @@
 """Shared initial weights (dlbench.models.initial_weights): numpy draws as Keras'
-initialisers define them, Keras' layout converted to channels-first
+initialisers define them, Keras' axes converted to channels-first
 frameworks, and what a run records when it loads them or cannot. (The
 conversion against real frameworks: test_workflow_e2e, where native torch
 and Keras start from one file.)"""
@@ -90,9 +90,9 @@ def test_gate_blocks_and_convolution_layout():
     assert initial_weights.conv_oihw(kernel).shape == (8, 2, 3, 3)
 
 
-def manifest_of(shapes):
+def layout_of(shapes):
     return {
-        "format": 1,
+        "format": initial_weights.FORMAT,
         "seed": 42,
         "weights": [
             {"path": "m/{}/{}".format(layer, name), "class": cls, "variable": name, "shape": shape}
@@ -102,7 +102,7 @@ def manifest_of(shapes):
 
 
 def test_weights_group_by_layer_and_shapes_are_checked_first():
-    manifest = manifest_of(
+    layout = layout_of(
         [
             ("lstm/lstm_cell", "LSTMCell", "kernel", [3, 8]),
             ("lstm/lstm_cell", "LSTMCell", "bias", [8]),
@@ -110,20 +110,20 @@ def test_weights_group_by_layer_and_shapes_are_checked_first():
             ("dense", "Dense", "kernel", [2, 1]),
         ]
     )
-    weights = [np.zeros(e["shape"], "float32") for e in manifest["weights"]]
-    groups = initial_weights.by_layer(manifest, weights)
+    weights = [np.zeros(e["shape"], "float32") for e in layout["weights"]]
+    groups = initial_weights.by_layer(layout, weights)
     assert [(cls, sorted(arrays)) for cls, arrays, _ in groups] == [
         ("LSTMCell", ["bias", "kernel"]),
         ("LSTMCell", ["kernel"]),  # same layer name, another path: another layer
         ("Dense", ["kernel"]),
     ]
-    initial_weights.check_shapes([w.shape for w in weights], manifest)
+    initial_weights.check_shapes([w.shape for w in weights], layout)
     with pytest.raises(
         ValueError, match="weight 2 .* shape \\(3, 8\\) is not the file's \\(2, 8\\)"
     ):
-        initial_weights.check_shapes([(3, 8), (8,), (3, 8), (2, 1)], manifest)
+        initial_weights.check_shapes([(3, 8), (8,), (3, 8), (2, 1)], layout)
     with pytest.raises(ValueError, match="has 3 weights, the shared file 4"):
-        initial_weights.check_shapes([(3, 8), (8,), (2, 8)], manifest)
+        initial_weights.check_shapes([(3, 8), (8,), (2, 8)], layout)
 
 
 class Loads(object):
@@ -131,16 +131,16 @@ class Loads(object):
         self.error = error
         self.loaded = None
 
-    def load_initial_weights(self, model, manifest, weights):
+    def load_initial_weights(self, model, layout, weights):
         if self.error:
             raise self.error
         self.loaded = weights
 
 
 def test_a_run_records_what_it_started_from(tmp_path):
-    manifest = manifest_of([("dense", "Dense", "kernel", [2, 1])])
+    layout = layout_of([("dense", "Dense", "kernel", [2, 1])])
     path = str(tmp_path / "seed42.npz")
-    shared_weights.write(path, manifest, [np.ones((2, 1), "float32")])
+    shared_weights.write(path, layout, [np.ones((2, 1), "float32")])
     assert os.path.exists(integrity.seal_path(path))  # sealed like the prepared data
     digest = initial_weights.sha256_of(path)
     spec = RunSpec("digits", "mlp", "native-x", 42, {}, initial_weights=path)
@@ -158,3 +158,21 @@ def test_a_run_records_what_it_started_from(tmp_path):
     assert unable["reason"] == "native-x cannot load shared weights yet"
     without = spec._replace(initial_weights=None)
     assert shared_weights.load_initial_weights(without, adapter, None) is None
+
+
+def test_the_file_keeps_the_layout_under_its_name_and_a_format_1_file_is_named(tmp_path):
+    """The layout is the file's ``layout``; a file of format 1 (its layout
+    under ``manifest``, before the workflow drew it again) is refused by
+    name, never read as weights without a layout."""
+    layout = layout_of([("dense", "Dense", "kernel", [2, 1])])
+    path = str(tmp_path / "seed42.npz")
+    shared_weights.write(path, layout, [np.ones((2, 1), "float32")])
+    with np.load(path) as arrays:
+        assert sorted(arrays.files) == ["layout", "w0000"]
+    found, weights = shared_weights.read(path)
+    assert found == layout and found["format"] == initial_weights.FORMAT == 2
+    assert [w.shape for w in weights] == [(2, 1)]
+    older = str(tmp_path / "format1.npz")
+    np.savez(older, manifest=np.array('{"weights": []}'), w0000=np.ones((2, 1), "float32"))
+    with pytest.raises(ValueError, match="format1.npz: shared weights of format 1"):
+        shared_weights.read(older)

@@ -227,12 +227,16 @@ def test_an_archive_imports_like_its_folder(tmp_path):
 
 
 def test_an_imported_older_record_is_read_as_the_current_version():
-    """The H200's version 2 records (tests/fixtures/gpu), imported, stand in
+    """The H200's version 2 records (records/gpu), imported, stand in
     the tables as this machine's own would: at the dimensions they predate
     (versions pinned), saying so, so that no table grouped by the cell drops them."""
-    folder = REPO / "tests" / "fixtures" / "gpu" / "runs"
+    folder = REPO / "records" / "gpu" / "runs"
     accepted, _ = imported_results.import_records([folder], "here")
-    assert len(accepted) == 20 and {r["record_version"] for r in accepted} == {3}
+    assert len(accepted) == 20
+    assert {r["record_version"] for r in accepted} == {contract.RECORD_VERSION}
+    # what they found in effect, written as environment, stands as runtime
+    assert all(r["runtime"]["gpus"] and "environment" not in r for r in accepted)
+    assert all("its environment block read as runtime" in r["read_as"] for r in accepted)
     assert {r["versions"] for r in accepted} == {"pinned"}
     assert all("no manifest of hidden settings" in r["read_as"] for r in accepted)
     # the first campaign's writer predates versions: the reading says what it assumed
@@ -266,7 +270,7 @@ def test_settings_are_labelled_only_by_what_varies():
 
 
 def anova_frame(seconds):
-    """Runs of backends x environments from {(backend, environment): [s, ...]}."""
+    """Runs of backends x testbeds from {(backend, testbed): [s, ...]}."""
     return pd.DataFrame(
         [
             record(machine, backend, repeat, value)
@@ -297,6 +301,7 @@ def test_the_interaction_f_test_matches_the_balanced_anova_formula():
         (mean[(b, m)] - backend[b] - machine[m] + grand) ** 2 for b in "xy" for m in "ab"
     )
     ss_error = sum(((values - values.mean()) ** 2).sum() for values in logs.values())
+    assert (row["testbeds"], row["backends"], row["runs"]) == (2, 2, 12)
     assert row["df_interaction"] == 1 and row["df_error"] == 8
     assert row["f_statistic"] == pytest.approx(ss_interaction / (ss_error / 8))
     assert row["ranking_changes"] == "yes" and row["p_value"] < 0.001
@@ -349,6 +354,7 @@ def test_the_comparison_keeps_a_machine_whose_runs_all_failed(tmp_path):
         ]
     )
     table = machines.comparison(summary, ["here"])
+    assert list(dict.fromkeys(table["testbed"])) == ["here", "there", "third"]
     there = table[table["machine"] == "there"]
     assert list(there["value"]) == ["failed: out of memory"] * 2
     third = table[table["machine"] == "third"].set_index("backend")

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from dlbench import catalog
+from dlbench.record import contract
 from dlbench.run import manifest
 
 
@@ -54,3 +55,18 @@ def test_tf32_is_a_precision_only_where_a_framework_has_the_switch():
     assert catalog.BACKENDS["keras-jax"].precision_not_applicable(catalog.TF32) is None
     reason = catalog.BACKENDS["native-mxnet"].precision_not_applicable(catalog.TF32)
     assert reason.startswith("n/a (tf32: mxnet has no switch")
+
+
+def test_the_reasons_a_manifest_writes_are_not_settings_to_compare():
+    """The writer (run.manifest) and the reader (analysis.hidden_settings) share
+    the contract's texts: a reason written is never compared as a setting."""
+
+    def missing_switch():
+        raise AttributeError("no such switch")
+
+    unread = manifest._read(missing_switch)
+    assert unread == "not read (AttributeError: no such switch)"
+    for reason in (manifest.CPU_ONLY, manifest.not_applicable("no compiler"), unread):
+        assert not contract.is_setting(reason)
+    for setting in ("ieee", "strict", True, 4, None):
+        assert contract.is_setting(setting)

@@ -24,7 +24,7 @@ def implementing(backends, model):
 
 def test_smoke_matrix_is_workloads_by_backends_by_devices_by_repeats(smoke_config):
     runs = matrix.runs(smoke_config)
-    # mlp (three repeats: its own `repeats`), cnn on Keras 3, the seed
+    # mlp (three repeats: its own `repeats`), cnn on Keras 3, the legacy
     # systems and every native backend; lenet on those and OpenVINO;
     # cifar_cnn, imdb_gru, babi_rnn on Keras 3 and the native tensorflow, jax
     # and torch that implement them (imdb_gru on native-cntk too); resnet50 too,
@@ -261,7 +261,7 @@ def test_precision_and_compile_are_dimensions_like_devices_and_threads(smoke_con
         assert {(p, c) for b, p, c in ran if b == backend} == {
             (p, c) for p in ("float32", "mixed_bfloat16") for c in ("eager", "compiled")
         }
-    # JAX only compiled; the seed systems only float32, CNTK at no mode
+    # JAX only compiled; the legacy systems only float32, CNTK at no mode
     assert {(p, c) for b, p, c in ran if b == "keras-jax"} == {
         ("float32", "compiled"),
         ("mixed_bfloat16", "compiled"),

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import figures
-from dlbench.analysis import collect, front_page, hardware, plots, published, stats
+from dlbench.analysis import collect, front_page, hardware, plots_heat_maps, published, stats
 from dlbench.plan import matrix
 from testkit import REPO, fixture_record
 
@@ -23,7 +23,7 @@ def test_the_published_figures_are_the_documented_sources():
     """docs/results.md: DeepLearningFrameworks on K80 and P100, the 2017
     Keras backend comparison on an Azure K80; one figure in seconds a
     source, workload, framework, hardware and metric."""
-    table = pd.read_csv(PUBLISHED)
+    table = published.read(PUBLISHED)
     assert list(table.columns) == [
         "source",
         "workload",
@@ -35,8 +35,8 @@ def test_the_published_figures_are_the_documented_sources():
         "notes",
     ]
     assert table.groupby("source")["hardware"].agg(set).to_dict() == {
-        "DeepLearningFrameworks v1.0 (seed 002)": {"K80/CUDA 8/cuDNN 6", "P100/CUDA 8/cuDNN 6"},
-        "Keras backend comparison 2017 (seed 003)": {"Azure NC6 K80"},
+        "DeepLearningFrameworks v1.0 (source 002)": {"K80/CUDA 8/cuDNN 6", "P100/CUDA 8/cuDNN 6"},
+        "Keras backend comparison 2017 (source 003)": {"Azure NC6 K80"},
     }
     assert set(table["workload"]) <= set(published.WORKLOADS)
     assert set(table["metric"]) <= set(published.OUR_FIGURE)
@@ -90,7 +90,7 @@ def ours():
 
 def test_rankings_compare_over_the_frameworks_both_sides_measured():
     summary, metrics = ours()
-    table = published.side_by_side(pd.read_csv(PUBLISHED), summary, metrics)
+    table = published.side_by_side(published.read(PUBLISHED), summary, metrics)
     k80 = table[
         (table["workload"] == "imdb_gru") & table["published_hardware"].str.startswith("K80")
     ].set_index("framework")
@@ -109,7 +109,7 @@ def test_rankings_compare_over_the_frameworks_both_sides_measured():
 
 def test_the_published_plot_shows_both_rankings_over_the_common_frameworks(tmp_path):
     summary, metrics = ours()
-    table = published.side_by_side(pd.read_csv(PUBLISHED), summary, metrics)
+    table = published.side_by_side(published.read(PUBLISHED), summary, metrics)
     figure = published.figure_of(table)
     (axis,) = figure.axes  # imdb_gru, the one workload we measured
     assert axis.get_title() == "imdb_gru (ours: imdb_tiny)"
@@ -192,7 +192,7 @@ def utilisation_of(summary, peak_gflops, peak_source):
 def beside_published(summary, metrics, utilisation):
     """The published figures beside ours, scaled by the project's peak tables."""
     return published.side_by_side(
-        pd.read_csv(PUBLISHED),
+        published.read(PUBLISHED),
         summary,
         metrics,
         hardware=pd.read_csv(PUBLISHED_HARDWARE),
@@ -371,7 +371,7 @@ def test_the_relative_speed_heat_map_colours_and_names_each_cell(tmp_path):
             )
         ]
     )
-    figure = plots.relative_speed_figure(summary)
+    figure = plots_heat_maps.relative_speed_figure(summary)
     axis, colour_bar = figure.axes
     assert figures.tick_labels(axis, "y") == ["a", "b", "c", "d"]
     assert figures.tick_labels(axis) == ["d / m\nCPU"]
@@ -388,7 +388,7 @@ def test_the_relative_speed_heat_map_colours_and_names_each_cell(tmp_path):
         ("failed", (0, 2)),
         ("n/a", (0, 3)),
     ]
-    plots.relative_speed(summary, tmp_path / "heat.png")
+    plots_heat_maps.relative_speed(summary, tmp_path / "heat.png")
     assert figures.png_shows(tmp_path / "heat.png", figure)
 
 
@@ -613,7 +613,7 @@ def test_the_probe_measures_every_size_it_has_time_for_and_keeps_the_best():
 
 # --- the report's front page (dlbench.analysis.front_page, workflow/report/workflow.rst) ---
 
-GPU_RUNS = REPO / "tests" / "fixtures" / "gpu" / "runs"
+GPU_RUNS = REPO / "records" / "gpu" / "runs"
 # The links Snakemake's report defines for its results, which the front page names.
 REPORT_RESULTS = {
     "relative_speed.png": "results/plots/relative_speed.png",
@@ -693,7 +693,7 @@ def repeated_tables():
 def test_front_page_of_single_runs_says_nothing_was_tested(gpu_tables, tmp_path):
     summary, pairs = gpu_tables
     heat_map = tmp_path / "relative_speed.png"
-    plots.relative_speed(summary, heat_map)
+    plots_heat_maps.relative_speed(summary, heat_map)
     front = tmp_path / "front_page.rst"
     front_page.write(summary, pairs, 0.05, heat_map, front)
     text = front.read_text(encoding="utf-8")

@@ -1,7 +1,7 @@
 """Inference from the same weights: the weights an inference run loads,
 the predictions its record keeps, and their comparison across runs
-(dlbench.analysis.equivalence_verdicts.compare_predictions), through the harness and a real
-numpy model."""
+(dlbench.analysis.equivalence_predictions.compare_predictions), through the harness and a
+real numpy model."""
 
 import copy
 import json
@@ -9,9 +9,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from test_initial_weights import manifest_of
+from test_initial_weights import layout_of
 
-from dlbench.analysis import collect, equivalence_verdicts, tables
+from dlbench.analysis import collect, equivalence_predictions, tables
 from dlbench.plan import comparisons, config_rules, matrix, run_spec
 from dlbench.record import record_schema
 from dlbench.run import harness, run_data, shared_weights
@@ -21,12 +21,12 @@ FEATURES, CLASSES = 28 * 28, 10
 
 
 def write_weights(path, kernel, bias, trained=None):
-    manifest = manifest_of(
+    layout = layout_of(
         [("dense", "Dense", "kernel", [FEATURES, CLASSES]), ("dense", "Dense", "bias", [CLASSES])]
     )
     if trained:
-        manifest["trained"] = trained
-    shared_weights.write(str(path), manifest, [kernel, bias])
+        layout["trained"] = trained
+    shared_weights.write(str(path), layout, [kernel, bias])
     return str(path)
 
 
@@ -92,9 +92,9 @@ def test_the_same_weights_predict_the_same_and_a_changed_bias_departs(
     failed = dict(copy.deepcopy(records[0]), backend="failed", status="failed", reason="boom")
     records.append(failed)
 
-    table = equivalence_verdicts.compare_predictions(records).set_index("backend")
+    table = equivalence_predictions.compare_predictions(records).set_index("backend")
     for name in "abc":
-        assert table.loc[name, "verdict"] == equivalence_verdicts.VERDICT_SAME_PREDICTIONS
+        assert table.loc[name, "verdict"] == equivalence_predictions.VERDICT_SAME_PREDICTIONS
         assert table.loc[name, "largest_difference"] == 0
         assert table.loc[name, "classes_differing"] == 0
     assert table.loc["a", "reference"] == "median of 4 runs"
@@ -106,10 +106,10 @@ def test_the_same_weights_predict_the_same_and_a_changed_bias_departs(
     assert table.loc["a", "weights"] == "trained (keras-torch, test accuracy 0.910)"
     assert table.loc["no-bias", "weights"] == "shared draw"
 
-    named = equivalence_verdicts.compare_predictions(records, reference="no-bias").set_index(
+    named = equivalence_predictions.compare_predictions(records, reference="no-bias").set_index(
         "backend"
     )
-    assert named.loc["no-bias", "verdict"] == equivalence_verdicts.VERDICT_SAME_PREDICTIONS
+    assert named.loc["no-bias", "verdict"] == equivalence_predictions.VERDICT_SAME_PREDICTIONS
     assert named.loc["a", "verdict"].startswith("DEPARTS")
 
 
@@ -152,23 +152,23 @@ def test_features_are_compared_scale_free_and_across_machines_and_devices():
         record_with("z", base, devices=1, classes=False),
         record_with("off", base + 0.5, classes=False),
     ]
-    table = equivalence_verdicts.compare_predictions(records)
+    table = equivalence_predictions.compare_predictions(records)
     assert len(table) == 4 and set(table["machine"]) == {"m1", "m2"}
     verdicts = table.set_index("backend")["verdict"]
-    assert (verdicts[["x", "y", "z"]] == equivalence_verdicts.VERDICT_SAME_PREDICTIONS).all()
+    assert (verdicts[["x", "y", "z"]] == equivalence_predictions.VERDICT_SAME_PREDICTIONS).all()
     assert verdicts["off"].startswith("DEPARTS")  # 0.5 of about 900: above 1e-4
     assert table["classes_differing"].isna().all()
 
-    two = equivalence_verdicts.compare_predictions(records[:2])
+    two = equivalence_predictions.compare_predictions(records[:2])
     assert two["verdict"].str.startswith("not compared: no reference (fewer than 3").all()
-    assert equivalence_verdicts.compare_predictions([]).empty
+    assert equivalence_predictions.compare_predictions([]).empty
 
 
 def test_the_norm_of_every_output_counts_beyond_the_kept_columns():
     outputs = np.eye(3)
     records = [record_with(name, outputs, classes=False) for name in "abc"]
     records.append(record_with("d", outputs, norms=[1.0, 1.0, 1.5], classes=False))
-    verdicts = equivalence_verdicts.compare_predictions(records).set_index("backend")["verdict"]
+    verdicts = equivalence_predictions.compare_predictions(records).set_index("backend")["verdict"]
     assert verdicts["d"].startswith("DEPARTS") and verdicts["a"] == "same predictions"
 
 

@@ -86,6 +86,32 @@ def run_folder(tmp_path, numpy_backend, digits_npz, numpy_registry):
     return paths
 
 
+def test_a_version_3_record_reads_as_the_current_one_with_its_runtime(run_folder):
+    """Version 3 wrote what the run found in effect as ``environment``: read,
+    the block is ``runtime``, in its place, and ``read_as`` says so; the
+    record conforms and collects as the current version's own does."""
+    current = json.loads(run_folder[0].read_text())
+    assert current["record_version"] == contract.RECORD_VERSION == 4
+    assert contract.read(current) is current  # the current version: itself
+    older = {
+        ("environment" if name == "runtime" else name): value for name, value in current.items()
+    }
+    older["record_version"] = 3
+    assert record_schema.problems(older)  # as written, the current schema refuses it
+    found = contract.read(older)
+    assert found["read_as"] == "version 3; its environment block read as runtime"
+    assert list(found) == list(current) + ["read_as"]
+    assert dict(found, read_as=None) == dict(current, read_as=None)
+    assert record_schema.problems(found) == []
+    run_folder[1].write_text(json.dumps(older))
+    metrics = collect.metrics(collect.load_records(run_folder))
+    assert list(metrics["status"]) == ["ok", "ok"]
+    assert metrics["threads_used"].tolist() == [1, 1]
+    assert metrics["cpu_model"].nunique() == 1 and metrics["cpu_model"].notna().all()
+    # a record of no readable version is left as it is, for the schema to refuse
+    assert contract.read(dict(older, record_version=1)) == dict(older, record_version=1)
+
+
 def test_a_renamed_field_is_named_and_the_run_shown_invalid(run_folder):
     good, renamed = run_folder
     record = json.loads(renamed.read_text())
@@ -129,6 +155,13 @@ def test_the_real_records_kept_as_fixtures_conform_and_read():
         name: [] for name in kept
     }
     assert all("no manifest" in record["read_as"] for record in kept.values())
+    # what the run found in effect, written as environment, is read as runtime
+    for name, record in kept.items():
+        assert "environment" not in record
+        assert record.get("runtime") == written[name].get("environment")
+        said = "its environment block read as runtime" in record["read_as"]
+        assert said == ("environment" in written[name]), name
+    assert kept["train_ok"]["runtime"]["threads"] >= 1
     metrics = collect.metrics(list(kept.values())).set_index(["model", "backend"])
     assert set(metrics["status"]) == {"ok", "failed", "timeout", "unavailable"}
     assert metrics.loc[("mlp", "keras-jax"), "steady_epoch_seconds"] > 0

@@ -22,7 +22,7 @@ def plan_of(name):
     config = copy.deepcopy(yaml.safe_load((REPO / "config" / name).read_text()))
     validate(config, SCHEMA)
     config["machine"] = "box"
-    return targets.Plan(config, REPO, "venv")
+    return targets.WorkflowTargets(config, REPO, "venv")
 
 
 def as_before(config, run):
@@ -48,7 +48,7 @@ def as_before(config, run):
             matrix.backend_settings(config, entry, run.backend),
             **catalog.BACKENDS[run.backend].compile_settings(run.compile),
         ),
-        "op_profile": run_spec.profiled(config.get("profile", True), entry),
+        "op_profile": run_spec.workload_chosen(config.get("op_profile", True), entry),
         **run_spec.custom_model_entry(config, run.model),
         **run_spec.initial_weights_entry(config, entry, run),
     }

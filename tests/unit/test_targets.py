@@ -1,7 +1,7 @@
 """The workflow's plan as library functions (dlbench.plan.targets), without
 Snakemake: targets, rule inputs and parameters, environments, the code
-digests' files. workflow/rules/common.smk makes one Plan and the rules call
-it; the end-to-end tier runs them through Snakemake."""
+digests' files. workflow/rules/common.smk makes one WorkflowTargets (``targets``)
+and the rules call it; the end-to-end tier runs them through Snakemake."""
 
 import copy
 import os
@@ -31,7 +31,7 @@ def plan_of(name, env_mode="venv", **changes):
     config = copy.deepcopy(dict(config, **changes))
     validate(config, SCHEMA)
     config["machine"] = "box"
-    return targets.Plan(config, REPO, env_mode)
+    return targets.WorkflowTargets(config, REPO, env_mode)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -124,7 +124,7 @@ def test_one_job_at_a_time_fills_a_compile_cache():
         provided = yaml.safe_load((REPO / "profiles" / profile / "config.yaml").read_text())
         for cache in caches.values():
             assert provided["resources"][cache + "_compile_cache"] == 1, profile
-    theano = targets.Plan.compile_cache_share("theano")
+    theano = targets.WorkflowTargets.compile_cache_share("theano")
     assert theano(Wildcards(backend="keras2-theano")) == 1
     assert theano(Wildcards(backend="native-pytensor")) == 0
     assert theano(Wildcards(backend="keras-jax")) == 0

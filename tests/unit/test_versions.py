@@ -15,8 +15,8 @@ import yaml
 from snakemake.utils import validate
 
 import figures
-from dlbench.analysis import plots, versions
-from dlbench.environments import envspec, variants
+from dlbench.analysis import plots_comparisons, versions
+from dlbench.environments import env_files, variants, venvs
 from dlbench.plan import config_rules, matrix, paths, run_spec, targets
 from dlbench.run import supervise
 from testkit import REPO
@@ -55,13 +55,13 @@ def test_a_variant_changes_only_the_pins_it_names():
         "jax[cpu]==0.10.1",
         "jaxlib==0.10.1",  # not pinned by the file: added
     ]
-    spec = envspec.read_spec(REPO / "envs" / "keras-jax.yaml", OLDER_JAX)
+    spec = env_files.read_spec(REPO / "envs" / "keras-jax.yaml", OLDER_JAX)
     assert "jax[cpu]==0.10.1" in spec["pip"] and "jaxlib==0.10.1" in spec["pip"]
     assert "keras==3.15.1" in spec["pip"] and spec["variant"] == OLDER_JAX
-    pinned = envspec.identity(REPO / "envs" / "keras-jax.yaml")
-    older = envspec.identity(REPO / "envs" / "keras-jax.yaml", OLDER_JAX)
+    pinned = venvs.identity(REPO / "envs" / "keras-jax.yaml")
+    older = venvs.identity(REPO / "envs" / "keras-jax.yaml", OLDER_JAX)
     assert pinned != older and pinned["python"] == older["python"]
-    text = envspec.variant_env_file(REPO / "envs" / "keras-jax.yaml", OLDER_JAX)
+    text = env_files.variant_env_file(REPO / "envs" / "keras-jax.yaml", OLDER_JAX)
     written = yaml.safe_load(text)
     assert written["name"] == "keras-jax"
     assert "jax[cpu]==0.10.1" in written["dependencies"][-1]["pip"]
@@ -98,7 +98,7 @@ def test_a_variant_is_an_environment_of_its_own(tmp_path):
     before = os.getcwd()
     os.chdir(tmp_path)
     try:
-        plan = targets.Plan(config, REPO, "venv")
+        plan = targets.WorkflowTargets(config, REPO, "venv")
         environment = "keras-jax@" + OLDER_LABEL
 
         class Wildcards(object):
@@ -174,7 +174,7 @@ def versions_shown(found):
     """The versions figure of ``found``, read back: its axis, each series'
     points as (the row's label, the speed-up, its interval), and whether
     each series' markers are filled."""
-    (axis,) = plots.versions_figure(found).axes
+    (axis,) = plots_comparisons.versions_figure(found).axes
     rows = figures.tick_labels(axis, "y")
     series, filled = {}, {}
     for container in axis.containers:
@@ -256,9 +256,9 @@ def test_the_newer_version_is_set_against_the_older_with_its_interval(tmp_path):
     assert filled == {"significant": True, "not significant": False}
     assert axis.get_xscale() == "log" and axis.get_title() == "Is the new release faster?"
     assert [1.0, 1.0] in [list(line.get_xdata()) for line in axis.get_lines()]  # no change
-    plots.versions(both, tmp_path / "versions.png")
-    assert figures.png_shows(tmp_path / "versions.png", plots.versions_figure(both))
-    (axis,) = plots.versions_figure(found.iloc[:0]).axes  # no pair: says so
+    plots_comparisons.versions(both, tmp_path / "versions.png")
+    assert figures.png_shows(tmp_path / "versions.png", plots_comparisons.versions_figure(both))
+    (axis,) = plots_comparisons.versions_figure(found.iloc[:0]).axes  # no pair: says so
     assert figures.texts(axis) == ["no two versions to compare"]
     assert figures.tick_labels(axis, "y") == []
 
@@ -387,12 +387,12 @@ def test_a_variant_is_built_with_its_pins_and_one_that_cannot_be_is_unavailable(
         )
     )
     marker = tmp_path / "older" / "ready.json"
-    envspec.build_or_report(spec, tmp_path / "older", marker, variant={"six": "1.15.0"})
+    venvs.build_or_report(spec, tmp_path / "older", marker, variant={"six": "1.15.0"})
     built = json.loads(marker.read_text())
     assert built["status"] == "ok" and built["variant"] == {"six": "1.15.0"}
     assert "six==1.15.0" in built["pip_freeze"]
     missing = tmp_path / "missing" / "ready.json"
-    envspec.build_or_report(
+    venvs.build_or_report(
         spec, tmp_path / "missing", missing, variant={"six": "0.0.0.1"}, log_path=tmp_path / "log"
     )
     refused = json.loads(missing.read_text())

@@ -1,6 +1,6 @@
 rule code_digest:
     input:
-        plan.family_sources,
+        targets.family_sources,
     output:
         "results/code/{family}.sha256",
     log:
@@ -13,7 +13,7 @@ rule code_digest:
 
 rule bench:
     input:
-        unpack(plan.bench_inputs),
+        unpack(targets.bench_inputs),
     output:
         record=f"{RUN_DIR}/run.json",
         epochs=f"{RUN_DIR}/epochs.csv",
@@ -21,20 +21,20 @@ rule bench:
     log:
         f"{RUN_DIR}/bench.log",
     conda:
-        plan.run_env_file
-    threads: plan.bench_threads
+        targets.run_env_file
+    threads: targets.bench_threads
     resources:
-        cpu_exclusive=plan.cpu_exclusive,
-        gpu=plan.gpus_of_run,
-        runtime=plan.run_runtime,
-        theano_compile_cache=plan.compile_cache_share("theano"),
-        pytensor_compile_cache=plan.compile_cache_share("pytensor"),
+        cpu_exclusive=targets.cpu_exclusive,
+        gpu=targets.gpus_of_run,
+        runtime=targets.run_runtime,
+        theano_compile_cache=targets.compile_cache_share("theano"),
+        pytensor_compile_cache=targets.compile_cache_share("pytensor"),
     params:
-        spec=plan.run_spec,
-        supervisor=plan.supervisor_python,
-        python=plan.backend_python,
-        src=plan.src,
-        options=plan.supervisor_options,
+        spec=targets.run_spec,
+        supervisor=targets.supervisor_python,
+        python=targets.backend_python,
+        src=targets.src,
+        options=targets.supervisor_options,
     shell:
         # How far the runs have come, before this run's clocks start.
         "PYTHONPATH={params.src:q} {params.supervisor} -m dlbench.plan.progress; "

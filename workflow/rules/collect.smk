@@ -1,6 +1,6 @@
 rule collect:
     input:
-        local=plan.run_records(),
+        local=targets.run_records(),
         imported="results/imported/records.json",
     output:
         metrics=report(
@@ -21,7 +21,7 @@ rule collect:
         MAIN_ENV
     params:
         not_applicable=matrix.not_applicable_cells(config),
-        tolerances=plan.accuracy_tolerances(),
+        tolerances=targets.accuracy_tolerances(),
         noise_threshold=config["noise_threshold"],
         significance_level=config["significance_level"],
     script:
@@ -30,7 +30,7 @@ rule collect:
 
 rule workload_table:
     input:
-        unpack(plan.workload_table_inputs),
+        unpack(targets.workload_table_inputs),
     output:
         markdown="results/tables/{dataset}_{model}.md",
         csv=report(
@@ -58,7 +58,7 @@ rule workload_table:
 # record is run again only as a target), the collected tables and each
 # workload's table.
 TARGETS += [
-    *plan.run_records(),
+    *targets.run_records(),
     rules.collect.output.metrics,
     rules.collect.output.summary,
     *expand(

@@ -12,7 +12,7 @@ SRC = str(Path(workflow.basedir) / "src")
 sys.path.insert(0, SRC)
 
 from dlbench import catalog
-from dlbench.data import datasets
+from dlbench.data.unfetched import discard_unfetched
 from dlbench.environments import variants
 from dlbench.plan import (
     comparisons,
@@ -21,10 +21,16 @@ from dlbench.plan import (
     paths,
     progress,
     scheduling,
-    targets,
     validation,
 )
 from dlbench.plan.machine_limits import machine_limits
+from dlbench.plan.targets import (
+    KERAS_ON_TORCH,
+    SETUP_SHARE,
+    TORCH_ON_GPUS,
+    WHOLE_CPU,
+    WorkflowTargets,
+)
 from dlbench.run import integrity
 
 
@@ -92,7 +98,7 @@ def env_mode():
 
 
 # Targets, inputs and parameters of every rule (dlbench.plan.targets).
-plan = targets.Plan(config, workflow.basedir, env_mode())
+targets = WorkflowTargets(config, workflow.basedir, env_mode())
 # The targets of `all`, which each rule file extends after its rules.
 TARGETS = []
 
@@ -100,7 +106,7 @@ TARGETS = []
 # overwritten, bits flipped) is discarded before any job starts, so that it
 # is made again; nothing reads it. Jobs started by an executor skip this.
 if workflow.is_main_process:
-    for reason in integrity.discard_if_corrupt(plan.data_files(), full=True):
+    for reason in integrity.discard_if_corrupt(targets.data_files(), full=True):
         print(f"discarded, will be made again: {reason}", file=sys.stderr)
     # A download that failed is tried again when asked (retry_downloads): its
     # files and the records that carry its reason are discarded, so that
@@ -108,8 +114,8 @@ if workflow.is_main_process:
     # asking otherwise). Never by itself: a dry run or a report would lose them.
     discarded = []
     if config["retry_downloads"]:
-        discarded = datasets.discard_unfetched(
-            plan.data_files_by_dataset(), plan.record_folders
+        discarded = discard_unfetched(
+            targets.data_files_by_dataset(), targets.record_folders
         )
     for path in discarded:
         print(f"not fetched last time, tried again: {path}", file=sys.stderr)
@@ -117,14 +123,14 @@ if workflow.is_main_process:
 
 RUN_DIR = paths.RUN_DIR.replace("{repeat}", "{rep}")
 CHECK_DIR = paths.CHECK_DIR.replace("{repeat}", "{rep}")
-PROFILE_DIR = paths.PROFILE_DIR.replace("{repeat}", "{rep}")
+PYTHON_STACKS_DIR = paths.PYTHON_STACKS_DIR.replace("{repeat}", "{rep}")
 MAIN_ENV = "../../envs/main.yaml"
 
 
 wildcard_constraints:
     **{dimension.name: dimension.pattern for dimension in matrix.DIMENSIONS},
-    dataset="|".join(plan.registry.datasets),
-    model="|".join(plan.registry.models),
+    dataset="|".join(targets.registry.datasets),
+    model="|".join(targets.registry.models),
     backend="|".join(catalog.BACKENDS),
     machine=matrix.MACHINE_PATTERN,
     rep=r"\d+",
@@ -149,4 +155,4 @@ def records_to_make():
         jobs = workflow.dag.needrun_jobs()
         return sorted(str(job.output[0]) for job in jobs if job.rule.name == "bench")
     except AttributeError:
-        return plan.run_records()
+        return targets.run_records()

@@ -56,7 +56,7 @@ rule speedups:
 
 rule lines_of_code:
     input:
-        plan.implementation_sources(),
+        targets.implementation_sources(),
     output:
         csv=report(
             "results/tables/lines_of_code.csv",
@@ -76,7 +76,7 @@ rule lines_of_code:
     conda:
         MAIN_ENV
     params:
-        implementations=plan.implementations(),
+        implementations=targets.implementations(),
     script:
         "../scripts/lines_of_code.py"
 
@@ -189,8 +189,8 @@ rule versions_table:
         metrics="results/metrics.csv",
         epochs="results/epochs.csv",
         latencies="results/latencies.csv",
-        checks=plan.check_records(),
-        environments=sorted(plan.versions_environments().values()),
+        checks=targets.check_records(),
+        environments=sorted(targets.versions_environments().values()),
         imported="results/imported/records.json",
     output:
         # in the report where the config names versions (with imported
@@ -221,8 +221,8 @@ rule versions_table:
     conda:
         MAIN_ENV
     params:
-        environments=plan.versions_environments(),
-        machine=plan.machine,
+        environments=targets.versions_environments(),
+        machine=targets.machine,
         tolerance=config["equivalence_check"].get("tolerance", 2.0e-4),
     script:
         "../scripts/versions_table.py"

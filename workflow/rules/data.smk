@@ -5,41 +5,43 @@ rule download:
         "logs/download/{dataset}/{filename}.log",
     wildcard_constraints:
         dataset="|".join(
-            d for d in plan.registry.datasets if plan.registry.downloaded(d)
+            d for d in targets.registry.datasets if targets.registry.downloaded(d)
         ),
     conda:
         MAIN_ENV
     params:
-        source=plan.raw_source,
-        known_hash=plan.known_hash,
-        hash_record=plan.hash_record,
+        source=targets.raw_source,
+        known_hash=targets.known_hash,
+        hash_record=targets.hash_record,
     script:
         "../scripts/download.py"
 
 
 rule generate:
     input:
-        code=plan.code("data/stand_ins"),
+        code=targets.code("data/stand_ins"),
     output:
         "resources/{dataset}/{filename}",
     log:
         "logs/generate/{dataset}/{filename}.log",
     wildcard_constraints:
         dataset="|".join(
-            d for d in plan.registry.datasets if plan.registry.generated(d)
+            d for d in targets.registry.datasets if targets.registry.generated(d)
         ),
     conda:
         MAIN_ENV
     params:
-        like=lambda wildcards: plan.registry.datasets[wildcards.dataset]["like"],
-        sizes=lambda wildcards: plan.registry.datasets[wildcards.dataset]["generated"],
+        like=lambda wildcards: targets.registry.datasets[wildcards.dataset]["like"],
+        sizes=lambda wildcards: targets.registry.datasets[wildcards.dataset][
+            "generated"
+        ],
     script:
         "../scripts/generate.py"
 
 
 rule prepare:
     input:
-        unpack(plan.prepare_inputs),
+        unpack(targets.prepare_inputs),
     output:
         "results/data/{dataset}.npz",
     log:
@@ -47,7 +49,7 @@ rule prepare:
     conda:
         MAIN_ENV
     resources:
-        cpu_exclusive=targets.SETUP_SHARE,
+        cpu_exclusive=SETUP_SHARE,
     params:
         synthetic=lambda wildcards: config["synthetic_datasets"].get(wildcards.dataset),
     script:
@@ -56,20 +58,20 @@ rule prepare:
 
 rule initial_weights:
     input:
-        unpack(plan.initial_weights_inputs),
+        unpack(targets.initial_weights_inputs),
     output:
         "results/weights/{dataset}/{model}/seed{seed}.npz",
     log:
         "logs/weights/{dataset}/{model}/seed{seed}.log",
     conda:
-        plan.env_file(targets.KERAS_ON_TORCH)
+        targets.env_file(KERAS_ON_TORCH)
     resources:
-        cpu_exclusive=targets.SETUP_SHARE,
+        cpu_exclusive=SETUP_SHARE,
     params:
-        python=plan.keras_on_torch_python(),
-        custom=plan.custom_model_option,
-        check=plan.model_check_option,
-        src=plan.src,
+        python=targets.keras_on_torch_python(),
+        custom=targets.custom_model_option,
+        check=targets.model_check_option,
+        src=targets.src,
     shell:
         "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.run.shared_weights"
         " --model {wildcards.model:q} {params.custom} {params.check} --data {input.data:q}"
@@ -78,19 +80,19 @@ rule initial_weights:
 
 rule check_custom_model:
     input:
-        unpack(plan.model_check_inputs),
+        unpack(targets.model_check_inputs),
     output:
         "results/models/{dataset}/{model}.json",
     log:
         "logs/models/{dataset}/{model}.log",
     conda:
-        plan.env_file(targets.KERAS_ON_TORCH)
+        targets.env_file(KERAS_ON_TORCH)
     resources:
-        cpu_exclusive=targets.SETUP_SHARE,
+        cpu_exclusive=SETUP_SHARE,
     params:
-        python=plan.keras_on_torch_python(),
-        custom=plan.custom_model_option,
-        src=plan.src,
+        python=targets.keras_on_torch_python(),
+        custom=targets.custom_model_option,
+        src=targets.src,
     shell:
         "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.run.model_check"
         " --model {wildcards.model:q} {params.custom} --data {input.data:q}"
@@ -99,20 +101,20 @@ rule check_custom_model:
 
 rule trained_weights:
     input:
-        unpack(plan.trained_weights_inputs),
+        unpack(targets.trained_weights_inputs),
     output:
         "results/weights/{dataset}/{model}/trained_seed{seed}.npz",
     log:
         "logs/weights/{dataset}/{model}/trained_seed{seed}.log",
     conda:
-        plan.env_file(targets.KERAS_ON_TORCH)
+        targets.env_file(KERAS_ON_TORCH)
     resources:
-        cpu_exclusive=targets.SETUP_SHARE,
+        cpu_exclusive=SETUP_SHARE,
     params:
-        python=plan.keras_on_torch_python(),
-        training=plan.trained_weights_settings,
-        custom=plan.custom_model_option,
-        src=plan.src,
+        python=targets.keras_on_torch_python(),
+        training=targets.trained_weights_settings,
+        custom=targets.custom_model_option,
+        src=targets.src,
     shell:
         "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.run.trained_weights"
         " --model {wildcards.model:q} {params.custom} --data {input.data:q}"

@@ -6,11 +6,11 @@ rule venv:
     conda:
         MAIN_ENV
     resources:
-        cpu_exclusive=targets.SETUP_SHARE,
+        cpu_exclusive=SETUP_SHARE,
     params:
-        spec=plan.env_spec_path,
-        variant=plan.env_variant,
-        installs=plan.env_identity,
+        spec=targets.env_spec_path,
+        variant=targets.env_variant,
+        installs=targets.env_identity,
         interpreters=config["python_interpreters"],
     script:
         "../scripts/build_venv.py"
@@ -24,14 +24,14 @@ rule check_existing_environment:
     conda:
         MAIN_ENV
     resources:
-        cpu_exclusive=targets.SETUP_SHARE,
+        cpu_exclusive=SETUP_SHARE,
     params:
-        spec=plan.env_spec_path,
-        variant=plan.env_variant,
-        pins=plan.env_identity,
+        spec=targets.env_spec_path,
+        variant=targets.env_variant,
+        pins=targets.env_identity,
         backend=lambda wildcards: catalog.backend_of_environment(wildcards.environment),
-        python=plan.existing_interpreter,
-        installed=plan.existing_fingerprint,
-        src=plan.src,
+        python=targets.existing_interpreter,
+        installed=targets.existing_fingerprint,
+        src=targets.src,
     script:
         "../scripts/check_environment.py"

@@ -1,25 +1,25 @@
 rule equivalence_check:
     input:
-        unpack(plan.bench_inputs),
+        unpack(targets.bench_inputs),
     output:
         record=f"{CHECK_DIR}/check.json",
         steps=f"{CHECK_DIR}/steps.csv",
     log:
         f"{CHECK_DIR}/check.log",
     conda:
-        plan.run_env_file
-    threads: plan.bench_threads
+        targets.run_env_file
+    threads: targets.bench_threads
     resources:
         cpu_exclusive=1,
-        runtime=plan.run_runtime,
-        theano_compile_cache=plan.compile_cache_share("theano"),
-        pytensor_compile_cache=plan.compile_cache_share("pytensor"),
+        runtime=targets.run_runtime,
+        theano_compile_cache=targets.compile_cache_share("theano"),
+        pytensor_compile_cache=targets.compile_cache_share("pytensor"),
     params:
-        spec=plan.check_spec,
-        supervisor=plan.supervisor_python,
-        python=plan.backend_python,
-        src=plan.src,
-        options=plan.supervisor_options,
+        spec=targets.check_spec,
+        supervisor=targets.supervisor_python,
+        python=targets.backend_python,
+        src=targets.src,
+        options=targets.supervisor_options,
     shell:
         "PYTHONPATH={params.src:q} {params.supervisor} -m dlbench.run.supervise"
         " --python {params.python:q} --spec {params.spec:q} --data {input.data:q}"
@@ -29,7 +29,7 @@ rule equivalence_check:
 
 rule equivalence_table:
     input:
-        checks=plan.check_records(),
+        checks=targets.check_records(),
     output:
         csv=report(
             "results/tables/equivalence.csv",
@@ -56,7 +56,7 @@ rule equivalence_table:
 
 rule predictions_table:
     input:
-        records=plan.inference_records(),
+        records=targets.inference_records(),
     output:
         csv=report(
             "results/tables/predictions.csv",
@@ -82,7 +82,7 @@ rule predictions_table:
 
 
 # This file's targets (rule all): the tables of what was checked.
-if plan.check_records():
+if targets.check_records():
     TARGETS.append(rules.equivalence_table.output.markdown)
 if comparisons.predictions_compared(config):
     TARGETS.append(rules.predictions_table.output.markdown)

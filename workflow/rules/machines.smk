@@ -1,6 +1,6 @@
 rule import_results:
     input:
-        plan.import_sources(),
+        targets.import_sources(),
     output:
         records="results/imported/records.json",
         # in the report only where there was something to import
@@ -20,19 +20,19 @@ rule import_results:
         MAIN_ENV
     params:
         sources=config["import_results"],
-        machine=plan.machine,
-        fingerprint=plan.import_fingerprint(),
+        machine=targets.machine,
+        fingerprint=targets.import_fingerprint(),
     script:
         "../scripts/import_results.py"
 
 
 rule pack:
     input:
-        plan.run_records(),
+        targets.run_records(),
     output:
-        f"results/pack/{plan.machine}.tar.gz",
+        f"{paths.MACHINE_PACKS_DIR}/{targets.machine}.tar.gz",
     log:
-        f"logs/pack/{plan.machine}.log",
+        f"logs/pack/{targets.machine}.log",
     conda:
         MAIN_ENV
     script:
@@ -67,7 +67,7 @@ rule machine_comparison:
     conda:
         MAIN_ENV
     params:
-        machines=[plan.machine],  # this machine first, imported ones as they come
+        machines=[targets.machine],  # this machine first, imported ones as they come
         reference_machine=config["reference_machine"],
     script:
         "../scripts/machine_comparison.py"

@@ -81,7 +81,7 @@ rule environment_table:
 # heat-map makes it too.
 rule front_page:
     input:
-        unpack(plan.front_page_inputs),
+        unpack(targets.front_page_inputs),
     output:
         heat_map=report(
             "results/plots/relative_speed.png",
@@ -102,20 +102,20 @@ rule front_page:
 
 rule count_flops:
     input:
-        unpack(plan.flops_count_inputs),
+        unpack(targets.flops_count_inputs),
     output:
         "results/flops/{dataset}/{model}.json",
     log:
         "logs/flops/{dataset}/{model}.log",
     conda:
-        plan.env_file(targets.KERAS_ON_TORCH)
+        targets.env_file(KERAS_ON_TORCH)
     resources:
-        cpu_exclusive=targets.SETUP_SHARE,
+        cpu_exclusive=SETUP_SHARE,
     params:
-        python=plan.keras_on_torch_python(),
-        custom=plan.custom_model_option,
-        check=plan.model_check_option,
-        src=plan.src,
+        python=targets.keras_on_torch_python(),
+        custom=targets.custom_model_option,
+        check=targets.model_check_option,
+        src=targets.src,
     shell:
         "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.run.flops_count"
         " --model {wildcards.model:q} {params.custom} {params.check} --data {input.data:q}"
@@ -124,19 +124,19 @@ rule count_flops:
 
 rule cpu_probe:
     input:
-        unpack(lambda wildcards: plan.probe_inputs(targets.KERAS_ON_TORCH)),
+        unpack(lambda wildcards: targets.probe_inputs(KERAS_ON_TORCH)),
     output:
         paths.CPU_PROBE,
     log:
         "logs/probes/{machine}/threads={threads}/precision={precision}.log",
     conda:
-        plan.env_file(targets.KERAS_ON_TORCH)
-    threads: plan.bench_threads
+        targets.env_file(KERAS_ON_TORCH)
+    threads: targets.bench_threads
     resources:
-        cpu_exclusive=targets.WHOLE_CPU,
+        cpu_exclusive=WHOLE_CPU,
     params:
-        python=plan.keras_on_torch_python(),
-        src=plan.src,
+        python=targets.keras_on_torch_python(),
+        src=targets.src,
         largest=config["probe_largest_size"],
     shell:
         "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.run.probe"
@@ -147,19 +147,19 @@ rule cpu_probe:
 
 rule gpu_probe:
     input:
-        unpack(lambda wildcards: plan.probe_inputs(targets.TORCH_ON_GPUS)),
+        unpack(lambda wildcards: targets.probe_inputs(TORCH_ON_GPUS)),
     output:
         paths.GPU_PROBE,
     log:
         "logs/probes/{machine}/gpu/precision={precision}.log",
     conda:
-        plan.env_file(targets.TORCH_ON_GPUS)
+        targets.env_file(TORCH_ON_GPUS)
     resources:
         gpu=1,
     params:
-        python=plan.environment_python(targets.TORCH_ON_GPUS),
-        src=plan.src,
-        locks=plan.gpu_lock_dir,
+        python=targets.environment_python(TORCH_ON_GPUS),
+        src=targets.src,
+        locks=targets.gpu_lock_dir,
     shell:
         "PYTHONPATH={params.src:q} {params.python:q} -m dlbench.run.probe --device gpu"
         " --precision {wildcards.precision} --threads all --gpu-lock-dir {params.locks}"
@@ -170,11 +170,11 @@ rule utilisation:
     input:
         summary="results/summary.csv",
         metrics="results/metrics.csv",
-        probes=plan.machine_probes() + plan.gpu_probes(),
+        probes=targets.machine_probes() + targets.gpu_probes(),
         peaks="workflow/resources/gpu_peaks.csv",
-        data=plan.workload_data(),
-        counted=list(plan.counted_flops().values()),
-        code=plan.code("models/flops"),
+        data=targets.workload_data(),
+        counted=list(targets.counted_flops().values()),
+        code=targets.code("models/flops"),
     output:
         csv=report(
             "results/tables/utilisation.csv",
@@ -194,8 +194,8 @@ rule utilisation:
     conda:
         MAIN_ENV
     params:
-        workloads=[(dataset, model) for dataset, model, _ in plan.workloads],
-        counted=plan.counted_flops(),
+        workloads=[(dataset, model) for dataset, model, _ in targets.workloads],
+        counted=targets.counted_flops(),
     script:
         "../scripts/utilisation.py"
 

@@ -1,4 +1,4 @@
-"""Collected tables -> Keras / native ratios with intervals (rule abstraction_cost)."""
+"""Collected tables -> Keras / native slowdowns with intervals (rule abstraction_cost)."""
 
 import sys
 

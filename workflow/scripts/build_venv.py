@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from dlbench.environments.envspec import build_or_report
+from dlbench.environments.venvs import build_or_report
 
 build_or_report(
     snakemake.params.spec,

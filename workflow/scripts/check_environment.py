@@ -3,7 +3,7 @@ what it holds against the env file's pins, or why the backend cannot run there."
 
 import json
 
-from dlbench.environments.envspec import check_existing
+from dlbench.environments.checks import check_existing
 
 check_existing(
     snakemake.params.spec,

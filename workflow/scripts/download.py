@@ -4,7 +4,7 @@ unavailable, and every other table and the report are still made."""
 
 import sys
 
-from dlbench.data.datasets import fetch_or_say_why
+from dlbench.data.unfetched import fetch_or_say_why
 from dlbench.run import integrity
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")

@@ -2,7 +2,8 @@
 
 import sys
 
-from dlbench.data.datasets import prepare, unfetched_reason
+from dlbench.data.preparation import prepare
+from dlbench.data.unfetched import unfetched_reason
 from dlbench.registry import Registry
 from dlbench.run import integrity, run_data
 

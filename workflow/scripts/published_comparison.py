@@ -8,7 +8,7 @@ from dlbench.analysis import collect, published, tables
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 table = published.side_by_side(
-    pd.read_csv(snakemake.input.published),
+    published.read(snakemake.input.published),
     collect.read_table(snakemake.input.summary),
     collect.read_table(snakemake.input.metrics),
     hardware=pd.read_csv(snakemake.input.hardware),

@@ -2,7 +2,7 @@
 native implementation of the same workload, from the collected tables.
 
 For training the measure is the steady-state epoch time (every epoch after
-the first), for inference the latency of one sample; the ratio is Keras'
+the first), for inference the latency of one sample; the slowdown is Keras'
 median over native's median, so 1.5 means Keras takes 1.5 times as long.
 Its confidence interval comes from a hierarchical bootstrap: repeats are
 resampled, then the epochs (or calls) within each chosen repeat, so that
@@ -30,9 +30,9 @@ COLUMNS = PAIR + [
     "measure",
     "keras_median",
     "native_median",
-    "ratio",
-    "ratio_ci_low",
-    "ratio_ci_high",
+    "slowdown",
+    "slowdown_ci_low",
+    "slowdown_ci_high",
     "ci_level",
     "keras_samples",
     "native_samples",
@@ -83,9 +83,11 @@ def hierarchical_medians(groups, draws, rng):
     return np.concatenate(medians)
 
 
-def ratio_ci(numerator, denominator, level=0.95, draws=2000, seed=0):
+def median_ratio_ci(numerator, denominator, level=0.95, draws=2000, seed=0):
     """Median(numerator) / median(denominator) and a percentile bootstrap
-    interval for it; each argument is a list of arrays, one per repeat."""
+    interval for it; each argument is a list of arrays, one per repeat. The
+    abstraction cost's slowdown (Keras over native) and the speed-ups of
+    precision_and_compile and versions (a baseline over a cell) are this."""
     ratio = np.median(np.concatenate(numerator)) / np.median(np.concatenate(denominator))
     rng = np.random.default_rng(seed)
     drawn = hierarchical_medians(numerator, draws, rng) / hierarchical_medians(
@@ -115,7 +117,7 @@ def abstraction_cost(metrics_frame, epochs_frame, latencies_frame, level=0.95, d
             native_groups = _groups(frame, native, cell)
             if not keras_groups or not native_groups:
                 continue  # one epoch only: no steady state to compare
-            ratio, low, high = ratio_ci(keras_groups, native_groups, level, draws)
+            slowdown, low, high = median_ratio_ci(keras_groups, native_groups, level, draws)
             rows.append(
                 {
                     **dict(zip(PAIR, cell)),
@@ -127,9 +129,9 @@ def abstraction_cost(metrics_frame, epochs_frame, latencies_frame, level=0.95, d
                     "measure": measure,
                     "keras_median": float(np.median(np.concatenate(keras_groups))),
                     "native_median": float(np.median(np.concatenate(native_groups))),
-                    "ratio": ratio,
-                    "ratio_ci_low": low,
-                    "ratio_ci_high": high,
+                    "slowdown": slowdown,
+                    "slowdown_ci_low": low,
+                    "slowdown_ci_high": high,
                     "ci_level": level,
                     "keras_samples": sum(len(g) for g in keras_groups),
                     "native_samples": sum(len(g) for g in native_groups),
@@ -142,7 +144,7 @@ def abstraction_cost(metrics_frame, epochs_frame, latencies_frame, level=0.95, d
 
 def table(cost):
     """The report's layout: a row per workload and measure, a column per
-    framework, 'ratio [CI]'."""
+    framework, 'slowdown [CI]'."""
     if cost.empty:
         return pd.DataFrame(columns=["workload", "devices", "measure"])
     setting = matrix.shown_dimensions(cost)
@@ -150,7 +152,9 @@ def table(cost):
         workload=cost["dataset"] + " / " + cost["model"],
         value=[
             "{:.2f} [{:.2f}, {:.2f}]".format(r, lo, hi)
-            for r, lo, hi in zip(cost["ratio"], cost["ratio_ci_low"], cost["ratio_ci_high"])
+            for r, lo, hi in zip(
+                cost["slowdown"], cost["slowdown_ci_low"], cost["slowdown_ci_high"]
+            )
         ],
         column=cost["keras_backend"] + " / " + cost["native_backend"],
     )
@@ -160,10 +164,11 @@ def table(cost):
 
 
 CAPTION = (
-    "Cost of abstraction: Keras on a framework / the framework's native implementation of the "
-    "same model, same data order and hyper-parameters. Training: median steady-state epoch "
-    "time (epochs 2 onwards, all repeats); inference: median latency of one sample. Above 1: "
-    "Keras is slower. [95 % interval]: hierarchical bootstrap (repeats, then epochs or calls "
+    "Cost of abstraction, as a slowdown: the time of Keras on a framework / the time of the "
+    "framework's native implementation of the same model, same data order and "
+    "hyper-parameters. Training: median steady-state epoch time (epochs 2 onwards, all "
+    "repeats); inference: median latency of one sample. Above 1: Keras is slower (2: twice as "
+    "slow). [95 % interval]: hierarchical bootstrap (repeats, then epochs or calls "
     "within a repeat), 2,000 draws. On one repeat the interval covers the variation between "
     "epochs only, not between runs."
 )

@@ -104,16 +104,16 @@ def shown(found):
 
 def plot(found, path):
     """``figure_of``, written to ``path``."""
-    from dlbench.analysis import plots
+    from dlbench.analysis.plots_style import save
 
-    plots.save(figure_of(found), path)
+    save(figure_of(found), path)
 
 
 def figure_of(found):
     """Stacked bars, one per backend and setting, a panel per workload."""
     import matplotlib
 
-    from dlbench.analysis.plots import figure_and_axes
+    from dlbench.analysis.plots_style import figure_and_axes
 
     readable = shown(found)
     workloads = list(dict.fromkeys(readable["workload"])) if len(readable) else []

@@ -9,14 +9,16 @@
 """
 
 import json
-from math import comb
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import pandas as pd
 
 from dlbench import catalog
 from dlbench.analysis import hidden_settings, stats
 from dlbench.plan import matrix, paths
+from dlbench.plan.paths import PathLike
 from dlbench.record import contract, fields, record_schema
+from dlbench.record.contract import Record
 from dlbench.record.fields import CellStatus, Status
 
 CELL = list(matrix.CELL)
@@ -25,7 +27,7 @@ TEXT_COLUMNS = ["machine"] + [d.name for d in matrix.DIMENSIONS if d.parse is no
 RUN = CELL + ["repeat"]
 
 
-def load_records(files):
+def load_records(files: Iterable[PathLike]) -> List[Record]:
     """The records in ``files``, each checked against the run record's
     schema; one that does not parse or conform stands in the tables as an
     ``invalid`` run of the cell its path names, the reason naming the path
@@ -38,11 +40,12 @@ def load_records(files):
             found = record_schema.problems(record)
         except (OSError, ValueError) as error:
             record, found = None, ["(file): {}".format(error)]
-        loaded.append(invalid_record(path, record, found) if found else record)
+        # no problem found: the record conforms (a dict, never None)
+        loaded.append(invalid_record(path, record, found) if found or record is None else record)
     return loaded
 
 
-def invalid_record(path, record, problems):
+def invalid_record(path: PathLike, record: Any, problems: List[str]) -> Record:
     """The stand-in for a record that breaks the schema."""
     cell = paths.run_of_path(path)
     if cell is None:
@@ -62,7 +65,7 @@ def invalid_record(path, record, problems):
     )
 
 
-def read_table(path):
+def read_table(path: PathLike) -> pd.DataFrame:
     """A table written by this module, its cell columns as they were written."""
     return pd.read_csv(path, dtype={column: str for column in TEXT_COLUMNS})
 
@@ -73,12 +76,13 @@ def _cell_of(record):
     return {key: str(value) if key in TEXT_COLUMNS else value for key, value in cell.items()}
 
 
-def labels(frame, columns):
+def labels(frame: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
     """Each row's values of ``columns`` as people read them, joined: the
     machine's name, the devices as hardware, other dimensions by their label."""
     if not len(frame):
         return pd.Series([], index=frame.index, dtype=object)
-    by_name = {dimension.name: dimension.label for dimension in matrix.DIMENSIONS}
+    # every dimension but the devices (a label of their own) has a label
+    by_name = {d.name: d.label for d in matrix.DIMENSIONS if d.label is not None}
     parts = []
     for column in columns:
         if column == "devices":
@@ -92,7 +96,7 @@ def labels(frame, columns):
     return pd.Series([", ".join(values) for values in zip(*parts)], index=frame.index)
 
 
-def point_labels(frame):
+def point_labels(frame: pd.DataFrame) -> pd.Series:
     """Each row's point (its dimensions' values) as tables and plots name it
     (``matrix.shown_dimensions``)."""
     return labels(frame, matrix.shown_dimensions(frame))
@@ -119,10 +123,10 @@ def _initial_weights(record):
     return "shared"
 
 
-def metrics(records):
+def metrics(records: Iterable[Record]) -> pd.DataFrame:
     rows = []
     for record in records:
-        environment = record.get("environment") or {}
+        runtime = record.get("runtime") or {}
         settings = record.get("settings") or {}
         rows.append(
             {
@@ -147,25 +151,25 @@ def metrics(records):
                 "learning_rate": (record.get("parallel") or {}).get("learning_rate"),
                 "batch_scaling": (record.get("parallel") or {}).get("batch_scaling"),
                 "seed": record.get("seed"),
-                "threads_used": environment.get("threads"),
+                "threads_used": runtime.get("threads"),
                 "jit_compile": settings.get("jit_compile"),
                 "compile_cache_warm": compile_cache_warm(settings),
                 "precision_ran": _precision_ran(settings),
-                "framework": environment.get("framework"),
-                "framework_version": environment.get("framework_version"),
-                "keras_version": environment.get("keras"),
-                "python": environment.get("python"),
-                "numpy": environment.get("numpy"),
-                "cuda": environment.get("cuda"),
-                "cudnn": environment.get("cudnn"),
-                "cpu_model": environment.get("cpu_model"),
-                "cpu_precision_flags": cpu_precision_flags(environment),
-                "cpu_count": environment.get("cpu_count"),
-                "gpu_model": _gpu_field(environment, "name"),
-                "gpu_driver": _gpu_field(environment, "driver"),
-                "matmul_probe_gflops": (environment.get("matmul_probe") or {}).get("gflops"),
-                "hostname": environment.get("hostname"),
-                "load_average_at_start": (environment.get("load_average_at_start") or [None])[0],
+                "framework": runtime.get("framework"),
+                "framework_version": runtime.get("framework_version"),
+                "keras_version": runtime.get("keras"),
+                "python": runtime.get("python"),
+                "numpy": runtime.get("numpy"),
+                "cuda": runtime.get("cuda"),
+                "cudnn": runtime.get("cudnn"),
+                "cpu_model": runtime.get("cpu_model"),
+                "cpu_precision_flags": cpu_precision_flags(runtime),
+                "cpu_count": runtime.get("cpu_count"),
+                "gpu_model": _gpu_field(runtime, "name"),
+                "gpu_driver": _gpu_field(runtime, "driver"),
+                "matmul_probe_gflops": (runtime.get("matmul_probe") or {}).get("gflops"),
+                "hostname": runtime.get("hostname"),
+                "load_average_at_start": (runtime.get("load_average_at_start") or [None])[0],
                 "started": record.get("started"),
             }
         )
@@ -214,13 +218,15 @@ def _energy(record):
     return columns
 
 
-def _first(runs, column):
+def _first(runs: pd.DataFrame, column: str) -> Any:
     """The first value ``runs`` hold in ``column``, or None."""
-    found = runs[column].dropna() if column in runs else ()
+    if column not in runs:
+        return None
+    found = runs[column].dropna()
     return found.iloc[0] if len(found) else None
 
 
-def compile_cache_warm(settings):
+def compile_cache_warm(settings: Mapping[str, Any]) -> Optional[bool]:
     """Whether the run found the compiled code of earlier runs in its
     environment (a shorter first epoch than a fresh machine's): Theano's and
     PyTensor's ops, Inductor's kernels where the run compiled with it, JAX's
@@ -248,11 +254,11 @@ def _precision_ran(settings):
     return None
 
 
-def cpu_precision_flags(environment):
+def cpu_precision_flags(runtime: Mapping[str, Any]) -> Optional[str]:
     """The CPU's reduced-precision instructions as one text, or why they are
     not known."""
-    found = " ".join(environment.get("cpu_precision_flags") or [])
-    unreadable = environment.get("cpu_flags_unreadable")
+    found = " ".join(runtime.get("cpu_precision_flags") or [])
+    unreadable = runtime.get("cpu_flags_unreadable")
     return found or ("not read: " + unreadable if unreadable else None)
 
 
@@ -264,9 +270,9 @@ def _mismatches(record):
     return None if found is None else "; ".join(found)
 
 
-def _gpu_field(environment, field):
+def _gpu_field(runtime, field):
     """The run's GPU models (or drivers), distinct, joined; None on the CPU."""
-    found = sorted({gpu.get(field) for gpu in environment.get("gpus") or [] if gpu.get(field)})
+    found = sorted({gpu.get(field) for gpu in runtime.get("gpus") or [] if gpu.get(field)})
     return ", ".join(found) or None
 
 
@@ -274,7 +280,7 @@ def _accelerator(record):
     return (record.get("parallel") or {}).get("accelerator", "cpu")
 
 
-def epochs(records):
+def epochs(records: Iterable[Record]) -> pd.DataFrame:
     rows = []
     for record in records:
         for epoch in record.get("epochs") or []:
@@ -283,7 +289,7 @@ def epochs(records):
     return pd.DataFrame(rows, columns=columns)
 
 
-def latencies(records):
+def latencies(records: Iterable[Record]) -> pd.DataFrame:
     """One row per timed single-sample inference call."""
     rows = []
     for record in records:
@@ -299,38 +305,18 @@ def latencies(records):
     return pd.DataFrame(rows, columns=RUN + ["accelerator", "call", "ms"])
 
 
-def median_ci(values, level=0.95):
-    """Median and a distribution-free interval for it from order statistics:
-    [x_(k), x_(n-k+1)] covers the median with probability
-    1 - 2 P(Binomial(n, 1/2) < k). Returns the widest-k interval reaching
-    ``level``; with too few values for that, [min, max] and its real level."""
-    values = sorted(v for v in values if v is not None and v == v)
-    n = len(values)
-    if n == 0:
-        return None, None, None, None
-    median = float(pd.Series(values).median())
-    if n == 1:
-        return median, None, None, None
-    chosen_k, coverage = 1, 1 - 2 * 0.5**n
-    for k in range(1, n // 2 + 1):
-        achieved = 1 - 2 * sum(comb(n, i) for i in range(k)) / 2**n
-        if achieved >= level:
-            chosen_k, coverage = k, achieved
-    return median, values[chosen_k - 1], values[n - chosen_k], coverage
-
-
 # The headline figure of each task, summarised with its confidence interval.
 HEADLINE = {"train": "steady_epoch_seconds", "infer": "latency_p50_ms"}
 
 
 def summary(
-    metrics_frame,
-    level=0.95,
-    not_applicable=(),
-    tolerances=None,
-    noise_threshold=0.1,
-    alpha=0.05,
-):
+    metrics_frame: pd.DataFrame,
+    level: float = 0.95,
+    not_applicable: Iterable[Dict[str, Any]] = (),
+    tolerances: Optional[Mapping[Tuple[str, str], float]] = None,
+    noise_threshold: float = 0.1,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
     """One row per cell. ``not_applicable`` cells (the matrix left them out:
     the backend cannot do the task) get a row saying why; ``tolerances``
     maps (dataset, model) to the accuracy parity tolerance; a cell whose
@@ -340,7 +326,7 @@ def summary(
     for cell, runs in metrics_frame.groupby(CELL, sort=True):
         ok = runs[runs["status"] == Status.OK]
         task = runs["task"].iloc[0]
-        headline, low, high, coverage = median_ci(ok[HEADLINE[task]].tolist(), level)
+        headline, low, high, coverage = stats.median_ci(ok[HEADLINE[task]].tolist(), level)
         spread = stats.coefficient_of_variation(ok[HEADLINE[task]].tolist())
         failures = runs[runs["status"] != Status.OK]
         if len(ok) == len(runs):
@@ -408,7 +394,7 @@ def summary(
     return stats.against_fastest(pairs, frame).sort_values(CELL, ignore_index=True)
 
 
-def scaling(frame):
+def scaling(frame: pd.DataFrame) -> pd.DataFrame:
     """Speed-up and scaling efficiency of training over device counts
     (devices >= 1; the CPU is other hardware): each backend's throughput
     against its own on the fewest devices measured, efficiency = speed-up /
@@ -429,7 +415,7 @@ def scaling(frame):
     return frame
 
 
-def summary_columns():
+def summary_columns() -> List[str]:
     """The summary's columns, the measured figures' from ``fields``."""
     return CELL + [
         "task",
@@ -458,7 +444,9 @@ def summary_columns():
     ]
 
 
-def accuracy_parity(frame, tolerances):
+def accuracy_parity(
+    frame: pd.DataFrame, tolerances: Mapping[Tuple[str, str], float]
+) -> pd.DataFrame:
     """Do backends reach the same model quality? Each trained cell's test
     accuracy (median over repeats) is compared with the median over the
     backends of the same workload and devices; a cell further away than the
@@ -486,7 +474,7 @@ def accuracy_parity(frame, tolerances):
     return frame
 
 
-def device_label(devices, accelerator="gpu"):
+def device_label(devices: Union[int, str], accelerator: str = "gpu") -> str:
     if int(devices) == 0:
         return "CPU"
     if accelerator == "emulated-cpu":

@@ -12,6 +12,7 @@ from collections import Counter
 import pandas as pd
 
 from dlbench.plan import matrix
+from dlbench.record import contract
 from dlbench.record.contract import COMPARED_SETTINGS as COMPARED
 from dlbench.record.contract import NOT_RECORDED
 
@@ -53,10 +54,6 @@ def parse(text):
     return json.loads(text)
 
 
-def _comparable(value):
-    return not (isinstance(value, str) and value.startswith(("n/a", "not read")))
-
-
 # The value every backend is set to where it can be (dlbench.run.manifest):
 # a run with another differs from the best documented settings, whatever
 # the other rows hold. Denormals are flushed by torch (set), TensorFlow and
@@ -93,7 +90,7 @@ def differing(manifests, best=None):
         values = {
             name: str(m[setting])
             for name, m in recorded.items()
-            if setting in m and _comparable(m[setting])
+            if setting in m and contract.is_setting(m[setting])
         }
         if setting in best:
             for name, value in values.items():

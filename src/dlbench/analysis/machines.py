@@ -1,14 +1,15 @@
 """The comparison across machines: "do certain backends perform better in
-certain computing environments?"
+certain computing environments?" (the published question's words: here,
+testbeds).
 
-An environment is a machine with its settings of the dimensions other than
+A testbed is a machine with its settings of the dimensions other than
 the devices (its CPU threads: one vCPU against eight is the published
-comparison of environments); backends are compared on one workload and
-device count. Per workload: every backend's headline on every environment
-(median [interval]), its ratio to the reference environment, its rank in
-each; and a test of whether the ranking changes: the backend x environment
+comparison of testbeds); backends are compared on one workload and
+device count. Per workload: every backend's headline on every testbed
+(median [interval]), its ratio to the reference testbed, its rank in
+each; and a test of whether the ranking changes: the backend x testbed
 interaction in a two-way analysis of variance of the log of the repeats'
-headlines (the additive model, where every environment scales every backend
+headlines (the additive model, where every testbed scales every backend
 by one factor, against the model of cell means; an F-test). The repeat is
 the unit, as in the pairwise tests.
 """
@@ -26,43 +27,41 @@ from dlbench.analysis.collect import (  # noqa: E402
     device_label,
     labels,
 )
-from dlbench.analysis.plots import backend_style, figure_and_axes, save  # noqa: E402
+from dlbench.analysis.plots_style import backend_style, figure_and_axes, save  # noqa: E402
 from dlbench.analysis.tables import median_interval  # noqa: E402
 from dlbench.plan import matrix  # noqa: E402
 from dlbench.record.fields import MEASURED, CellStatus, Status
 
 # Compared within: one workload on one device count.
 GROUP = ["dataset", "model", "devices"]
-ENVIRONMENT = [c for c in matrix.CELL if c not in GROUP + ["dataset", "model", "backend"]]
+TESTBED = [c for c in matrix.CELL if c not in GROUP + ["dataset", "model", "backend"]]
 
 
-def environment_labels(frame):
-    """Each row's environment: its machine, and the other dimensions' values
+def testbed_labels(frame):
+    """Each row's testbed: its machine, and the other dimensions' values
     where the frame holds more than one."""
-    varying = [c for c in matrix.shown_dimensions(frame) if c in ENVIRONMENT and c != "machine"]
+    varying = [c for c in matrix.shown_dimensions(frame) if c in TESTBED and c != "machine"]
     return labels(frame, ["machine"] + varying)
 
 
-def reference_environment(environments, frame, reference_machine):
-    """The reference machine's first environment, or the first environment."""
+def reference_testbed(testbeds, frame, reference_machine):
+    """The reference machine's first testbed, or the first testbed."""
     if reference_machine is not None:
         own = [
-            e
-            for e in environments
-            if e in set(frame[frame["machine"] == reference_machine]["environment"])
+            t for t in testbeds if t in set(frame[frame["machine"] == reference_machine]["testbed"])
         ]
         if own:
             return own[0]
-    return environments[0]
+    return testbeds[0]
 
 
 def _order(frame, machines):
-    """Environments in order: the machines as given (this machine first),
+    """Testbeds in order: the machines as given (this machine first),
     then their settings."""
     rank = {machine: i for i, machine in enumerate(machines)}
-    keys = frame[["environment", "machine"] + [c for c in ENVIRONMENT if c != "machine"]]
+    keys = frame[["testbed", "machine"] + [c for c in TESTBED if c != "machine"]]
     keys = keys.drop_duplicates().assign(order=keys["machine"].map(rank).fillna(len(rank)))
-    return list(keys.sort_values(["order"] + ENVIRONMENT)["environment"])
+    return list(keys.sort_values(["order"] + TESTBED)["testbed"])
 
 
 def _value(cell):
@@ -74,20 +73,18 @@ def _value(cell):
 
 
 def comparison(summary, machines, reference_machine=None):
-    """One row per workload, device count, backend and environment: the
+    """One row per workload, device count, backend and testbed: the
     headline (median and interval), its ratio to the backend's on the
-    reference environment and the backend's rank among the backends of its
-    environment (1: fastest). Failed cells keep their rows and reasons."""
-    frame = summary.assign(environment=environment_labels(summary))
-    environments = _order(frame, machines)
-    reference = reference_environment(environments, frame, reference_machine)
+    reference testbed and the backend's rank among the backends of its
+    testbed (1: fastest). Failed cells keep their rows and reasons."""
+    frame = summary.assign(testbed=testbed_labels(summary))
+    testbeds = _order(frame, machines)
+    reference = reference_testbed(testbeds, frame, reference_machine)
     rows = []
     for _, cells in frame.groupby(GROUP, sort=True):
         measured = cells[cells["status"].isin(MEASURED) & cells["headline_median"].notna()]
-        ranks = measured.groupby("environment")["headline_median"].rank(method="min")
-        base = measured[measured["environment"] == reference].set_index("backend")[
-            "headline_median"
-        ]
+        ranks = measured.groupby("testbed")["headline_median"].rank(method="min")
+        base = measured[measured["testbed"] == reference].set_index("backend")["headline_median"]
         for index, cell in cells.iterrows():
             ratio = None
             if index in measured.index and cell["backend"] in base.index:
@@ -99,7 +96,7 @@ def comparison(summary, machines, reference_machine=None):
                     "devices": cell["devices"],
                     "accelerator": cell["accelerator"],
                     "backend": cell["backend"],
-                    "environment": cell["environment"],
+                    "testbed": cell["testbed"],
                     "machine": cell["machine"],
                     "headline": cell["headline"],
                     "status": cell["status"],
@@ -111,14 +108,14 @@ def comparison(summary, machines, reference_machine=None):
                 }
             )
     table = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
-    table["order"] = table["environment"].map({e: i for i, e in enumerate(environments)})
+    table["order"] = table["testbed"].map({t: i for i, t in enumerate(testbeds)})
     return table.sort_values(GROUP + ["backend", "order"], ignore_index=True).drop(columns="order")
 
 
 COMPARISON_COLUMNS = GROUP + [
     "accelerator",
     "backend",
-    "environment",
+    "testbed",
     "machine",
     "headline",
     "status",
@@ -128,7 +125,7 @@ COMPARISON_COLUMNS += ["headline_median", "ratio_to_reference", "reference", "ra
 
 
 def shown(table):
-    """A row per workload and backend, a column group per environment."""
+    """A row per workload and backend, a column group per testbed."""
     if table.empty:
         return pd.DataFrame(columns=["workload", "backend"])
     table = table.assign(
@@ -140,33 +137,33 @@ def shown(table):
         ratio=[None if pd.isna(r) else "x{:.2f}".format(r) for r in table["ratio_to_reference"]],
         rank=[None if pd.isna(r) else str(int(r)) for r in table["rank"]],
     )
-    environments = list(dict.fromkeys(table["environment"]))
+    testbeds = list(dict.fromkeys(table["testbed"]))
     wide = table.pivot(
-        index=["workload", "backend"], columns="environment", values=["value", "ratio", "rank"]
+        index=["workload", "backend"], columns="testbed", values=["value", "ratio", "rank"]
     )
-    columns = [(kind, e) for e in environments for kind in ("value", "ratio", "rank")]
+    columns = [(kind, t) for t in testbeds for kind in ("value", "ratio", "rank")]
     wide = wide[columns]
     wide.columns = [
-        "{}: {}".format(e, {"value": "median [CI]", "ratio": "vs reference", "rank": "rank"}[k])
-        for k, e in columns
+        "{}: {}".format(t, {"value": "median [CI]", "ratio": "vs reference", "rank": "rank"}[k])
+        for k, t in columns
     ]
     return wide.reset_index()
 
 
-def f_test_interaction(values, backends, environments):
+def f_test_interaction(values, backends, testbeds):
     """F statistic, degrees of freedom and p-value of the backend x
-    environment interaction on ``values`` (one per repeat), or None where
+    testbed interaction on ``values`` (one per repeat), or None where
     the design cannot tell (no repeats to estimate the noise, or nothing
     left to test once the main effects are fitted)."""
     y = np.asarray(values, dtype=float)
     b = pd.Categorical(backends)
-    e = pd.Categorical(environments)
-    cells = pd.Categorical([f"{x}\x00{z}" for x, z in zip(backends, environments)])
+    t = pd.Categorical(testbeds)
+    cells = pd.Categorical([f"{x}\x00{z}" for x, z in zip(backends, testbeds)])
     full = pd.get_dummies(cells).to_numpy(float)
     additive = np.column_stack(
         [np.ones(len(y))]
         + [pd.get_dummies(b, drop_first=True).to_numpy(float)]
-        + [pd.get_dummies(e, drop_first=True).to_numpy(float)]
+        + [pd.get_dummies(t, drop_first=True).to_numpy(float)]
     )
 
     def residual(design):
@@ -190,35 +187,35 @@ def f_test_interaction(values, backends, environments):
     )
 
 
-NOT_TESTABLE = "not tested: needs two environments and two backends with 2 repeats or more"
+NOT_TESTABLE = "not tested: needs two testbeds and two backends with 2 repeats or more"
 
 
 def interaction(metrics, alpha=0.05):
     """Per workload and device count: does the ranking of backends change
-    between environments? The interaction test on the log of every
+    between testbeds? The interaction test on the log of every
     successful repeat's headline, over the backends that ran on at least two
-    environments."""
+    testbeds."""
     ok = metrics[metrics["status"] == Status.OK]
-    ok = ok.assign(environment=environment_labels(ok))
+    ok = ok.assign(testbed=testbed_labels(ok))
     rows = []
     for key, runs in ok.groupby(GROUP, sort=True):
         column = HEADLINE[runs["task"].iloc[0]]
         runs = runs[runs[column] > 0]
-        on_several = runs.groupby("backend")["environment"].transform("nunique") >= 2
+        on_several = runs.groupby("backend")["testbed"].transform("nunique") >= 2
         runs = runs[on_several]
         row = dict(zip(GROUP, key))
         row.update(
             headline=column,
-            environments=runs["environment"].nunique(),
+            testbeds=runs["testbed"].nunique(),
             backends=runs["backend"].nunique(),
             runs=len(runs),
         )
         result = None
-        if row["environments"] >= 2 and row["backends"] >= 2:
+        if row["testbeds"] >= 2 and row["backends"] >= 2:
             result = f_test_interaction(
                 [math.log(v) for v in runs[column]],
                 list(runs["backend"]),
-                list(runs["environment"]),
+                list(runs["testbed"]),
             )
         if result is None:
             row.update(test=NOT_TESTABLE)
@@ -230,13 +227,13 @@ def interaction(metrics, alpha=0.05):
                 df_error=df_error,
                 p_value=p_value,
                 ranking_changes="yes" if p_value < alpha else "not shown",
-                test="backend x environment interaction, F-test on log values",
+                test="backend x testbed interaction, F-test on log values",
             )
         rows.append(row)
     return pd.DataFrame(rows, columns=INTERACTION_COLUMNS)
 
 
-INTERACTION_COLUMNS = GROUP + ["headline", "environments", "backends", "runs", "f_statistic"]
+INTERACTION_COLUMNS = GROUP + ["headline", "testbeds", "backends", "runs", "f_statistic"]
 INTERACTION_COLUMNS += ["df_interaction", "df_error", "p_value", "ranking_changes", "test"]
 
 
@@ -247,7 +244,7 @@ def plot(table, output):
 
 def figure_of(table):
     """One panel per workload and device count: each backend's headline on
-    every environment (log scale), so that a change of ranking shows as
+    every testbed (log scale), so that a change of ranking shows as
     crossing lines; failed cells named where their point would be."""
     groups = list(table.groupby(GROUP, sort=True)) if len(table) else []
     columns = max(1, min(3, len(groups)))
@@ -262,9 +259,9 @@ def figure_of(table):
     for axis in axes.flat[len(groups) :]:
         axis.set_visible(False)
     for axis, (key, cells) in zip(axes.flat, groups):
-        environments = list(dict.fromkeys(cells["environment"]))
+        testbeds = list(dict.fromkeys(cells["testbed"]))
         for backend, runs in cells.groupby("backend"):
-            positions = [environments.index(e) for e in runs["environment"]]
+            positions = [testbeds.index(t) for t in runs["testbed"]]
             axis.plot(
                 positions,
                 runs["headline_median"].astype(float),
@@ -281,8 +278,8 @@ def figure_of(table):
                         rotation=90,
                         fontsize="x-small",
                     )
-        axis.set_xticks(range(len(environments)))
-        axis.set_xticklabels(environments, rotation=20, ha="right", fontsize="small")
+        axis.set_xticks(range(len(testbeds)))
+        axis.set_xticklabels(testbeds, rotation=20, ha="right", fontsize="small")
         if (cells["headline_median"].astype(float) > 0).any():
             axis.set_yscale("log")
         else:
@@ -314,16 +311,17 @@ def figure_of(table):
 
 
 CAPTION = (
-    "Every backend's headline on every machine (an environment: the machine with its CPU "
-    "threads where they differ), median over repeats [interval for the median], its ratio to the "
-    "same backend on the reference environment ({reference}) and its rank among the backends of "
-    "its environment (1: fastest). Cells that failed keep their row and say why."
+    "Every backend's headline on every testbed (a machine with its values of the other "
+    "dimensions where they differ, e.g. 'lab-a, threads=4'), median over repeats [interval for "
+    "the median], its ratio to the same backend on the reference testbed ({reference}) and its "
+    "rank among the backends of its testbed (1: fastest). Cells that failed keep their row and "
+    "say why."
 )
 INTERACTION_CAPTION = (
     "Does the ranking of backends change between machines? Two-way analysis of variance of the "
-    "log of every successful repeat's headline with backend and environment as factors: the "
-    "additive model (every environment scales every backend's time by the same factor, so the "
-    "ranking holds) against the model of cell means, an F-test of the backend x environment "
+    "log of every successful repeat's headline with backend and testbed as factors: the "
+    "additive model (every testbed scales every backend's time by the same factor, so the "
+    "ranking holds) against the model of cell means, an F-test of the backend x testbed "
     "interaction; 'yes' below the significance level {alpha}. Needs repeats (2 or more per cell "
-    "somewhere) to estimate the noise; backends measured on one environment only are left out."
+    "somewhere) to estimate the noise; backends measured on one testbed only are left out."
 )

@@ -21,8 +21,8 @@ import pandas as pd
 
 from dlbench import catalog
 from dlbench.analysis import op_categories as categories
-from dlbench.analysis import plots
-from dlbench.analysis.profiles import seconds_per_step
+from dlbench.analysis import plots_stacked_bars, plots_style
+from dlbench.analysis.python_stacks import seconds_per_step
 from dlbench.plan import matrix
 from dlbench.record import op_profile as op_profiling
 from dlbench.record.fields import Status
@@ -273,7 +273,7 @@ GAPS_CAPTION = (
 
 def plot(found, dataset, model, path):
     """``figure_of``, written to ``path``."""
-    plots.save(figure_of(found, dataset, model), path)
+    plots_style.save(figure_of(found, dataset, model), path)
 
 
 def figure_of(found, dataset, model):
@@ -289,7 +289,7 @@ def figure_of(found, dataset, model):
             "#d9d9d9",
         )
     )
-    return plots.stacked_bars_figure(
+    return plots_stacked_bars.stacked_bars_figure(
         cells[cells["window_ms_per_step"].notna()],
         parts,
         "ms per training step or inference call in the profiled window, by op category",

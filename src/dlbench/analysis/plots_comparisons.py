@@ -19,7 +19,7 @@ from dlbench.plan import matrix
 
 
 def abstraction_cost_figure(cost):
-    """Keras / native per workload and framework: the ratio with its
+    """Keras / native per workload and framework: the slowdown with its
     interval as an error bar, 1 (no cost) as a line; log scale, so 2x
     slower and 2x faster are the same distance from it."""
     cost = cost.assign(setting=point_labels(cost))
@@ -41,9 +41,12 @@ def abstraction_cost_figure(cost):
             row = match.iloc[0]
             position = j - 0.4 + step * (i + 0.5)
             axis.errorbar(
-                row["ratio"],
+                row["slowdown"],
                 position,
-                xerr=[[row["ratio"] - row["ratio_ci_low"]], [row["ratio_ci_high"] - row["ratio"]]],
+                xerr=[
+                    [row["slowdown"] - row["slowdown_ci_low"]],
+                    [row["slowdown_ci_high"] - row["slowdown"]],
+                ],
                 fmt="o",
                 capsize=3,
                 color=FRAMEWORK_COLOURS.get(framework, "C{}".format(i)),
@@ -51,8 +54,8 @@ def abstraction_cost_figure(cost):
             )
             label = None  # one legend entry per framework
             axis.annotate(
-                "{:.2f}".format(row["ratio"]),
-                (row["ratio"], position),
+                "{:.2f}".format(row["slowdown"]),
+                (row["slowdown"], position),
                 textcoords="offset points",
                 xytext=(6, -3),
                 fontsize="small",
@@ -68,7 +71,7 @@ def abstraction_cost_figure(cost):
         [workload_label(w["dataset"], w["model"], w["setting"]) for _, w in workloads.iterrows()]
     )
     axis.invert_yaxis()
-    axis.set_xlabel("Keras time / native time (log scale; > 1: Keras slower)")
+    axis.set_xlabel("slowdown: Keras time / native time (log scale; > 1: Keras slower)")
     axis.set_title("Cost of abstraction: Keras vs native, 95 % bootstrap interval")
     figure.tight_layout()
     return figure
@@ -82,9 +85,10 @@ MODE_MARKERS = {"eager": "o", "auto": "s", "compiled": "D"}
 
 def speedups_figure(found):
     """Each precision and compile mode against its backend's float32 eager
-    cell (``dlbench.analysis.speedups``): a row per workload and backend, a marker per
-    mode with its interval as an error bar, 1 (the baseline) as a line; log
-    scale, so 2x slower and 2x faster are the same distance from it."""
+    cell (``dlbench.analysis.precision_and_compile``): a row per workload and
+    backend, a marker per mode at its speedup with its interval as an error
+    bar, 1 (the baseline) as a line; log scale, so 2x slower and 2x faster
+    are the same distance from it."""
     others = [c for c in matrix.shown_dimensions(found) if c not in ("precision", "compile")]
     found = found.assign(setting=labels(found, others) if others else "")
     keys = ["dataset", "model", "setting", "backend"]
@@ -132,7 +136,7 @@ speedups = written(speedups_figure)
 
 
 def lines_of_code_figure(table):
-    """Lines of code per implementation of each workload, as seed 004's
+    """Lines of code per implementation of each workload, as source 004's
     figure: a bar per backend, the model's definition and the training
     program or inference call stacked."""
     workloads = table[["dataset", "model", "task"]].drop_duplicates()

@@ -1,5 +1,5 @@
 """One bar per cell split into its parts, the parts stacked: the figure of
-where a step's time goes (dlbench.analysis.profiles, op_profiles)."""
+where a step's time goes (dlbench.analysis.python_stacks, op_profiles)."""
 
 import matplotlib
 

@@ -1,5 +1,6 @@
 """Our measurements beside the published ones (workflow/resources/
-published_results.csv, copied from the seeds' papers and posts).
+published_results.csv, copied from the sources' papers and posts; ``read``
+names each source as the tables show it, "source 002").
 
 Absolute seconds on a K80 in 2017 and on this run's hardware do not
 compare; rankings do. So each source's figures are divided by the fastest
@@ -26,10 +27,26 @@ from dlbench import catalog  # noqa: E402
 from dlbench.analysis import utilisation as utilisation_table  # noqa: E402
 from dlbench.analysis.collect import point_labels  # noqa: E402
 from dlbench.analysis.hardware import gpu_peak  # noqa: E402
-from dlbench.analysis.plots import figure_and_axes, save  # noqa: E402
+from dlbench.analysis.plots_style import figure_and_axes, save  # noqa: E402
 from dlbench.models import workloads
 from dlbench.plan import matrix  # noqa: E402
 from dlbench.record.fields import MEASURED
+
+# The project's copy of the published figures is the shared reference's, byte
+# for byte (tests/unit/test_overview.py keeps it so), and that names each
+# comparison "seed NNN"; here a seed is only the random seed, so the sources
+# are read as "source NNN" (the same number).
+REFERENCE_SOURCE = r"\(seed (\d+)\)"
+SOURCE = r"(source \1)"
+
+
+def read(path):
+    """The published figures (published_results.csv), each source's name
+    ending in "(source NNN)"."""
+    table = pd.read_csv(path)
+    table["source"] = table["source"].str.replace(REFERENCE_SOURCE, SOURCE, regex=True)
+    return table
+
 
 # Published workload -> our model (each workload's PUBLISHED_AS; e.g.
 # DeepLearningFrameworks' "cifar10_cnn" is our vgg_cifar), and which of our

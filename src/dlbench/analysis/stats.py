@@ -17,6 +17,8 @@
 import itertools
 import math
 import statistics
+from math import comb
+from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 
@@ -31,19 +33,43 @@ NO_VARIATION = "not tested: the repeats do not vary"
 TEST = "Welch t-test on log values, Holm-corrected over {} pair(s)"
 
 
-def coefficient_of_variation(values):
-    values = [float(v) for v in values if v is not None and v == v]
-    if len(values) < 2 or not statistics.mean(values):
+def median_ci(
+    values: Iterable[Optional[float]], level: float = 0.95
+) -> Tuple[Optional[float], Optional[float], Optional[float], Optional[float]]:
+    """Median and a distribution-free interval for it from order statistics:
+    [x_(k), x_(n-k+1)] covers the median with probability
+    1 - 2 P(Binomial(n, 1/2) < k). Returns the widest-k interval reaching
+    ``level``; with too few values for that, [min, max] and its real level."""
+    values = sorted(v for v in values if v is not None and v == v)
+    n = len(values)
+    if n == 0:
+        return None, None, None, None
+    median = float(pd.Series(values).median())
+    if n == 1:
+        return median, None, None, None
+    chosen_k, coverage = 1, 1 - 2 * 0.5**n
+    for k in range(1, n // 2 + 1):
+        achieved = 1 - 2 * sum(comb(n, i) for i in range(k)) / 2**n
+        if achieved >= level:
+            chosen_k, coverage = k, achieved
+    return median, values[chosen_k - 1], values[n - chosen_k], coverage
+
+
+def coefficient_of_variation(values: Iterable[Optional[float]]) -> Optional[float]:
+    measured = [float(v) for v in values if v is not None and v == v]
+    if len(measured) < 2 or not statistics.mean(measured):
         return None
-    return statistics.stdev(values) / statistics.mean(values)
+    return statistics.stdev(measured) / statistics.mean(measured)
 
 
-def noisy(cv, threshold):
+def noisy(cv: Optional[float], threshold: float) -> Optional[bool]:
     """True or False, None when one repeat cannot tell."""
     return None if cv is None else bool(cv > threshold)
 
 
-def welch_log_ratio(faster, slower, level=0.95):
+def welch_log_ratio(
+    faster: Sequence[float], slower: Sequence[float], level: float = 0.95
+) -> Tuple[float, Optional[float], Optional[float], Optional[float]]:
     """Ratio of geometric means slower / faster, its Welch confidence
     interval and the two-sided p-value of equal log means."""
     log_a = [math.log(v) for v in faster]
@@ -60,10 +86,10 @@ def welch_log_ratio(faster, slower, level=0.95):
     return ratio, math.exp(low), math.exp(high), float(result.pvalue)
 
 
-def holm(p_values):
+def holm(p_values: Sequence[float]) -> List[float]:
     """Holm's step-down adjusted p-values, in the order given."""
     order = sorted(range(len(p_values)), key=lambda i: p_values[i])
-    adjusted = [None] * len(p_values)
+    adjusted = [0.0] * len(p_values)  # each set below: ``order`` holds every index
     running = 0.0
     for rank, index in enumerate(order):
         running = max(running, min(1.0, (len(p_values) - rank) * p_values[index]))
@@ -90,7 +116,9 @@ PAIR_COLUMNS = GROUP + [
 ]
 
 
-def pairwise(metrics_frame, headline_of_task, alpha=0.05):
+def pairwise(
+    metrics_frame: pd.DataFrame, headline_of_task: Mapping[str, str], alpha: float = 0.05
+) -> pd.DataFrame:
     """One row per pair of backends with successful runs on the same
     workload and device count; ``faster`` has the lower median."""
     ok = metrics_frame[metrics_frame["status"] == Status.OK]
@@ -137,7 +165,7 @@ def pairwise(metrics_frame, headline_of_task, alpha=0.05):
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
 
-def against_fastest(pairs, summary_frame):
+def against_fastest(pairs: pd.DataFrame, summary_frame: pd.DataFrame) -> pd.DataFrame:
     """Per cell: its headline over the fastest backend's of the same
     workload and devices, and whether that difference is significant."""
     frame = summary_frame.assign(
@@ -166,7 +194,7 @@ def against_fastest(pairs, summary_frame):
     return frame
 
 
-def shown(pairs):
+def shown(pairs: pd.DataFrame) -> pd.DataFrame:
     """The pairs as people read them: ratio [interval], Holm p with a star."""
     setting = matrix.shown_dimensions(pairs)
     return pairs.assign(

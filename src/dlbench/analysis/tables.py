@@ -151,9 +151,10 @@ def _verdict_per_backend(checked):
     """A backend's verdict: the same where all its rows (repeats, machines,
     settings) agree, else the first that departs or was not compared, named
     by its setting where the backend's rows differ in one (a precision)."""
-    from dlbench.analysis import equivalence_verdicts
+    from dlbench.analysis.equivalence_predictions import VERDICT_SAME_PREDICTIONS
+    from dlbench.analysis.equivalence_steps import VERDICT_SAME
 
-    same = (equivalence_verdicts.VERDICT_SAME, equivalence_verdicts.VERDICT_SAME_PREDICTIONS)
+    same = (VERDICT_SAME, VERDICT_SAME_PREDICTIONS)
 
     def one(rows):
         others = rows[~rows["verdict"].isin(same)]

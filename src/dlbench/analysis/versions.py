@@ -2,9 +2,9 @@
 ``versions``: the pinned env file and its variants) on the same workload and
 setting, older first, from the collected tables and the runs' environments.
 
-Speed is the ratio of medians (the older's steady-state epoch time, or one
-sample's latency, over the newer's: 2 means the newer is twice as fast) with
-the hierarchical bootstrap interval of ``dlbench.analysis.abstraction``; the
+The speedup is the ratio of medians (the older's steady-state epoch time, or
+one sample's latency, over the newer's: 2 means the newer is twice as fast)
+with the hierarchical bootstrap interval of ``abstraction.median_ratio_ci``; the
 change is significant where the interval leaves out 1. Beside it: the
 change of test accuracy, whether the two versions take the same optimizer
 steps from the same initial weights (the equivalence check of each, the
@@ -296,7 +296,7 @@ def _row(cell, task, older, newer, measured, level, draws):
     after = _per_repeat(measured, second, newer)
     if not before or not after:
         return None
-    speedup, low, high = abstraction.ratio_ci(before, after, level, draws)
+    speedup, low, high = abstraction.median_ratio_ci(before, after, level, draws)
     row = {
         **cell,
         "machine": first,

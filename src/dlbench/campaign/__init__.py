@@ -1,5 +1,5 @@
 """The GPU campaign (docs/gpus.md): staged cells under a device-time budget,
-in a plan's order where one is given, and the dry run's estimate of each
+in a campaign file's order where one is given, and the dry run's estimate of each
 stage's time from earlier campaigns' records.
 
 The command (gpu_campaign) and its parts: the interpreter it prepares

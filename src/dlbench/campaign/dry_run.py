@@ -27,7 +27,7 @@ def dry_run(args):
     say(
         "{} runs planned by {}{}; estimates from {} records in {}".format(
             len(planned),
-            args.plan or " ".join(args.config),
+            args.campaign or " ".join(args.config),
             ", {} recorded by earlier campaigns".format(len(done)) if done else "",
             len(timings.records),
             ", ".join(args.estimate_from),

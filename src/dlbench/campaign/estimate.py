@@ -28,7 +28,7 @@ import statistics
 
 from dlbench import catalog
 from dlbench.analysis import imported_results
-from dlbench.data import datasets
+from dlbench.data import raw_formats
 from dlbench.plan import matrix
 from dlbench.record.fields import Status
 
@@ -60,7 +60,7 @@ def train_samples(dataset, entry):
     spec = catalog.DATASETS.get(dataset, {})
     generated = spec.get("generated", {})
     if "per_batch" in generated:
-        samples = generated["per_batch"] * len(datasets.CIFAR_MEMBERS["train"])
+        samples = generated["per_batch"] * len(raw_formats.CIFAR_MEMBERS["train"])
     else:
         samples = generated.get("train", spec.get("samples"))
     if samples is None:

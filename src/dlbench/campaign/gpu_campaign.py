@@ -13,7 +13,7 @@ its ``.gpu-kit`` to the GPU machine, and there, from the project's root::
 2. The config: ``config/gpu.yaml`` with every backend pointed at that
    interpreter (existing environments).
 3. Snakemake in stages, the GPU runs first, then the CPU runs, then the
-   tables and the report (or a plan's stages, ``--plan``), each stage as
+   tables and the report (or a campaign file's stages, ``--campaign``), each stage as
    long as the budget allows. At the budget's end Snakemake is interrupted,
    which removes the outputs of the jobs it cut off; the same command again
    resumes where it stopped.
@@ -26,7 +26,7 @@ alone; the rest in the prepared interpreter (``--inside``). ``--dry-run``
 prints the stages and how long each should take, from earlier campaigns'
 records, and runs nothing::
 
-    .venv/bin/python -m dlbench.campaign.gpu_campaign --plan PLAN --dry-run --budget-seconds 540
+    .venv/bin/python -m dlbench.campaign.gpu_campaign --campaign FILE --dry-run --budget-seconds 540
 
 This module is the command line alone; the campaign's parts are modules of
 dlbench.campaign: interpreter (step 1), config_files (step 2), stage_order and
@@ -45,11 +45,10 @@ from dlbench.campaign.config_files import CONFIG
 from dlbench.campaign.dry_run import dry_run
 from dlbench.campaign.interpreter import (
     ENV_DIR,
-    KIT_DIR,
     inside_environment,
     prepare_interpreter,
 )
-from dlbench.campaign.stage_order import read_plan
+from dlbench.campaign.stage_order import read_campaign_file
 from dlbench.plan import paths
 
 
@@ -79,18 +78,19 @@ def command_line_parser():
         help="the folder the packed results go to, to copy back from the GPU machine "
         "(required for a run)",
     )
-    parser.add_argument("--kit", default=KIT_DIR, help="the wheels of make gpu-kit")
+    parser.add_argument("--kit", default=paths.KIT_DIR, help="the wheels of make gpu-kit")
     parser.add_argument("--python", default="python3", help="the machine's interpreter")
     parser.add_argument("--env", default=ENV_DIR, help="where the campaign's interpreter goes")
     parser.add_argument(
         "--config",
         nargs="+",
         help="config files, later ones overriding earlier ones (Snakemake's --configfile; "
-        "default: {}, or the plan's)".format(CONFIG),
+        "default: {}, or the campaign file's)".format(CONFIG),
     )
     parser.add_argument(
-        "--plan",
-        help="a campaign's plan (config/campaigns/): its config files, then --config's, and "
+        "--campaign",
+        metavar="FILE",
+        help="a campaign file (config/campaigns/): its config files, then --config's, and "
         "its stages in its order (default: config/gpu.yaml's generic stages)",
     )
     parser.add_argument(
@@ -173,8 +173,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     args.argv = argv
     if args.inside or args.dry_run:  # the machine's own interpreter may lack YAML
-        if args.plan:
-            args.config = read_plan(args.plan)["config"] + (args.config or [])
+        if args.campaign:
+            args.config = read_campaign_file(args.campaign)["config"] + (args.config or [])
         args.config = args.config or [CONFIG]
     if args.dry_run:
         return dry_run(args)

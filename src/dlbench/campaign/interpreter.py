@@ -15,7 +15,6 @@ from pathlib import Path
 
 from dlbench.campaign.progress import say
 
-KIT_DIR = ".gpu-kit"
 ENV_DIR = ".gpu-env"
 
 SITE_HOOK = "import site; site.addsitedir({!r})\n"

@@ -1,6 +1,6 @@
 """The order of a GPU campaign's stages: the generic order (``stages``) or
-a plan's (``plan_stages``), each stage's Snakemake targets, without the runs
-and probes that earlier campaigns' packs already hold."""
+a campaign file's (``campaign_file_stages``), each stage's Snakemake targets,
+without the runs and probes that earlier campaigns' packs already hold."""
 
 import json
 import tarfile
@@ -100,22 +100,22 @@ def stages(configfiles, done=frozenset()):
     return named + closing_stages(done)
 
 
-def read_plan(path):
-    """A campaign's plan (config/campaigns/): its config files and stages,
-    checked against workflow/schemas/campaign_plan.schema.yaml."""
+def read_campaign_file(path):
+    """A campaign file (config/campaigns/): its config files and stages,
+    checked against workflow/schemas/campaign.schema.yaml."""
     import jsonschema
     import yaml
 
     with open(path) as handle:
-        plan = yaml.safe_load(handle)
-    with open("workflow/schemas/campaign_plan.schema.yaml") as handle:
+        campaign = yaml.safe_load(handle)
+    with open("workflow/schemas/campaign.schema.yaml") as handle:
         schema = yaml.safe_load(handle)
     try:
-        jsonschema.validate(plan, schema)
+        jsonschema.validate(campaign, schema)
     except jsonschema.ValidationError as error:
         where = "/".join(str(part) for part in error.absolute_path)
         raise SystemExit("{}: {} (at {})".format(path, error.message, where or "the top")) from None
-    return plan
+    return campaign
 
 
 def _selects(item, run, stand_in):
@@ -125,8 +125,8 @@ def _selects(item, run, stand_in):
     return matrix.has_values(run._asdict(), named)
 
 
-def plan_stages(configfiles, selections, done=frozenset()):
-    """(name, targets) of a plan's stages, in its order: each runs the
+def campaign_file_stages(configfiles, selections, done=frozenset()):
+    """(name, targets) of a campaign file's stages, in its order: each runs the
     planned runs that match one of its ``select`` items and no earlier
     stage's, each preceded by the GPU probes of the precisions it is first
     to run in; runs that no stage selects go in a last stage of their own,
@@ -165,7 +165,7 @@ def plan_stages(configfiles, selections, done=frozenset()):
 
 
 def campaign_stages(args, configfiles, done=frozenset()):
-    """The plan's stages (``--plan``), else the generic order of ``stages``."""
-    if args.plan:
-        return plan_stages(configfiles, read_plan(args.plan)["stages"], done)
+    """The campaign file's stages (``--campaign``), else the generic order of ``stages``."""
+    if args.campaign:
+        return campaign_file_stages(configfiles, read_campaign_file(args.campaign)["stages"], done)
     return stages(configfiles, done)

@@ -102,7 +102,7 @@ BACKEND_DEFINITIONS = {
         "data_parallel": {"unsupported": "inference only"},
         "gpu_build": False,
     },
-    # The seed systems: Keras 2 on Theano, CNTK and MXNet, through the same
+    # The legacy systems: Keras 2 on Theano, CNTK and MXNet, through the same
     # model definitions (the keras2 adapter's compatibility layer).
     "keras2-theano": {
         "precision_note": KERAS2_PRECISION,

@@ -4,6 +4,7 @@ run's record use for data that could not be had."""
 
 import os.path
 from types import MappingProxyType
+from typing import Any, Dict
 from urllib.parse import urlparse
 
 # Where a dataset's raw files come from. ``sha256`` (or ``md5:...``) is checked
@@ -11,7 +12,7 @@ from urllib.parse import urlparse
 # Keras' own loaders use; ``data_mirror`` in the config replaces it. ``input``
 # is the kind of model input the prepared dataset provides.
 KERAS_DATASETS = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
-_DATASETS = {
+_DATASETS: Dict[str, Dict[str, Any]] = {
     "mnist": {
         "base_url": KERAS_DATASETS,
         "files": {
@@ -123,7 +124,8 @@ _DATASETS = {
 # Read-only: a config's own datasets join them in a registry (dlbench.registry).
 DATASETS = MappingProxyType(_DATASETS)
 
-INPUT_SHAPES = {
+# By input kind: a shape (a tuple), a dict of shapes (named inputs) or None.
+INPUT_SHAPES: Dict[str, Any] = {
     "image28": (28, 28, 1),
     "image32": (32, 32, 3),
     "image224": (224, 224, 3),

@@ -28,10 +28,9 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from dlbench import catalog
-from dlbench.environments import envspec
+from dlbench.environments import env_files
 
 REPO = Path(__file__).resolve().parents[3]
-KIT_DIR = ".gpu-kit"
 MANIFEST = "kit.json"
 CAMPAIGN_CONFIG = "config/gpu.yaml"
 IMAGE_LIST = "envs/gpu-image.txt"
@@ -77,8 +76,8 @@ def requirements(repo=REPO, config_path=None):
     config_path = config_path or Path(repo) / CAMPAIGN_CONFIG
     for backend in campaign_backends(config_path):
         environment = catalog.BACKENDS[backend].environment(1, "gpu")
-        spec = envspec.read_spec(Path(repo) / "envs" / (environment + ".yaml"))
-        found += envspec.pins(spec)
+        spec = env_files.read_spec(Path(repo) / "envs" / (environment + ".yaml"))
+        found += env_files.pins(spec)
     chosen = {}
     for requirement in found:
         chosen.setdefault(canonicalize_name(requirement.name), requirement)
@@ -315,7 +314,9 @@ def too_large(manifest):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(REPO / KIT_DIR), help="the kit's folder")
+    # Required: the kit's folder is the campaign's (--kit, plan.paths.KIT_DIR),
+    # which make gpu-kit names.
+    parser.add_argument("--out", required=True, help="the kit's folder")
     parser.add_argument("--python-version", default=PYTHON_VERSION)
     parser.add_argument("--image-list", help="what the machine holds (default: envs/gpu-image.txt)")
     parser.add_argument(

@@ -15,6 +15,7 @@ importable on Python 3.6.
 
 import functools
 import os
+from typing import Dict, FrozenSet, Iterable, Mapping, Optional, Set, Tuple
 
 # oneDNN's levels (the values ONEDNN_MAX_CPU_ISA takes), lowest first, with
 # the /proc/cpuinfo flags each needs on top of the one below it.
@@ -41,7 +42,7 @@ CPUINFO = "/proc/cpuinfo"
 
 
 @functools.lru_cache(maxsize=None)
-def _read_flags(path):
+def _read_flags(path: str) -> Tuple[FrozenSet[str], Optional[str]]:
     """(flags, None), or (no flags, why) where ``path`` cannot be read: an
     unreadable file is not a CPU without the instructions."""
     try:
@@ -54,18 +55,18 @@ def _read_flags(path):
     return frozenset(), None
 
 
-def cpu_flags():
+def cpu_flags() -> Set[str]:
     """The CPU's flags as /proc/cpuinfo names them (empty off Linux, and
     where the file cannot be read: ``flags_unreadable`` says why)."""
     return set(_read_flags(CPUINFO)[0])
 
 
-def flags_unreadable():
+def flags_unreadable() -> Optional[str]:
     """Why this CPU's flags could not be read (the OSError), or None."""
     return _read_flags(CPUINFO)[1]
 
 
-def cap(environ=None):
+def cap(environ: Optional[Mapping[str, str]] = None) -> Optional[Tuple[str, str]]:
     """(variable, level) of the lowest cap set in ``environ`` (this process'
     by default), or None where none is set."""
     environ = os.environ if environ is None else environ
@@ -77,13 +78,13 @@ def cap(environ=None):
     return min(found, key=lambda item: _level_of(item[1])) if found else None
 
 
-def cap_environment(environ=None):
+def cap_environment(environ: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
     """The cap under every name oneDNN reads, for a run's environment."""
     found = cap(environ)
     return {variable: found[1] for variable in CAP_VARIABLES} if found else {}
 
 
-def _level_of(name):
+def _level_of(name: str) -> int:
     """The index in ``LEVELS`` of a cap's value; past the top for ALL (no
     cap) and for names not known here (a newer oneDNN's)."""
     return LEVEL_NAMES.index(name) if name in LEVEL_NAMES else len(LEVELS)
@@ -102,14 +103,18 @@ def _index(flags, environ, capped=True):
     return found
 
 
-def level(flags=None, environ=None):
+def level(
+    flags: Optional[Iterable[str]] = None, environ: Optional[Mapping[str, str]] = None
+) -> Optional[str]:
     """The highest oneDNN level this CPU runs kernels of, the cap applied;
     None below SSE4.1 (or where the flags cannot be read)."""
     found = _index(flags, environ)
     return LEVEL_NAMES[found] if found >= 0 else None
 
 
-def describe(flags=None, environ=None):
+def describe(
+    flags: Optional[Iterable[str]] = None, environ: Optional[Mapping[str, str]] = None
+) -> Dict[str, Optional[str]]:
     """What the record keeps: the level, and the cap where one is set."""
     capped = cap(environ)
     return {
@@ -118,7 +123,11 @@ def describe(flags=None, environ=None):
     }
 
 
-def missing(needed, flags=None, environ=None):
+def missing(
+    needed: str,
+    flags: Optional[Iterable[str]] = None,
+    environ: Optional[Mapping[str, str]] = None,
+) -> Optional[str]:
     """Why this CPU cannot run kernels of the level ``needed``, or None.
     Where this machine's flags (``flags`` None) cannot be read, the reason
     says so: whether the CPU has the level is not known."""
@@ -127,7 +136,9 @@ def missing(needed, flags=None, environ=None):
     if unreadable:
         capped = limit is not None and _level_of(limit[1]) < LEVEL_NAMES.index(needed)
         return "needs {}; {}{}".format(
-            needed, unreadable, ", and capped by {}={}".format(*limit) if capped else ""
+            needed,
+            unreadable,
+            ", and capped by {}={}".format(*limit) if limit is not None and capped else "",
         )
     found = _index(flags, environ)
     if found >= LEVEL_NAMES.index(needed):
@@ -136,5 +147,5 @@ def missing(needed, flags=None, environ=None):
     return "needs {}; this CPU runs oneDNN kernels up to {}{}".format(
         needed,
         LEVEL_NAMES[found] if found >= 0 else "none of oneDNN's levels",
-        ", capped by {}={}".format(*limit) if lowered else "",
+        ", capped by {}={}".format(*limit) if limit is not None and lowered else "",
     )

@@ -14,13 +14,14 @@ import os
 import subprocess
 import tempfile
 import time
+from typing import IO, Any, Dict, Iterable, List, Mapping, Optional
 
 
 class GPUsUnavailable(RuntimeError):
     """Fewer GPUs exist than a run asks for, or none came free in time."""
 
 
-def visible_gpus(environ=None):
+def visible_gpus(environ: Optional[Mapping[str, str]] = None) -> List[str]:
     """The GPU ids this process may use: CUDA_VISIBLE_DEVICES when set (a
     cluster's allocation), else every GPU ``nvidia-smi`` lists, else none."""
     environ = os.environ if environ is None else environ
@@ -40,16 +41,18 @@ def visible_gpus(environ=None):
 class Allocation(object):
     """GPU ids held by this process until ``release`` (or exit)."""
 
-    def __init__(self, ids, handles, assigned_by="dlbench lock files"):
+    def __init__(
+        self, ids: List[str], handles: List[IO[str]], assigned_by: str = "dlbench lock files"
+    ) -> None:
         self.ids = ids
         self._handles = handles
         self.assigned_by = assigned_by
 
-    def environment(self):
+    def environment(self) -> Dict[str, str]:
         """What the run's process needs to see exactly its GPUs."""
         return {"CUDA_VISIBLE_DEVICES": ",".join(self.ids)}
 
-    def release(self):
+    def release(self) -> None:
         for handle in self._handles:
             fcntl.flock(handle, fcntl.LOCK_UN)
             handle.close()
@@ -62,7 +65,7 @@ class Allocation(object):
         self.release()
 
 
-def try_lock(path):
+def try_lock(path: str) -> Optional[IO[str]]:
     handle = open(path, "a")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -74,7 +77,13 @@ def try_lock(path):
     return handle
 
 
-def allocate(count, pool, lock_dir, timeout_s=None, poll_s=0.5):
+def allocate(
+    count: int,
+    pool: Iterable[Any],  # GPU ids, as numbers or text
+    lock_dir: str,
+    timeout_s: Optional[float] = None,
+    poll_s: float = 0.5,
+) -> Allocation:
     """Take ``count`` GPUs of ``pool`` that no other run holds, waiting for
     them up to ``timeout_s`` (forever when None). All or nothing: a run
     never holds part of its set while it waits for the rest."""
@@ -104,13 +113,18 @@ def allocate(count, pool, lock_dir, timeout_s=None, poll_s=0.5):
         time.sleep(poll_s)
 
 
-def default_lock_dir():
+def default_lock_dir() -> str:
     """Shared by every workflow of this machine's users, so that two
     workflows on one box do not time runs on the same GPU either."""
     return os.path.join(tempfile.gettempdir(), "dlbench-gpu-locks")
 
 
-def assign(count, lock_dir=None, timeout_s=None, environ=None):
+def assign(
+    count: int,
+    lock_dir: Optional[str] = None,
+    timeout_s: Optional[float] = None,
+    environ: Optional[Mapping[str, str]] = None,
+) -> Allocation:
     """The GPUs of one run. Inside a SLURM job the scheduler has already
     given the job its GPUs (CUDA_VISIBLE_DEVICES): the run takes those.
     Elsewhere it takes ``count`` free GPUs under the lock files."""

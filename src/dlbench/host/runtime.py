@@ -1,6 +1,7 @@
-"""Process-level measurement plumbing: thread pinning, environment capture,
-atomic writes. Runs inside every backend environment, so it imports no
-framework and stays importable on Python 3.6.
+"""Process-level measurement plumbing: thread pinning, what a run finds in
+effect (``observed``: the record's ``runtime``), atomic writes. Runs inside
+every backend environment, so it imports no framework and stays importable
+on Python 3.6.
 """
 
 import datetime
@@ -13,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+from typing import IO, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from dlbench.host import cpu_isa
 
@@ -29,13 +31,13 @@ BLAS_THREAD_VARS = (
 )
 
 
-def available_cpus():
+def available_cpus() -> List[int]:
     if hasattr(os, "sched_getaffinity"):
         return sorted(os.sched_getaffinity(0))
     return list(range(os.cpu_count() or 1))
 
 
-def resolve_threads(threads):
+def resolve_threads(threads: Union[int, str, None]) -> int:
     """``"all"`` means every CPU this process may run on."""
     cpus = available_cpus()
     if threads in (None, "all"):
@@ -43,7 +45,7 @@ def resolve_threads(threads):
     return max(1, min(int(threads), len(cpus)))
 
 
-def thread_environment(threads):
+def thread_environment(threads: int) -> Dict[str, str]:
     env = {name: str(threads) for name in BLAS_THREAD_VARS}
     # One inter-op thread: the intra-op pool gets every core and independent
     # ops do not compete with it (the usual guidance for a single socket).
@@ -52,10 +54,12 @@ def thread_environment(threads):
 
 
 # The lock files of the CPUs this process claimed, open until it exits.
-_CLAIMED = []
+_CLAIMED: List[IO[str]] = []
 
 
-def claim_cpus(count, cpus, lock_dir=None):
+def claim_cpus(
+    count: int, cpus: Sequence[int], lock_dir: Optional[str] = None
+) -> Tuple[List[int], str]:
     """``count`` of ``cpus`` that no other run on this machine holds: one lock
     file per CPU, held until ``release_cpus`` or the process' end (as
     ``dlbench.host.gpus`` does for GPUs). Runs of fewer threads than CPUs that
@@ -79,13 +83,13 @@ def claim_cpus(count, cpus, lock_dir=None):
     return list(cpus[:count]), "shared: fewer than {} CPUs unclaimed".format(count)
 
 
-def release_cpus():
+def release_cpus() -> None:
     """Gives back the CPUs ``claim_cpus`` took (the process' end does too)."""
     while _CLAIMED:
         _CLAIMED.pop().close()
 
 
-def pin_to_cpus(threads, cpus=None):
+def pin_to_cpus(threads: int, cpus: Optional[List[int]] = None) -> List[int]:
     """Restrict this process to ``threads`` CPUs (of ``cpus`` when given), so
     that frameworks which size their pools from the CPU count (XLA,
     TensorFlow) see exactly that many."""
@@ -101,7 +105,7 @@ def pin_to_cpus(threads, cpus=None):
 AUTOGROUP = "/proc/self/autogroup"
 
 
-def autogroup_nice():
+def autogroup_nice() -> Optional[int]:
     """The nice value of this process' session group, or None where the
     kernel has no autogroups."""
     try:
@@ -111,7 +115,7 @@ def autogroup_nice():
         return None
 
 
-def inherited_nice():
+def inherited_nice() -> int:
     """The nice value a new session started here should take: this
     process' own or its session group's, whichever is lower priority."""
     group = autogroup_nice()
@@ -119,7 +123,7 @@ def inherited_nice():
     return own if group is None else max(group, own)
 
 
-def set_autogroup_nice(nice):
+def set_autogroup_nice(nice: Optional[int]) -> Optional[str]:
     """Gives this process' session group the nice value ``nice``. Returns
     None where the kernel took it, else why not: where the kernel has no
     autogroups, or refuses (a lower value without the privilege; a change
@@ -134,13 +138,13 @@ def set_autogroup_nice(nice):
     return None
 
 
-# The supervisor names in the run's environment the file in which the run's
+# The supervisor names in a variable of the run's process the file in which its
 # process, before it starts, notes the priority it was asked for and what it
-# got (``note_priority``); the run's record keeps the note (``environment``).
+# got (``note_priority``); the run's record keeps the note (``runtime``).
 PRIORITY_NOTE_VARIABLE = "DLBENCH_PRIORITY_NOTE"
 
 
-def note_priority(path, asked, reason):
+def note_priority(path: str, asked: Optional[int], reason: Optional[str]) -> None:
     """Writes what ``priority`` reads: the session group's nice value asked
     for, the one it has now, and why the two differ (None where they do
     not). Runs where a failure has nowhere to go but the note (between fork
@@ -159,7 +163,7 @@ def note_priority(path, asked, reason):
         pass
 
 
-def priority(environ=None):
+def priority(environ: Optional[Mapping[str, str]] = None) -> Optional[Dict[str, Any]]:
     """The priority the supervisor asked for this run and what it got
     (``note_priority``), or None where no supervisor started it."""
     path = (os.environ if environ is None else environ).get(PRIORITY_NOTE_VARIABLE)
@@ -177,16 +181,16 @@ def priority(environ=None):
         }
 
 
-def peak_rss_mb():
+def peak_rss_mb() -> float:
     # ru_maxrss is in KiB on Linux.
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def utc_now():
+def utc_now() -> str:
     return datetime.datetime.utcnow().replace(microsecond=0).isoformat() + "Z"
 
 
-def cpu_model():
+def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo") as cpuinfo:
             for line in cpuinfo:
@@ -213,14 +217,14 @@ REDUCED_PRECISION_FLAGS = (
 )
 
 
-def cpu_precision_flags():
+def cpu_precision_flags() -> List[str]:
     """Which of ``REDUCED_PRECISION_FLAGS`` this CPU has (empty off Linux,
     and where the flags cannot be read: ``cpu_isa.flags_unreadable``)."""
     present = cpu_isa.cpu_flags()
     return [flag for flag in REDUCED_PRECISION_FLAGS if flag in present]
 
 
-def _command_output(args, cwd=None):
+def _command_output(args: List[str], cwd: Optional[str] = None) -> Optional[str]:
     try:
         out = subprocess.check_output(args, cwd=cwd, stderr=subprocess.DEVNULL, timeout=20)
     except (OSError, subprocess.SubprocessError):
@@ -228,7 +232,7 @@ def _command_output(args, cwd=None):
     return out.decode("utf-8", "replace").strip()
 
 
-def gpus():
+def gpus() -> List[Dict[str, str]]:
     """GPU models and driver as nvidia-smi reports them; empty without one."""
     out = _command_output(
         ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"]
@@ -242,7 +246,7 @@ def gpus():
     return found
 
 
-def git_commit(path):
+def git_commit(path: str) -> Optional[str]:
     commit = _command_output(["git", "rev-parse", "HEAD"], cwd=path)
     if commit is None:
         return None
@@ -250,7 +254,10 @@ def git_commit(path):
     return commit + ("-dirty" if dirty else "")
 
 
-def environment(threads, cpus):
+def observed(threads: int, cpus: Optional[List[int]]) -> Dict[str, Any]:
+    """What the run finds in effect (the record's ``runtime``): Python, the
+    platform and host, the CPU (model, flags, ISA), threads and pinned CPUs,
+    priority, load, GPUs and the workflow's commit."""
     here = os.path.dirname(os.path.abspath(__file__))
     return {
         "python": platform.python_version(),
@@ -274,7 +281,7 @@ def environment(threads, cpus):
     }
 
 
-def write_json_atomic(path, payload):
+def write_json_atomic(path: str, payload: Any) -> None:
     """Write to a temporary name and rename, so that a reader never sees a
     half-written file: the record exists complete or not at all."""
     directory = os.path.dirname(os.path.abspath(path))
@@ -293,7 +300,7 @@ def write_json_atomic(path, payload):
 ENVIRONMENT_ADDITIONS = "dlbench-env.json"
 
 
-def prefix_of(python):
+def prefix_of(python: str) -> str:
     """The environment an interpreter belongs to."""
     if python == sys.executable:
         return sys.prefix
@@ -301,7 +308,7 @@ def prefix_of(python):
     return os.path.dirname(os.path.dirname(os.path.abspath(found)))
 
 
-def environment_additions(prefix, env):
+def environment_additions(prefix: str, env: Mapping[str, str]) -> Dict[str, str]:
     """Variables the environment at ``prefix`` asks for: path lists are put
     in front of what ``env`` has."""
     path = os.path.join(prefix, ENVIRONMENT_ADDITIONS)

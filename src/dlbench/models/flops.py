@@ -161,7 +161,7 @@ def _header_shape(archive, member):
 
 
 def dims_of(data_path, model):
-    """The dims of ``model`` on a prepared dataset (dlbench.data.datasets.prepare):
+    """The dims of ``model`` on a prepared dataset (dlbench.data.preparation.prepare):
     numbers from its ``meta`` and the input shape from x_train's header."""
     import numpy
 

@@ -5,23 +5,27 @@ environment: it builds the workload's Keras model on the prepared data's
 shapes and draws each of its weights from numpy with the initialiser the
 layer declares (Glorot uniform, zeros, orthogonal, LSTM's forget-gate ones,
 ...), never from a framework's generator. The file, sealed beside the
-prepared data, holds the weights in Keras' layout and order (``w0000``, ...)
-and a manifest: per weight its layer, layer class, variable name, shape, the
-initialiser it was drawn with, and, for a dense layer fed by a flattened
-feature map, that map's (height, width, channels), so that a framework
-which flattens channels-first can reorder the rows. Every backend loads the
-same file before its clock starts and converts it to its own layout
+prepared data, holds the weights in Keras' order and axes (``w0000``, ...)
+and their layout: per weight its layer, layer class, variable name, shape,
+the initialiser it was drawn with, and, for a dense layer fed by a
+flattened feature map, that map's (height, width, channels), so that a
+framework which flattens channels-first can reorder the rows. Every backend
+loads the same file before its clock starts and converts it to its own axes
 (dlbench.run.backends ... ``load_initial_weights``); its record keeps the file's
 checksum.
 
-This module is the layout every backend converts from (numpy only, Python
-3.6); the file is drawn, written and read by dlbench.run.shared_weights.
+This module reads the shared weights' layout, which every backend converts
+from (numpy only, Python 3.6); the file is drawn, written and read by
+dlbench.run.shared_weights.
 """
 
 import hashlib
 import math
 
-FORMAT = 1
+# The file's format, kept in its layout. 2: the layout under the key ``layout``
+# (1 named it ``manifest``; the workflow re-makes every file when this module
+# or dlbench.run.shared_weights changes: rule initial_weights's code inputs).
+FORMAT = 2
 TRUNCATED_NORMAL_STDDEV = 0.87962566103423978  # Keras: stddev of a normal truncated at 2
 
 
@@ -53,7 +57,7 @@ def _truncated_normal(rng, shape, mean, stddev):
 
 
 def draw(initialiser, shape, rng):
-    """float32 values of ``shape`` drawn as ``initialiser`` (a manifest
+    """float32 values of ``shape`` drawn as ``initialiser`` (a layout
     entry's description) says, from the numpy RandomState ``rng``."""
     import numpy as np
 
@@ -108,10 +112,10 @@ def sha256_of(path):
     return digest.hexdigest()
 
 
-def check_shapes(found, manifest):
+def check_shapes(found, layout):
     """Refuse weights whose count or shapes differ from ``found`` (the
-    model's, in the same order and layout), before anything is assigned."""
-    expected = [tuple(entry["shape"]) for entry in manifest["weights"]]
+    model's, in the same order and axes), before anything is assigned."""
+    expected = [tuple(entry["shape"]) for entry in layout["weights"]]
     found = [tuple(int(size) for size in shape) for shape in found]
     if len(found) != len(expected):
         raise ValueError(
@@ -121,16 +125,16 @@ def check_shapes(found, manifest):
         if mine != theirs:
             raise ValueError(
                 "weight {} ({}): the model's shape {} is not the file's {}".format(
-                    index, manifest["weights"][index]["path"], mine, theirs
+                    index, layout["weights"][index]["path"], mine, theirs
                 )
             )
 
 
-def by_layer(manifest, weights):
+def by_layer(layout, weights):
     """The weights grouped by the Keras layer that owns them, in order:
     [(class, {variable: array}, flattened_from or None)]."""
     groups = []
-    for entry, values in zip(manifest["weights"], weights):
+    for entry, values in zip(layout["weights"], weights):
         key = (entry["path"].rsplit("/", 1)[0], entry["class"])
         if not groups or groups[-1][0] != key:
             groups.append((key, {}, entry.get("flattened_from")))
@@ -138,7 +142,7 @@ def by_layer(manifest, weights):
     return [(key[1], arrays, flattened) for key, arrays, flattened in groups]
 
 
-# Keras' layouts converted to the channels-first (output, input) layout of
+# Keras' axes converted to the channels-first (output, input) axes of
 # torch, Chainer and MXNet Gluon.
 
 
@@ -171,15 +175,15 @@ def gate_order(values, order, axis=-1):
     return np.concatenate([blocks[index] for index in order], axis=axis)
 
 
-def channels_first(manifest, weights, dense_units_first=True):
-    """The weights in the layout of a framework whose convolutions are
+def channels_first(layout, weights, dense_units_first=True):
+    """The weights in the axes of a framework whose convolutions are
     (filters, inputs, height, width) and that flattens feature maps
     channels-first (Chainer, MXNet Gluon: dense weights (units, inputs);
     PyTensor: (inputs, units), ``dense_units_first`` False), in Keras'
     order: [(shape, values)]. Layers other than dense and convolution
     layers are not converted here."""
     converted = []
-    for keras_class, arrays, flattened_from in by_layer(manifest, weights):
+    for keras_class, arrays, flattened_from in by_layer(layout, weights):
         if keras_class == "Dense":
             kernel = dense_out_in(arrays["kernel"], flattened_from)
             if not dense_units_first:

@@ -35,7 +35,7 @@ NOT_CODE = {
     tokenize.DEDENT,
     tokenize.ENDMARKER,
 }
-# The LeNet comparison this project reproduces (seed 004, its Figure 1):
+# The LeNet comparison this project reproduces (source 004, its Figure 1):
 # more lines the lower the level, cuDNN's most and Keras' fewest. Each level
 # as the comparison names it, and the implementation here that is it.
 PUBLISHED_ORDER = {
@@ -313,7 +313,7 @@ def published_order(table):
 def order_sentence(table):
     """The published orderings beside ours, for the table's caption."""
     return " ".join(
-        "{}: the published comparison (seed 004) has {}, most lines first; here {}.".format(
+        "{}: the published comparison (source 004) has {}, most lines first; here {}.".format(
             model, " > ".join(levels), " > ".join("{} {}".format(n, lines) for n, lines in ours)
         )
         for model, (levels, ours) in published_order(table).items()

@@ -75,7 +75,7 @@ def first_runnable(config, entry, backend, fixed):
 def modes_compared(config):
     """Whether the config runs another precision than float32 or another
     compile mode than auto: then each is compared with float32 eager
-    (dlbench.analysis.speedups)."""
+    (dlbench.analysis.precision_and_compile)."""
     return any(
         matrix.every_dimension_value(config, name) != [matrix.default_of(name)]
         for name in ("precision", "compile")

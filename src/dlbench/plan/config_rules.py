@@ -6,6 +6,7 @@ environments, and what this machine can run (``validate_machine``). A refusal is
 a ``matrix.ConfigError`` naming the key."""
 
 import itertools
+from typing import Dict
 
 from dlbench import catalog
 from dlbench.environments import variants
@@ -27,6 +28,23 @@ FRAMEWORK_SETTINGS = {
     "cudnn_autotune": (("torch",), "torch's cudnn.benchmark"),
 }
 
+# Top-level keys that were renamed: {old name: (new name, what it is)}. A
+# config that still says the old name is refused, naming the new one.
+RENAMED_KEYS = {
+    "profile": ("op_profile", "each framework's own op profiler over a window of steady steps"),
+}
+
+
+def check_renamed_keys(config):
+    """A key the config no longer has under that name (``RENAMED_KEYS``) is
+    refused in one line that names its new name."""
+    for old in sorted(RENAMED_KEYS):
+        if old in config:
+            new, what = RENAMED_KEYS[old]
+            raise matrix.ConfigError(
+                "{}: this key is now {} ({}); rename it".format(old, new, what)
+            )
+
 
 def _check_framework_settings(config):
     """A backend setting of one framework's (``FRAMEWORK_SETTINGS``) is refused on
@@ -38,7 +56,8 @@ def _check_framework_settings(config):
                 ("workloads[{}].backend_settings.{}".format(index, backend), backend, settings)
             )
     for where, backend, settings in places:
-        framework = catalog.BACKENDS.get(backend, {}).get("framework")
+        entry = catalog.BACKENDS.get(backend)
+        framework = entry.get("framework") if entry is not None else None
         for key in sorted(settings or {}):
             frameworks, what = FRAMEWORK_SETTINGS.get(key, (None, None))
             if frameworks is not None and framework not in frameworks:
@@ -60,7 +79,7 @@ def validate(config):
         problem = registry.workload(name).source_problem()
         if problem:
             raise matrix.ConfigError(problem)
-    seen = {}
+    seen: Dict[str, int] = {}  # workload name: its index
     for index, workload in enumerate(config["workloads"]):
         key = "workloads[{}]".format(index)
         name = "{}/{}".format(workload["dataset"], workload["model"])
@@ -121,11 +140,13 @@ def validate(config):
             )
         if not matrix.runnable_backends(config, workload):
             backends = matrix.workload_backends(config, workload)
+            # no backend runs: every cell has its reason
             reasons = sorted(
                 {
-                    matrix.cell_not_applicable(config, workload, b, point)
+                    reason
                     for b in backends
                     for point in matrix.points(config, workload)
+                    if (reason := matrix.cell_not_applicable(config, workload, b, point))
                 }
             )
             raise matrix.ConfigError(
@@ -144,7 +165,7 @@ def validate(config):
     _check_existing_environments(config)
     _check_framework_settings(config)
     _check_equivalence_settings(config)
-    _check_profiled_workloads(config)
+    _check_chosen_workloads(config)
     _check_exclusions(config)
     for entry_index, entry in enumerate(config["workloads"]):
         key = "workloads[{}].devices".format(entry_index) if "devices" in entry else "devices"
@@ -260,10 +281,10 @@ def _check_equivalence_settings(config):
             )
 
 
-def _check_profiled_workloads(config):
-    """The workloads ``profile`` and ``python_stacks`` name are workloads of the config."""
+def _check_chosen_workloads(config):
+    """The workloads ``op_profile`` and ``python_stacks`` name are workloads of the config."""
     configured = {"{dataset}/{model}".format(**entry) for entry in config["workloads"]}
-    for key in ("profile", "python_stacks"):
+    for key in ("op_profile", "python_stacks"):
         named = config.get(key)
         for index, name in enumerate(named if isinstance(named, list) else []):
             if name not in configured:

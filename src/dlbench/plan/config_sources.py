@@ -14,17 +14,24 @@ workflow plans (config/README.md says it to users):
 import copy
 import math
 import re
+from typing import Any, Dict, List, Mapping
 
 import yaml
+
+from dlbench.record.contract import Schema
+
+# A config as the workflow plans it (config/config.yaml, after the schema):
+# {key: value} of the config's top level; what the plan modules take.
+Config = Dict[str, Any]
 
 DEFAULT_CONFIG_FILE = "config/config.yaml"
 
 
-def combine(files, command_line, schema):
+def combine(files: List[Config], command_line: Mapping[str, Any], schema: Schema) -> Config:
     """The config from ``files`` (a list of loaded config files, the default
     when none was named) and ``command_line`` ({key: value} as Snakemake
     parsed ``--config``), each command-line key replacing the files' own."""
-    config = {}
+    config: Config = {}
     for loaded in files:
         merge_into(config, copy.deepcopy(loaded))
     for key, value in command_line.items():
@@ -32,7 +39,7 @@ def combine(files, command_line, schema):
     return config
 
 
-def merge_into(config, other):
+def merge_into(config: Dict[str, Any], other: Mapping[str, Any]) -> None:
     """Snakemake's merge of config files: mappings recursively, the rest
     replaced."""
     for key, value in other.items():
@@ -42,7 +49,7 @@ def merge_into(config, other):
             config[key] = value
 
 
-def property_schema(schema, key):
+def property_schema(schema: Schema, key: str) -> Schema:
     entry = schema.get("properties", {}).get(key)
     if entry is None:
         for pattern, found in schema.get("patternProperties", {}).items():
@@ -52,7 +59,7 @@ def property_schema(schema, key):
     return entry if isinstance(entry, dict) else {}
 
 
-def as_yaml(value, node, root):
+def as_yaml(value: Any, node: Schema, root: Schema) -> Any:
     """``value`` with every string that its place in the schema does not
     take as a string read as a YAML scalar instead (``"false"`` -> False,
     ``"null"`` -> None, ``"2"`` -> 2)."""
@@ -68,7 +75,7 @@ def as_yaml(value, node, root):
     return value
 
 
-def scalar(text):
+def scalar(text: str) -> Any:
     """A YAML scalar's value (Python's reprs of None and of floats too, as
     Snakemake hands a cluster job its config), or the text itself."""
     if text == "None":
@@ -86,7 +93,7 @@ def scalar(text):
     return number if math.isfinite(number) else text
 
 
-def resolved(node, root):
+def resolved(node: Any, root: Schema) -> Schema:
     """``node`` with its local ``$ref`` ("#/$defs/name", a pointer into
     ``root``) replaced by what it points to, the node's own keywords kept
     over the target's."""
@@ -98,7 +105,7 @@ def resolved(node, root):
     return node if isinstance(node, dict) else {}
 
 
-def options_of(node, root):
+def options_of(node: Schema, root: Schema) -> List[Schema]:
     """The node and the schemas of its oneOf / anyOf / allOf, resolved."""
     found = [node]
     for keyword in ("oneOf", "anyOf", "allOf"):
@@ -107,7 +114,7 @@ def options_of(node, root):
     return found
 
 
-def takes_string(node, root, value):
+def takes_string(node: Schema, root: Schema, value: str) -> bool:
     """Whether some alternative of ``node`` takes the string ``value`` as it
     is (an untyped one does: nothing is known against it)."""
     for option in options_of(node, root):
@@ -122,7 +129,7 @@ def takes_string(node, root, value):
     return False
 
 
-def member_schema(node, key, root):
+def member_schema(node: Schema, key: str, root: Schema) -> Schema:
     for option in options_of(node, root):
         if option.get("type") in ("object", None) and (
             "properties" in option
@@ -135,7 +142,7 @@ def member_schema(node, key, root):
     return {}
 
 
-def item_schema(node, root):
+def item_schema(node: Schema, root: Schema) -> Schema:
     for option in options_of(node, root):
         if isinstance(option.get("items"), dict):
             return option["items"]

@@ -9,6 +9,7 @@ import functools
 import re
 import textwrap
 from pathlib import Path
+from typing import Dict, List, Set
 
 PACKAGE = Path(__file__).resolve().parents[1]  # src/dlbench
 # The code that executes in a backend's environment (and must import on the
@@ -141,7 +142,11 @@ def run_core(package=PACKAGE):
 
 def cycles(edges):
     """The strongly connected components of more than one module (Tarjan)."""
-    index, low, stack, on_stack, found = {}, {}, [], set(), []
+    index: Dict[str, int] = {}  # the order in which the search reached a module
+    low: Dict[str, int] = {}
+    stack: List[str] = []
+    on_stack: Set[str] = set()
+    found: List[List[str]] = []
 
     def visit(node):
         index[node] = low[node] = len(index)

@@ -12,11 +12,27 @@ check it directly.
 import itertools
 import platform
 import re
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    NamedTuple,
+    Optional,
+    Tuple,
+    Union,
+)
 
 from dlbench import catalog
 from dlbench.environments import variants
+from dlbench.plan.config_sources import Config
+from dlbench.record.contract import Record
 from dlbench.registry import BUILT_IN, Registry
+
+if TYPE_CHECKING:
+    import pandas
 
 # A dimension of the matrix: its name is its config key (a value or a list of
 # values, each a cell of its own), its wildcard, its record field and its
@@ -37,8 +53,8 @@ class Dimension(NamedTuple):
     parse: Callable[[Any], Any]
     default: Any
     label: Optional[str]
-    not_applicable: Optional[Callable[[dict, str, str, Point], Optional[str]]]
-    values: Optional[Callable[[dict, Optional[Entry]], List[Any]]] = None
+    not_applicable: Optional[Callable[[Config, str, str, Point], Optional[str]]]
+    values: Optional[Callable[[Config, Optional[Entry]], List[Any]]] = None
 
 
 def _threads_value(text):
@@ -70,7 +86,7 @@ def _versions_not_applicable(config, backend, task, point):
     return "{} is not a version variant of {}".format(point["versions"], backend)
 
 
-def owns_version(config, backend, version):
+def owns_version(config: Config, backend: str, version: str) -> bool:
     """Whether ``version`` is the backend's: its pinned env file, or one of
     its variants in the config's ``versions``."""
     return version in variants.variants_of(config, backend)
@@ -90,7 +106,7 @@ def _versions_values(config, entry):
     return found
 
 
-def on_the_cpu(config, point):
+def on_the_cpu(config: Config, point: Point) -> bool:
     """Whether a cell at ``point`` computes on this machine's CPU."""
     return not point["devices"] or option(config, "accelerator") == "emulated-cpu"
 
@@ -149,20 +165,20 @@ class Run(NamedTuple):
     machine: str = "local"
 
 
-def record_cell(record):
+def record_cell(record: Record) -> Dict[str, Any]:
     """A run record's cell and repeat ({column: value}), of a record of the
     current version (dlbench.record.contract.read reads older ones as one)."""
     return {key: record.get(key) for key in CELL + ("repeat",)}
 
 
-def cell_columns(*without):
+def cell_columns(*without: str) -> List[str]:
     """The cell's columns but ``without``: the groups in which the omitted
     ones are compared (without "backend": the backends on one workload and
     point)."""
     return [column for column in CELL if column not in without]
 
 
-def shown_dimensions(frame):
+def shown_dimensions(frame: "pandas.DataFrame") -> List[str]:
     """The dimension columns that tables and labels name: the devices always,
     the machine and every other dimension where ``frame`` holds more than
     one value (one machine, one thread count: as tables always looked)."""
@@ -184,7 +200,7 @@ NOT_HYPER += DIMENSION_NAMES
 DEFAULTS = {"accelerator": "gpu", "batch_scaling": "fixed_global"}
 
 
-def option(config, key):
+def option(config: Config, key: str) -> Any:
     return config.get(key, DEFAULTS[key])
 
 
@@ -201,7 +217,7 @@ def _as_int(value):
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-def normalise(config):
+def normalise(config: Config) -> Config:
     """Whole-number floats where the config means integers (after the schema
     accepted them), and with ``generated_data`` every downloaded dataset's
     generated stand-in in its place, in place."""
@@ -219,7 +235,7 @@ def normalise(config):
         check = config.get("equivalence_check") or {}
         if check.get("workloads"):
             check["workloads"] = [stand_in_named(name) for name in check["workloads"]]
-        for key in ("profile", "python_stacks"):
+        for key in ("op_profile", "python_stacks"):
             if isinstance(config.get(key), list):
                 config[key] = [stand_in_named(name) for name in config[key]]
     for entry in [config] + entries:
@@ -233,12 +249,12 @@ def normalise(config):
     return config
 
 
-def default_of(name):
+def default_of(name: str) -> Any:
     """The value a dimension takes where nothing names one."""
     return DIMENSIONS[DIMENSION_NAMES.index(name)].default
 
 
-def dimension_values(config, name, entry=None):
+def dimension_values(config: Config, name: str, entry: Optional[Entry] = None) -> List[Any]:
     """The values of one dimension, a list whether the config gave a list or
     one value: the workload ``entry``'s own where it names them (a workload
     may narrow or change the matrix along a dimension), else the config's."""
@@ -252,7 +268,7 @@ def dimension_values(config, name, entry=None):
     return values if isinstance(values, list) else [values]
 
 
-def every_dimension_value(config, name):
+def every_dimension_value(config: Config, name: str) -> List[Any]:
     """The values of one dimension over the config and all its workloads, in order."""
     found = []
     for entry in [None] + list(config["workloads"]):
@@ -262,13 +278,15 @@ def every_dimension_value(config, name):
     return found
 
 
-def sanitised(text):
+def sanitised(text: str) -> str:
     """A machine name fit for a path: letters, digits, '.', '_' and '-'."""
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._")
     return name[:80] or "machine"
 
 
-def machine_name(config, host=None, processor=None):
+def machine_name(
+    config: Config, host: Optional[str] = None, processor: Optional[str] = None
+) -> str:
     """The config's machine name or, for "auto", one derived from the host:
     its short name and its GPU model (where it has one) or CPU model."""
     if config.get("machine", "auto") != "auto":
@@ -289,29 +307,29 @@ def machine_name(config, host=None, processor=None):
 KERAS_ON_TORCH = "keras-torch"
 
 
-def workload(config, dataset, model):
+def workload(config: Config, dataset: str, model: str) -> Entry:
     for entry in config["workloads"]:
         if entry["dataset"] == dataset and entry["model"] == model:
             return entry
     raise KeyError("no workload {}/{} in the config".format(dataset, model))
 
 
-def hyper_parameters(entry):
+def hyper_parameters(entry: Entry) -> Dict[str, Any]:
     return {key: value for key, value in entry.items() if key not in NOT_HYPER}
 
 
-def backend_settings(config, entry, backend):
+def backend_settings(config: Config, entry: Entry, backend: str) -> Dict[str, Any]:
     """The backend's settings, with this workload's own over them."""
     settings = dict(config["backends"][backend] or {})
     settings.update((entry.get("backend_settings") or {}).get(backend) or {})
     return settings
 
 
-def workload_backends(config, entry):
+def workload_backends(config: Config, entry: Entry) -> List[str]:
     return entry.get("backends") or list(config["backends"])
 
 
-def points(config, entry=None):
+def points(config: Config, entry: Optional[Entry] = None) -> List[Point]:
     """Every point of the dimensions ({name: value}) of the workload
     ``entry`` (the config's where it names none), in a stable order."""
     values = itertools.product(*(dimension_values(config, name, entry) for name in DIMENSION_NAMES))
@@ -322,7 +340,7 @@ def points(config, entry=None):
 PLOTS = {"train": ("epoch_time", "convergence"), "infer": ("latency", "throughput")}
 
 
-def plots(config, entry):
+def plots(config: Config, entry: Entry) -> List[str]:
     """The plots of the workload ``entry``: its task's, the speed-up against
     the device count where it has two counts of the accelerator (the CPU is
     other hardware), against the thread count where it has two counts."""
@@ -336,7 +354,7 @@ def plots(config, entry):
     return found
 
 
-def cell_not_applicable(config, entry, backend, point):
+def cell_not_applicable(config: Config, entry: Entry, backend: str, point: Point) -> Optional[str]:
     """Why ``backend`` has no cell for the workload ``entry`` at ``point``
     (a value of every dimension), or None when it has one: the workload's
     reason (task, model), else the first dimension's that has one, else the
@@ -353,7 +371,7 @@ def cell_not_applicable(config, entry, backend, point):
     return reason
 
 
-def exclusion(config, entry, backend, point):
+def exclusion(config: Config, entry: Entry, backend: str, point: Point) -> Optional[Dict[str, Any]]:
     """The first item of the config's ``exclude`` whose every value the cell
     has (a backend, dataset, model or dimension value each), or None."""
     cell = dict(point, backend=backend, dataset=entry["dataset"], model=entry["model"])
@@ -363,17 +381,17 @@ def exclusion(config, entry, backend, point):
     return None
 
 
-def has_values(cell, item):
+def has_values(cell: Mapping[str, Any], item: Mapping[str, Any]) -> bool:
     """Whether ``cell`` ({column: value}) has every value ``item`` names, as
-    text (an ``exclude`` item, a campaign plan's ``select`` item)."""
+    text (an ``exclude`` item, a campaign file's ``select`` item)."""
     return all(str(cell[key]) == str(value) for key, value in item.items())
 
 
-def describe_entry(item):
+def describe_entry(item: Mapping[str, Any]) -> str:
     return ", ".join("{}={}".format(key, value) for key, value in item.items())
 
 
-def runnable_backends(config, entry, point=None):
+def runnable_backends(config: Config, entry: Entry, point: Optional[Point] = None) -> List[str]:
     """The workload's backends that have a cell at ``point`` (at some
     point of the config when None; a partial point fixes those
     dimensions only)."""
@@ -385,7 +403,7 @@ def runnable_backends(config, entry, point=None):
     ]
 
 
-def not_applicable_cells(config):
+def not_applicable_cells(config: Config) -> List[Dict[str, Any]]:
     """The cells the matrix leaves out because the backend cannot do the
     task (an inference-only backend on a training workload), cannot do it
     on that many devices, or has no such precision or mode of compilation:
@@ -418,19 +436,19 @@ def not_applicable_cells(config):
     return found
 
 
-def accuracy_tolerance(config, entry):
+def accuracy_tolerance(config: Config, entry: Entry):
     return entry.get("accuracy_tolerance", config["accuracy_tolerance"])
 
 
-def repeats(config, entry):
+def repeats(config: Config, entry: Entry):
     return entry.get("repeats", config["repeats"])
 
 
-def timeout_minutes(config, entry):
+def timeout_minutes(config: Config, entry: Entry):
     return entry.get("timeout_minutes", config["timeout_minutes"])
 
 
-def runs(config):
+def runs(config: Config) -> List[Run]:
     """Every run of the matrix, in a stable order."""
     machine = machine_name(config)
     found = []

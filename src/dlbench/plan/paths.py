@@ -1,12 +1,18 @@
 """Where a run's files are: its record's folder (``RUN_DIR``), an equivalence
 check's (``CHECK_DIR``), the shared and trained initial weights; and the
 cell a record's path names (``run_of_path``). Also the machines' probes
-(``CPU_PROBE``, ``GPU_PROBE``) and the folders a GPU campaign packs."""
+(``CPU_PROBE``, ``GPU_PROBE``), the folders a GPU campaign packs and the
+GPU kit's (``KIT_DIR``)."""
 
+import os
 import re
 from pathlib import PurePosixPath
+from typing import Any, Dict, Optional, Union
 
 from dlbench.plan import matrix
+
+# A file's path, as the workflow (text) and the tests (pathlib) give it.
+PathLike = Union[str, "os.PathLike[str]"]
 
 RUN_DIR = "results/runs/{machine}/{dataset}/{model}/{backend}/"
 RUN_DIR += "/".join("%s={%s}" % (name, name) for name in matrix.DIMENSION_NAMES) + "/rep{repeat}"
@@ -17,7 +23,7 @@ RUN_DIR += "/".join("%s={%s}" % (name, name) for name in matrix.DIMENSION_NAMES)
 CHECK_DIR = RUN_DIR.replace("results/runs/", "results/checks/", 1)
 
 
-def run_of_path(path):
+def run_of_path(path: PathLike) -> Optional[Dict[str, Any]]:
     """The cell and repeat a run record's path names (``RUN_DIR``, or
     ``CHECK_DIR`` for an equivalence check's record), or None."""
     pattern = re.escape(RUN_DIR).replace(r"\{", "{").replace(r"\}", "}")
@@ -36,21 +42,21 @@ def run_of_path(path):
     return fields
 
 
-def run_dir(run):
+def run_dir(run: matrix.Run) -> str:
     return str(PurePosixPath(RUN_DIR.format(**run._asdict())))
 
 
-def check_dir(run):
+def check_dir(run: matrix.Run) -> str:
     return str(PurePosixPath(CHECK_DIR.format(**run._asdict())))
 
 
-# A cell's profile (dlbench.run.profiling): one run beside the timed ones,
-# never among them, at the first repeat's seed.
-PROFILE_DIR = RUN_DIR.replace("results/runs/", "results/profiles/", 1)
+# A cell's python stacks (dlbench.run.stack_sampling): one run beside the
+# timed ones, never among them, at the first repeat's seed.
+PYTHON_STACKS_DIR = RUN_DIR.replace("results/runs/", "results/python_stacks/", 1)
 
 
-def profile_dir(run):
-    return str(PurePosixPath(PROFILE_DIR.format(**run._asdict())))
+def python_stacks_dir(run: matrix.Run) -> str:
+    return str(PurePosixPath(PYTHON_STACKS_DIR.format(**run._asdict())))
 
 
 # The shared initial weights of a workload and seed (dlbench.models.initial_weights),
@@ -69,17 +75,17 @@ CPU_PROBE = PROBES_DIR + "{machine}/threads={threads}/precision={precision}.json
 GPU_PROBE = PROBES_DIR + "{machine}/gpu/precision={precision}.json"
 
 
-def cpu_probe(machine, threads, precision):
+def cpu_probe(machine: str, threads: Union[int, str], precision: str) -> str:
     """The CPU probe of ``machine`` at a thread count and precision (rule cpu_probe)."""
     return CPU_PROBE.format(machine=machine, threads=threads, precision=precision)
 
 
-def gpu_probe(machine, precision):
+def gpu_probe(machine: str, precision: str) -> str:
     """The GPU probe of ``machine`` in a precision (rule gpu_probe)."""
     return GPU_PROBE.format(machine=machine, precision=precision)
 
 
-def is_gpu_probe(path):
+def is_gpu_probe(path: str) -> bool:
     """Whether ``path`` (a project-relative path, as a pack names it) is a GPU's probe."""
     return path.startswith(PROBES_DIR) and "/gpu/" in path
 
@@ -94,4 +100,9 @@ GPU_CAMPAIGN_LOG = "logs/gpu_campaign.log"
 
 # The records of earlier GPU campaigns (an H200's) that the project keeps: the
 # GPU campaign's dry run estimates its stages from them.
-EARLIER_GPU_RECORDS = "tests/fixtures/gpu/runs"
+EARLIER_GPU_RECORDS = "records/gpu/runs"
+
+# The GPU kit (make gpu-kit, dlbench.environments.gpu_kit): the wheels a GPU
+# machine without network lacks, from which the GPU campaign prepares its
+# interpreter (dlbench.campaign.interpreter).
+KIT_DIR = ".gpu-kit"

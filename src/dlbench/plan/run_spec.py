@@ -3,14 +3,17 @@ everything that changes a measurement, so that Snakemake re-runs exactly the
 runs whose spec changed; the data-parallel block of devices >= 1
 (``data_parallel``); the environment and interpreter a run takes."""
 
+from typing import Any, Dict, Optional, Tuple
+
 from dlbench import catalog
 from dlbench.environments import variants
 from dlbench.plan import comparisons, matrix, paths
+from dlbench.plan.config_sources import Config
 from dlbench.record.run_spec import RunSpec
 from dlbench.registry import Registry
 
 
-def run_environment(config, run):
+def run_environment(config: Config, run: matrix.Run) -> str:
     """The environment a run uses: its backend's CPU or CUDA build, of its
     version variant."""
     environment = catalog.BACKENDS[run.backend].environment(
@@ -19,7 +22,7 @@ def run_environment(config, run):
     return variants.environment_name(environment, run.versions)
 
 
-def existing_python(config, environment):
+def existing_python(config: Config, environment: str) -> Optional[str]:
     """The interpreter the config names for an environment (``keras-torch``,
     ``keras-torch.cuda``) or for its backend, or None. A version variant's
     environment (``keras-jax@jax-0.9.2``) runs only where it is named
@@ -30,7 +33,7 @@ def existing_python(config, environment):
     return named.get(environment) or named.get(catalog.backend_of_environment(environment))
 
 
-def check_spec(config, run):
+def check_spec(config: Config, run: matrix.Run) -> RunSpec:
     """A check run's spec: the run's, with task ``check`` and its steps."""
     return spec(config, run)._replace(
         task="check", check_steps=comparisons.check_settings(config)["steps"]
@@ -51,7 +54,9 @@ BATCH_RULES = {
 }
 
 
-def data_parallel(config, entry, devices, backend):
+def data_parallel(
+    config: Config, entry: matrix.Entry, devices: int, backend: str
+) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     """The hyper-parameters a run on ``devices`` uses, and the block of its
     record that says how they follow from the config (``BATCH_RULES``)."""
     hyper = matrix.hyper_parameters(entry)
@@ -82,7 +87,7 @@ def data_parallel(config, entry, devices, backend):
     return hyper, block
 
 
-def spec(config, run):
+def spec(config: Config, run: matrix.Run) -> RunSpec:
     """The full description of one run handed to the harness (a RunSpec;
     the workflow's params hold its ``as_json()``). Everything that changes
     a measurement is in here, so Snakemake re-runs exactly the runs whose
@@ -112,23 +117,23 @@ def spec(config, run):
         ),
         # Each framework's own op profiler over a window after the clocks
         # (dlbench.run.op_profiling): turning it on re-runs the cells.
-        op_profile=profiled(config.get("profile", True), entry),
+        op_profile=workload_chosen(config.get("op_profile", True), entry),
         # A model of the user's: its file and digest, so that an edit re-runs its cells.
         **custom_model_entry(config, run.model),
         **initial_weights_entry(config, entry, run),
     )
 
 
-def profiled(chosen, entry):
-    """Whether a workload's runs are profiled, by a config's ``profile`` or
-    ``python_stacks``: true for every workload, false for none, or a list of
+def workload_chosen(chosen: Any, entry: matrix.Entry) -> bool:
+    """Whether a config's ``op_profile`` or ``python_stacks`` takes in a
+    workload: true for every workload, false for none, or a list of
     dataset/model workloads."""
     if isinstance(chosen, list):
         return "{}/{}".format(entry["dataset"], entry["model"]) in chosen
     return bool(chosen)
 
 
-def initial_weights_entry(config, entry, run):
+def initial_weights_entry(config: Config, entry: matrix.Entry, run: matrix.Run) -> Dict[str, Any]:
     """The file of shared weights a run loads (config ``initial_weights:
     shared``, the default), else nothing: the draw for a training run and
     for an inference run without ``trained_weights``, the trained weights
@@ -141,7 +146,7 @@ def initial_weights_entry(config, entry, run):
     return {"initial_weights": path.format(dataset=run.dataset, model=run.model, seed=seed)}
 
 
-def custom_model_entry(config, model):
+def custom_model_entry(config: Config, model: str) -> Dict[str, Any]:
     """A model of the user's: its file, builder and digest, so that an edit
     re-runs its cells and the record says which version ran."""
     registry = Registry.of_config(config)

@@ -11,11 +11,15 @@ log file instead, named in the message's last line.
 import difflib
 import json
 from pathlib import Path
+from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple, Union
 
 import yaml
 from jsonschema import exceptions, validators
 
 from dlbench.plan import config_rules, matrix
+from dlbench.plan.config_sources import Config
+from dlbench.plan.paths import PathLike
+from dlbench.record.contract import Schema
 
 # Keys and values listed after "allowed:" are cut at this many characters:
 # the message stays readable on a terminal, and the log has them all.
@@ -23,17 +27,24 @@ LISTING_WIDTH = 240
 VALUE_WIDTH = 60
 
 
-def load_schema(path):
+def load_schema(path: PathLike) -> Schema:
     return yaml.safe_load(Path(path).read_text())
 
 
-def validate_config(config, schema, schema_path, machine=None, log_path=None):
+def validate_config(
+    config: Config,
+    schema: Schema,
+    schema_path: PathLike,
+    machine: Optional[Callable[[Config], Tuple[Any, Any]]] = None,
+    log_path: Optional[PathLike] = None,
+) -> Optional[Tuple[Any, Any]]:
     """Refuse a config that cannot run, with ``matrix.ConfigError``; fill in
     the schema's defaults of one that can. ``schema`` is the schema at
     ``schema_path``, loaded; ``machine(config)`` says (CPUs, GPUs) where this
     machine runs the jobs, and they are returned (None otherwise)."""
     from snakemake.utils import validate
 
+    config_rules.check_renamed_keys(config)  # before the schema: it would only say "no such key"
     problem = schema_problem(config, schema, log_path)
     if problem:
         raise matrix.ConfigError(problem)
@@ -46,7 +57,9 @@ def validate_config(config, schema, schema_path, machine=None, log_path=None):
     return limits
 
 
-def schema_problem(config, schema, log_path=None):
+def schema_problem(
+    config: Config, schema: Schema, log_path: Optional[PathLike] = None
+) -> Optional[str]:
     """None for a config the schema accepts; otherwise the message (at most
     three lines) for the error that best explains the refusal, after writing
     every error in jsonschema's words to ``log_path`` (where given)."""
@@ -64,7 +77,7 @@ def schema_problem(config, schema, log_path=None):
     return "\n".join(lines)
 
 
-def describe(error, schema):
+def describe(error: exceptions.ValidationError, schema: Schema) -> List[str]:
     """[what is wrong, where; what is allowed] for one jsonschema error."""
     where = location(error.absolute_path)
     kind = error.validator
@@ -109,12 +122,12 @@ def describe(error, schema):
     return ["{}: {}".format(where, cut(error.message, LISTING_WIDTH))]
 
 
-def describe_key(schema, name):
+def describe_key(schema: Schema, name: Optional[str]) -> str:
     entry = schema.get("properties", {}).get(name, {}) if name else {}
     return cut(" ".join(str(entry.get("description", "")).split()), LISTING_WIDTH)
 
 
-def alternatives(options):
+def alternatives(options: Sequence[Schema]) -> str:
     """What a oneOf of simple schemas allows, in words."""
     words = []
     for option in options:
@@ -132,21 +145,21 @@ def alternatives(options):
     return cut("; ".join(words), LISTING_WIDTH) or "see the schema"
 
 
-def location(path):
+def location(path: Iterable[Union[str, int]]) -> str:
     parts = ""
     for part in path:
         parts += "[{}]".format(part) if isinstance(part, int) else ("." if parts else "") + part
     return parts or "config"
 
 
-def join(where, key):
+def join(where: str, key: str) -> str:
     return key if where == "config" else "{}.{}".format(where, key)
 
 
-def listing(names):
+def listing(names: Iterable[Any]) -> str:
     """The names, as many as fit the width, then how many more."""
     names = [str(name) for name in names]
-    shown = []
+    shown: List[str] = []
     for name in names:
         if len(", ".join(shown + [name])) > LISTING_WIDTH:
             return "{} and {} more (config/README.md)".format(
@@ -156,7 +169,7 @@ def listing(names):
     return ", ".join(shown)
 
 
-def short(value):
+def short(value: Any) -> str:
     try:
         text = json.dumps(value, default=str)
     except (TypeError, ValueError):
@@ -164,16 +177,16 @@ def short(value):
     return cut(text, VALUE_WIDTH)
 
 
-def cut(text, width):
+def cut(text: Any, width: int) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def as_list(value):
+def as_list(value: Any) -> List[Any]:
     return list(value) if isinstance(value, list) else [value]
 
 
-def json_type(value):
+def json_type(value: Any) -> str:
     """The value's JSON type, with its article."""
     if value is None:
         return "null"

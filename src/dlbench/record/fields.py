@@ -15,7 +15,9 @@ dataclasses.
 """
 
 import enum
-from collections import namedtuple
+from typing import Any, List, NamedTuple, Optional, Tuple
+
+from dlbench.record.contract import Record, Schema
 
 TRAIN, INFER = "train", "infer"
 
@@ -59,14 +61,22 @@ class CellStatus(str, enum.Enum):
 MEASURED = (CellStatus.OK, CellStatus.PARTIAL)
 
 
-class Metric(namedtuple("Metric", "name path unit task summarised description schema")):
+class Metric(NamedTuple):
     """One measured figure: ``name`` its column, ``path`` its keys in the
     record, ``task`` the task that measures it (None: both), ``summarised``
     whether the summary shows its median over the repeats, ``schema`` the
     JSON schema of its value in the record."""
 
-    def value(self, record):
-        found = record
+    name: str
+    path: Tuple[str, ...]
+    unit: Optional[str]
+    task: Optional[str]
+    summarised: bool
+    description: str
+    schema: Schema
+
+    def value(self, record: Record) -> Any:
+        found: Any = record
         for key in self.path:
             found = found.get(key) if isinstance(found, dict) else None
         return found
@@ -197,12 +207,12 @@ METRICS = (
 )
 
 
-def summarised():
+def summarised() -> List[Metric]:
     """The figures whose median over a cell's repeats the summary shows."""
     return [metric for metric in METRICS if metric.summarised]
 
 
-def metric(name):
+def metric(name: str) -> Metric:
     """The figure of ``METRICS`` called ``name``."""
     for found in METRICS:
         if found.name == name:
@@ -210,12 +220,12 @@ def metric(name):
     raise KeyError("no measured figure {!r} in dlbench.record.fields.METRICS".format(name))
 
 
-def value_of(record, name):
+def value_of(record: Record, name: str) -> Any:
     """Figure ``name``'s value in ``record`` (None where it has none)."""
     return metric(name).value(record)
 
 
-def put(record, name, value):
+def put(record: Record, name: str, value: Any) -> Any:
     """``record`` (a run's record, or a part the harness merges into one at
     its top) with figure ``name``'s ``value`` at the figure's path: the
     harness writes every figure of ``METRICS`` through here, so that a
@@ -228,7 +238,7 @@ def put(record, name, value):
     return value
 
 
-def record_schema_properties(properties):
+def record_schema_properties(properties: Schema) -> Schema:
     """``properties`` (the record schema's) with every metric's schema at its
     path: a nested path's object gets it among its properties."""
     for metric in METRICS:
@@ -239,7 +249,7 @@ def record_schema_properties(properties):
     return properties
 
 
-def status_schema():
+def status_schema() -> Schema:
     return {"enum": [status.value for status in Status]}
 
 
@@ -249,7 +259,7 @@ DOCS_BEGIN = "<!-- the measured figures: python -m dlbench.record.fields writes 
 DOCS_END = "<!-- end of the measured figures -->"
 
 
-def docs_table():
+def docs_table() -> str:
     """The figures as docs/results.md lists them (Markdown)."""
     rows = [
         "| column | unit | task | in the summary | what it is |",
@@ -268,7 +278,7 @@ def docs_table():
     return "\n".join(rows)
 
 
-def with_docs_table(text):
+def with_docs_table(text: str) -> str:
     """``text`` (the page) with the table between its markers replaced."""
     before, rest = text.split(DOCS_BEGIN, 1)
     _, after = rest.split(DOCS_END, 1)

@@ -9,13 +9,15 @@ jsonschema, which backend environments lack."""
 import functools
 import json
 from pathlib import Path
+from typing import Any, List, Optional
 
 from dlbench.record import fields
+from dlbench.record.contract import Record, Schema
 
 SCHEMA_PATH = Path(__file__).with_name("run_record.schema.json")
 
 
-def schema():
+def schema() -> Schema:
     """The record's whole schema: the file's structure with the statuses and
     every measured figure's schema from ``fields``."""
     found = json.loads(SCHEMA_PATH.read_text())
@@ -25,7 +27,7 @@ def schema():
 
 
 @functools.lru_cache(maxsize=None)
-def validator():
+def validator() -> Any:  # a jsonschema validator of the schema's draft
     import jsonschema
 
     schema_of_records = schema()
@@ -34,7 +36,7 @@ def validator():
     return checker(schema_of_records)
 
 
-def problems(record):
+def problems(record: Record) -> List[str]:
     """Every way ``record`` departs from the schema, as ``field: message``
     (``(record)`` for the record as a whole); empty when it conforms."""
     found = sorted(
@@ -46,5 +48,5 @@ def problems(record):
     ]
 
 
-def version(record):
+def version(record: Any) -> Optional[int]:
     return record.get("record_version", 1) if isinstance(record, dict) else None

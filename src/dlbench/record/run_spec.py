@@ -92,7 +92,7 @@ class RunSpec(NamedTuple):
     environment_check: Optional[Dict[str, Any]] = None
 
     @classmethod
-    def from_json(cls, found):
+    def from_json(cls, found: Dict[str, Any]) -> "RunSpec":
         """The RunSpec of a spec's JSON (a dict), refusing a key it does not
         know and a missing one it needs, by name."""
         if not isinstance(found, dict):
@@ -116,7 +116,7 @@ class RunSpec(NamedTuple):
                 raise ValueError("run spec: unknown dimension(s) {}".format(", ".join(not_fields)))
         return cls(**values)
 
-    def as_json(self):
+    def as_json(self) -> Dict[str, Any]:
         """The spec's JSON (a dict) as the workflow writes it: every field in
         ``JSON_ORDER``, the optional blocks only where set."""
         found = {}

@@ -25,8 +25,9 @@ where those are all the same: no dropout): two statistics per draw, which
 the analysis compares across backends.
 
 This module is the run's side, in the backend's environment; the
-comparison of the curves and of inference outputs across backends is
-dlbench.analysis.equivalence_verdicts, in the workflow's. Importable on Python 3.6.
+comparison of the curves across backends is dlbench.analysis.equivalence_steps,
+of inference outputs dlbench.analysis.equivalence_predictions, in the
+workflow's. Importable on Python 3.6.
 """
 
 from dlbench.models import layers

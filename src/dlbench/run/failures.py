@@ -5,11 +5,13 @@ exception, the supervisor for a child that died. Importable on Python 3.6."""
 
 import sys
 import traceback
+from typing import Optional
 
+from dlbench.record.contract import Record
 from dlbench.record.fields import Status
 
 
-def error_text(frames=8, message_chars=1500):
+def error_text(frames: int = 8, message_chars: int = 1500) -> str:
     """The current exception for the record: its last frames and its
     message, a huge message (a framework printing whole arrays) cut in the
     middle so that the exception's type and both ends stay readable."""
@@ -32,14 +34,14 @@ MEMORY_ERRORS = (
 )
 
 
-def name_memory_errors(text):
+def name_memory_errors(text: str) -> str:
     """An error tail that shows the run ran out of memory says so first."""
     if any(sign in text for sign in MEMORY_ERRORS):
         return "out of memory: the run could not allocate what it needed\n" + text
     return text
 
 
-def failure_reason(error, headline=None):
+def failure_reason(error: str, headline: Optional[str] = None) -> str:
     """One line for tables: the exception (the error's last line), or
     ``headline`` (how the process ended); memory named first."""
     lines = [line.strip() for line in error.strip().splitlines() if line.strip()] or ["?"]
@@ -49,7 +51,7 @@ def failure_reason(error, headline=None):
     return reason
 
 
-def mark_failed(record):
+def mark_failed(record: Record) -> None:
     """``record`` of a run the exception being handled ended: ``failed``,
     with the exception's text and its one line."""
     record["status"] = Status.FAILED

@@ -5,8 +5,9 @@ the framework. No framework is imported here at module level: the adapter
 imports its framework after the threads are pinned. Importable on Python 3.6.
 
 The clocked work runs here, inside ``steady_epoch`` and
-``steady_predictions`` and, within them, ``timed``: a profile's stacks find
-the steady state by these frames of this file (dlbench.analysis.profiles).
+``steady_predictions`` and, within them, ``timed``: a cell's python stacks
+find the steady state by these frames of this file
+(dlbench.analysis.python_stacks).
 What comes before and after the clocks is training's (dlbench.run.training),
 inference's (dlbench.run.inference) and the failed record's
 (dlbench.run.failures).
@@ -100,8 +101,8 @@ def timed_predict(adapter, model, x):
 
 
 # The steady state's work runs inside these two functions, whose frames mark
-# it in a profile's stacks (dlbench.analysis.profiles): the epochs after the
-# first, the timed inference calls after the warm-up.
+# it in a cell's python stacks (dlbench.analysis.python_stacks): the epochs
+# after the first, the timed inference calls after the warm-up.
 def steady_epoch(adapter, model, x, y, batch_size):
     """An epoch after the first, on the clock (as timed_epoch)."""
     return timed_epoch(adapter, model, x, y, batch_size)
@@ -284,12 +285,12 @@ def run(spec, data_path, record_path, epochs_path, registry=None, ops_path=None)
     log = training.EpochLog(epochs_path if rank == 0 else os.devnull, columns)
     adapter = None
     try:
-        record["environment"] = dict(runtime.environment(threads, cpus), cpus_claim=claim)
+        record["runtime"] = dict(runtime.observed(threads, cpus), cpus_claim=claim)
         set_up = time.perf_counter()
         registry = registry or Registry.of_run(spec.as_json())
         settings = adapter_settings(spec, registry.backends[spec.backend])
         adapter = backends.adapter_for(spec.backend, settings, registry)
-        record["environment"].update(start_framework(spec, adapter, threads, parallel, place))
+        record["runtime"].update(start_framework(spec, adapter, threads, parallel, place))
         cold["framework_setup_seconds"] = time.perf_counter() - set_up
         faults.inject(spec)
         record.update(measure(spec, adapter, data_path, Process(log, place), cold))
@@ -364,7 +365,7 @@ def write_record(record, record_path):
     """The run's record, completed: the machine's matrix probe after a run
     that ended ok, its peak memory where the run left none, when it ended."""
     if record["status"] == Status.OK:  # after the measurement, which it must not disturb
-        record["environment"]["matmul_probe"] = probe.matmul_gflops()
+        record["runtime"]["matmul_probe"] = probe.matmul_gflops()
     if fields.value_of(record, "peak_host_memory_mb") is None:
         fields.put(record, "peak_host_memory_mb", runtime.peak_rss_mb())
     record["finished"] = runtime.utc_now()

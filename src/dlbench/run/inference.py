@@ -7,10 +7,16 @@ dlbench.run.harness runs the calls on its clock between them
 """
 
 import statistics
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence
 
 from dlbench.record import fields
+from dlbench.record.contract import Record
+from dlbench.record.run_spec import RunSpec
 from dlbench.run import op_profiling
-from dlbench.run.run_data import take
+from dlbench.run.run_data import Inputs, take
+
+if TYPE_CHECKING:
+    from dlbench.run.backends.base import Adapter
 
 # The outputs a record keeps per sample of its predictions: every class
 # probability of a classifier, the first features of a feature extractor
@@ -21,22 +27,22 @@ PREDICTION_COLUMNS = 64
 class Samples(object):
     """The test split's inputs, cycled through in batches of any size."""
 
-    def __init__(self, x, count):
+    def __init__(self, x: Inputs, count: int) -> None:
         self.x = x
         self.count = count  # samples in the split
 
-    def batch(self, index, size):
+    def batch(self, index: int, size: int) -> Inputs:
         """The ``index``-th batch of ``size``, wrapping round the split
         (copied: the caller copies it outside the clock)."""
         start = (index * size) % self.count
         return take(self.x, [(start + offset) % self.count for offset in range(size)])
 
-    def batches(self, size, calls):
+    def batches(self, size: int, calls: int) -> Iterator[Inputs]:
         """The first ``calls`` batches of ``size``, each copied as it is taken."""
         return (self.batch(index, size) for index in range(calls))
 
 
-def describe(spec, parameters):
+def describe(spec: RunSpec, parameters: Optional[int]) -> None:
     """The run's first line: the model, its size and what is timed."""
     hyper = spec.hyper
     print(
@@ -54,7 +60,7 @@ def describe(spec, parameters):
     )
 
 
-def percentiles(values, points=(50, 90, 99)):
+def percentiles(values: Sequence[float], points: Sequence[int] = (50, 90, 99)) -> Dict[str, float]:
     """Nearest-rank percentiles: each is one of the measured values."""
     ordered = sorted(values)
     found = {}
@@ -64,12 +70,15 @@ def percentiles(values, points=(50, 90, 99)):
     return found
 
 
-def figures(latencies, batch_seconds, batch_size):
+def figures(latencies: List[float], batch_seconds: List[float], batch_size: int) -> Record:
     """The figures of the timed calls: single-sample latencies (their
     percentiles and mean, in ms) and the throughput at ``batch_size`` of
     the median batch call."""
     steady_batch = statistics.median(batch_seconds)
-    found = {"latencies_ms": [1000.0 * t for t in latencies], "batch_seconds": batch_seconds}
+    found: Record = {
+        "latencies_ms": [1000.0 * t for t in latencies],
+        "batch_seconds": batch_seconds,
+    }
     for point, seconds in percentiles(latencies).items():
         fields.put(found, "latency_{}_ms".format(point), 1000.0 * seconds)
     fields.put(found, "samples_per_second", batch_size / steady_batch)
@@ -78,7 +87,7 @@ def figures(latencies, batch_seconds, batch_size):
     return found
 
 
-def print_figures(result):
+def print_figures(result: Record) -> None:
     print(
         "latency p50 {:.3f} ms, p90 {:.3f} ms, p99 {:.3f} ms; throughput "
         "{:.1f} samples/s ({:.3f} s per 1000)".format(
@@ -92,7 +101,9 @@ def print_figures(result):
     )
 
 
-def predictions(adapter, model, x, count, classifier=True):
+def predictions(
+    adapter: "Adapter", model: Any, x: Inputs, count: int, classifier: bool = True
+) -> Dict[str, Any]:
     """The model's outputs for the first ``count`` test samples, one call
     (the batch shape timed before): what the prediction comparison
     (dlbench.run.equivalence.compare_predictions) compares across backends."""
@@ -116,7 +127,9 @@ def predictions(adapter, model, x, count, classifier=True):
     return found
 
 
-def op_window(adapter, model, samples, batch_size, batch_seconds):
+def op_window(
+    adapter: "Adapter", model: Any, samples: Samples, batch_size: int, batch_seconds: List[float]
+) -> op_profiling.Window:
     """The op profile's window (op_profiling.WINDOW): batches of
     ``batch_size`` as many as op_profiling.window_steps takes at the timed
     median batch call's pace, copied now."""

@@ -18,11 +18,21 @@ the launchers and data-parallel wrappers start at two (``distributes``).
 
 import os
 import sys
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 from dlbench.host import runtime
+from dlbench.record.run_spec import RunSpec
+
+if TYPE_CHECKING:
+    import numpy
+
+# A run's ``parallel`` block (plan.run_spec.data_parallel): devices,
+# accelerator, replicas, launch, method..., and in a process its place (rank,
+# local_rank, processes).
+Parallel = Dict[str, Any]
 
 LAUNCHERS = ("one_process", "process_per_device")
-ON_THE_CPU = {
+ON_THE_CPU: Parallel = {
     "devices": 0,
     "accelerator": "cpu",
     "replicas": 1,
@@ -31,12 +41,12 @@ ON_THE_CPU = {
 }
 
 
-def distributes(parallel):
+def distributes(parallel: Parallel) -> bool:
     """Whether a run trains data-parallel: on two devices or more."""
     return parallel["devices"] >= 2
 
 
-def emulated_devices(parallel):
+def emulated_devices(parallel: Parallel) -> int:
     """How many CPU devices the framework must emulate: none for one device,
     which is the CPU itself."""
     if parallel["accelerator"] == "emulated-cpu" and distributes(parallel):
@@ -44,26 +54,28 @@ def emulated_devices(parallel):
     return 0
 
 
-def one_process_on_the_cpu():
+def one_process_on_the_cpu() -> Parallel:
     """The ``parallel`` block of a process that sets a backend up outside a
     run (a check of its environment, a draw, a preparation): the only one."""
     return dict(ON_THE_CPU, rank=0, local_rank=0, processes=1)
 
 
-def parallel_of(spec):
+def parallel_of(spec: RunSpec) -> Parallel:
     """The ``parallel`` block (plan.run_spec.data_parallel) of the run
     ``spec`` (a RunSpec); a spec without one runs on the CPU."""
     return dict(ON_THE_CPU, **(spec.parallel or {}))
 
 
-def processes(parallel):
+def processes(parallel: Parallel) -> int:
     """How many harness processes a run starts."""
     if parallel["launch"] == "process_per_device":
         return parallel["replicas"]
     return 1
 
 
-def command(python, parallel, harness_args, log_dir=None):
+def command(
+    python: str, parallel: Parallel, harness_args: List[str], log_dir: Optional[str] = None
+) -> List[str]:
     """The command line that starts the harness for a run; torchrun keeps its
     per-process logs under ``log_dir`` (else in a folder of its own in /tmp
     that it never removes)."""
@@ -79,7 +91,7 @@ def command(python, parallel, harness_args, log_dir=None):
     return [python, "-m", "dlbench.run.harness"] + harness_args
 
 
-def environment(parallel, gpu_ids=None):
+def environment(parallel: Parallel, gpu_ids: Optional[List[str]] = None) -> Dict[str, str]:
     """Variables the run's processes must start with."""
     if parallel["devices"] and parallel["accelerator"] == "gpu":
         return {"CUDA_VISIBLE_DEVICES": ",".join(gpu_ids or [])}
@@ -87,11 +99,11 @@ def environment(parallel, gpu_ids=None):
     return {"CUDA_VISIBLE_DEVICES": "", "JAX_PLATFORMS": "cpu"}
 
 
-def threads_per_process(threads, parallel):
+def threads_per_process(threads: int, parallel: Parallel) -> int:
     return max(1, threads // processes(parallel))
 
 
-def process_place(environ=None):
+def process_place(environ: Optional[Mapping[str, str]] = None) -> Tuple[int, int, int]:
     """(rank, local rank, world size) of this process; (0, 0, 1) when it was
     not started by torchrun."""
     environ = os.environ if environ is None else environ
@@ -102,14 +114,16 @@ def process_place(environ=None):
     )
 
 
-def cpus_of(cpus, threads, local_rank):
+def cpus_of(cpus: List[int], threads: int, local_rank: int) -> List[int]:
     """The CPUs of one process: its own slice when processes share a node."""
     start = local_rank * threads
     mine = cpus[start : start + threads]
     return mine or cpus[:threads]
 
 
-def pin_cpus(threads, local_rank, processes_count):
+def pin_cpus(
+    threads: int, local_rank: int, processes_count: int
+) -> Tuple[List[int], Optional[str]]:
     """This process' CPUs, pinned, and its claim on them: one process of
     fewer threads than CPUs claims CPUs no other run holds, one of several
     processes takes its own slice."""
@@ -120,7 +134,9 @@ def pin_cpus(threads, local_rank, processes_count):
     return runtime.pin_to_cpus(threads, chosen), claim
 
 
-def shard_epoch(order, global_batch, replicas, rank, processes_count):
+def shard_epoch(
+    order: "numpy.ndarray", global_batch: int, replicas: int, rank: int, processes_count: int
+) -> Tuple["numpy.ndarray", int]:
     """The sample order one process trains on in an epoch.
 
     Trailing samples that cannot be split evenly over the replicas are
@@ -144,7 +160,7 @@ def shard_epoch(order, global_batch, replicas, rank, processes_count):
     return np.concatenate(parts), dropped
 
 
-def quiet_unless_first(rank):
+def quiet_unless_first(rank: int) -> None:
     """Processes other than rank 0 keep their errors (stderr) but not their
     progress lines, which rank 0 prints for the run."""
     if rank != 0:

@@ -35,7 +35,7 @@ SETTINGS = {
 }
 # The settings the tables compare are the record's contract.
 COMPARED = contract.COMPARED_SETTINGS
-CPU_ONLY = "n/a (CPU)"
+CPU_ONLY = contract.not_applicable("CPU")
 ONEDNN_FPMATH = "ONEDNN_DEFAULT_FPMATH_MODE"
 TF32 = "tf32"
 # What a run in each precision asks of float32 operations: mixed precision's
@@ -48,8 +48,8 @@ def float32_mode(precision):
     return FLOAT32_MODE.get(precision, "ieee")
 
 
-def not_applicable(reason):
-    return "n/a ({})".format(reason)
+# The adapters' way to say a setting does not apply (the contract's text).
+not_applicable = contract.not_applicable
 
 
 def prepare(precision):
@@ -69,7 +69,7 @@ def _read(call):
     try:
         return call()
     except Exception as error:  # a framework release without that setting
-        return "not read ({}: {})".format(type(error).__name__, error)
+        return contract.not_read(error)
 
 
 def arithmetic(result):

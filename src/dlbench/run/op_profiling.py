@@ -25,6 +25,7 @@ import shutil
 import tempfile
 import time
 import traceback
+from typing import Any, Callable, Optional, Tuple
 
 from dlbench.record.op_profile import (  # noqa: F401 (the profilers' vocabulary, here for them)
     DEVICE,
@@ -40,6 +41,8 @@ from dlbench.run.failures import error_text, failure_reason
 # their result under this key, and the harness profiles it (``of_run``) once
 # the record's figures are final.
 WINDOW = "op_window"
+# What they leave there: the window's steps to run (a call), how many, the model.
+Window = Tuple[Callable[[], Any], int, Any]
 
 # A window of at least this many seconds (and ``MIN_STEPS``), at most one epoch
 # of steps: long enough for a steady sample of every op of a step, short
@@ -175,7 +178,7 @@ class OpProfiler(object):
     profiler's own files, deleted after the window; ``model`` the model the
     window trains or infers with (as the adapter built it)."""
 
-    name = None
+    name: Optional[str] = None
 
     def __init__(self, adapter, workdir, model=None):
         self.adapter = adapter

@@ -8,9 +8,17 @@ it, and it imports none of them. Importable on Python 3.6.
 import json
 import math
 import os
+from typing import TYPE_CHECKING, Any, Dict, Union
 
 from dlbench import catalog
 from dlbench.run import integrity
+
+if TYPE_CHECKING:
+    import numpy
+
+# A model's input: one array, or a dict of named arrays (several inputs),
+# the samples along the first axis.
+Inputs = Union["numpy.ndarray", Dict[str, "numpy.ndarray"]]
 
 
 def epoch_order(seed, epoch, n_samples):
@@ -83,7 +91,7 @@ def load_dataset(path):
     return data
 
 
-def take(x, rows):
+def take(x: Inputs, rows: Any) -> Inputs:
     """Rows of the model input, one array or a dict of named arrays (a copy)."""
     if isinstance(x, dict):
         return {name: array[rows] for name, array in x.items()}

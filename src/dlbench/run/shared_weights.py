@@ -16,9 +16,16 @@ import sys
 from dlbench.models import initial_weights
 from dlbench.models.initial_weights import FORMAT, draw
 
+# The file's key of the weights' layout (dlbench.models.initial_weights); a
+# format 1 file named it "manifest". Not read: the workflow re-makes a file
+# when the code that draws or reads it changes (rule initial_weights's code
+# inputs), so a format 1 file is one a newer workflow has not made again.
+LAYOUT_KEY = "layout"
+FORMAT_1_KEY = "manifest"
+
 
 def read(path):
-    """(manifest, weights): the manifest's entries and the weights in Keras'
+    """(layout, weights): the layout's entries and the weights in Keras'
     order, checked against the seal the workflow gave the file."""
     import numpy as np
 
@@ -27,9 +34,16 @@ def read(path):
     if os.path.exists(integrity.seal_path(path)):
         integrity.verify(path)
     with np.load(path, allow_pickle=False) as arrays:
-        manifest = json.loads(str(arrays["manifest"]))
-        weights = [arrays["w{:04d}".format(index)] for index in range(len(manifest["weights"]))]
-    return manifest, weights
+        if LAYOUT_KEY not in arrays.files and FORMAT_1_KEY in arrays.files:
+            raise ValueError(
+                "{}: shared weights of format 1 (their layout under {!r}); the workflow "
+                "draws them again in format {} (rule initial_weights)".format(
+                    path, FORMAT_1_KEY, FORMAT
+                )
+            )
+        layout = json.loads(str(arrays[LAYOUT_KEY]))
+        weights = [arrays["w{:04d}".format(index)] for index in range(len(layout["weights"]))]
+    return layout, weights
 
 
 def load_initial_weights(spec, adapter, model):
@@ -45,10 +59,10 @@ def load_initial_weights(spec, adapter, model):
         return initial_weights.record_of(
             path, False, "{} cannot load shared weights yet".format(spec.backend)
         )
-    manifest, weights = read(path)
-    trained = manifest.get("trained")
+    layout, weights = read(path)
+    trained = layout.get("trained")
     try:
-        loader(model, manifest, weights)
+        loader(model, layout, weights)
     except Exception as error:  # the run goes on from the backend's own draw
         reason = "could not load them: {}: {}".format(type(error).__name__, error)
         print("initial weights: " + reason, flush=True)
@@ -146,10 +160,10 @@ def _flattened_from(model):
 
 
 def generate(model, seed):
-    """(manifest, weights) for a built Keras model: each weight drawn from
+    """(layout, weights) for a built Keras model: each weight drawn from
     numpy with its declared initialiser (a RandomState per weight, seeded by
     ``seed`` and its index); a weight whose initialiser has no numpy draw
-    keeps Keras' own seeded draw, and the manifest says so."""
+    keeps Keras' own seeded draw, and the layout says so."""
     import numpy as np
 
     owners = {}
@@ -185,14 +199,15 @@ def generate(model, seed):
     return {"format": FORMAT, "seed": seed, "weights": entries}, weights
 
 
-def write(path, manifest, weights):
+def write(path, layout, weights):
     import numpy as np
 
     from dlbench.run import integrity
 
     arrays = {"w{:04d}".format(index): values for index, values in enumerate(weights)}
     tmp = path + ".tmp.npz"
-    np.savez(tmp, manifest=np.array(json.dumps(manifest, sort_keys=True)), **arrays)
+    arrays[LAYOUT_KEY] = np.array(json.dumps(layout, sort_keys=True))
+    np.savez(tmp, **arrays)
     os.replace(tmp, path)
     integrity.seal(path)
 
@@ -232,11 +247,11 @@ def main(argv=None):
     keras.utils.set_random_seed(args.seed)  # for the weights numpy cannot draw
     data = run_data.load_dataset(args.data)
     model = registry.builder(args.model, "keras")(keras, data["meta"])
-    manifest, weights = generate(model, args.seed)
-    manifest.update(model=args.model, keras=keras.__version__)
+    layout, weights = generate(model, args.seed)
+    layout.update(model=args.model, keras=keras.__version__)
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    write(args.output, manifest, weights)
-    for entry in manifest["weights"]:
+    write(args.output, layout, weights)
+    for entry in layout["weights"]:
         print(
             "{path}: {shape} {drawn} {initialiser}".format(
                 **dict(entry, initialiser=json.dumps(entry["initialiser"]))

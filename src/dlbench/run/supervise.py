@@ -25,7 +25,15 @@ from dlbench.host import cpu_isa, gpus, runtime
 from dlbench.record import environment_records
 from dlbench.record.fields import Status
 from dlbench.record.run_spec import RunSpec
-from dlbench.run import failures, harness, launch, model_check, op_profiling, profiling, run_data
+from dlbench.run import (
+    failures,
+    harness,
+    launch,
+    model_check,
+    op_profiling,
+    run_data,
+    stack_sampling,
+)
 from dlbench.run.training import EpochLog
 
 ERROR_TAIL_LINES = 30
@@ -62,8 +70,9 @@ def _failed_without_child(spec, record_path, epochs_path, reason, status=Status.
 
 def environment_check(mode, marker):
     """How the run's environment came to be and how it differs from its env
-    file (``envspec``'s marker: a built venv or a checked existing
-    interpreter), and the reason it cannot run, or None."""
+    file (the marker that dlbench.environments' venvs or checks writes: a
+    built venv or a checked existing interpreter), and the reason it cannot
+    run, or None."""
     check = {"mode": mode, "mismatches": None if mode == "current" else []}
     if not marker:
         return check, None
@@ -75,7 +84,7 @@ def environment_check(mode, marker):
         check["bytecode"] = found["bytecode"]
     check["mismatches"] = found.get("mismatches", [])
     check["installed"] = environment_records.installed_distributions(found) or None
-    if found.get("status", "ok") == "ok":  # the environment record's own status (envspec)
+    if found.get("status", "ok") == "ok":  # the environment record's own status (venvs, checks)
         return check, None
     reason = "environment {} unavailable: {}".format(found.get("backend"), found.get("reason"))
     return check, reason
@@ -150,19 +159,20 @@ def supervise(
     memory_limit_mb=None,
     env_mode="current",
     model_check_path=None,
-    profile=None,
+    stacks=None,
     ops_path=None,
 ):
     """Run ``spec`` (a RunSpec) with the harness under ``python`` (the
     backend's environment; this one by default) and leave a record in every case.
-    ``profile``: (py-spy, stacks file, profile.json): the run under the
-    profiler (dlbench.run.profiling), and what it took or why it took nothing.
+    ``stacks``: (py-spy, stacks.txt, sampling.json): the run under py-spy,
+    which samples its python stacks (dlbench.run.stack_sampling), and what it
+    took or why it took nothing.
     ``ops_path``: where the harness writes the run's op profile (ops.json,
     dlbench.run.op_profiling); ``main`` writes why there is none where the
     run left none."""
     for old in (record_path, ops_path):
         if old and os.path.exists(old):
-            os.remove(old)  # never mistake an old record or profile for this run's
+            os.remove(old)  # never mistake an old record or op profile for this run's
     check, unavailable = environment_check(env_mode, env_marker)
     spec = spec._replace(environment_check=check)
     no_data = run_data.unavailable_reason(data)
@@ -210,9 +220,9 @@ def supervise(
     if parallel["launch"] == "process_per_device":
         torchrun_logs = tempfile.mkdtemp(prefix="dlbench-torchrun-")
     command = launch.command(python, parallel, harness_args, log_dir=torchrun_logs)
-    if profile is not None:
+    if stacks is not None:
         framework = catalog.BACKENDS[spec.backend]["framework"]
-        command = _profiled(command, parallel, *profile, framework=framework)
+        command = _sampled(command, parallel, *stacks, framework=framework)
     env[runtime.PRIORITY_NOTE_VARIABLE] = _priority_note()
     try:
         return _run_child(spec, command, env, record_path, timeout_s, memory_limit_mb)
@@ -235,20 +245,20 @@ def _priority_note():
     return path
 
 
-def _profiled(command, parallel, profiler, stacks_path, profile_path, framework=None):
+def _sampled(command, parallel, sampler, stacks_path, sampling_path, framework=None):
     """The harness' command under py-spy where it can sample it; otherwise
-    the command as it was and profile.json saying why not (the run still
-    gives its record). profile.json is completed after the run (main)."""
+    the command as it was and sampling.json saying why not (the run still
+    gives its record). sampling.json is completed after the run (main)."""
     open(stacks_path, "w").close()  # stays empty where nothing is sampled
-    reason = profiling.not_profiled(parallel) or (
-        None if profiler and os.path.exists(profiler) else "no {} here".format(profiling.SAMPLER)
+    reason = stack_sampling.not_sampled(parallel) or (
+        None if sampler and os.path.exists(sampler) else "no {} here".format(stack_sampling.SAMPLER)
     )
-    reason = reason or profiling.can_sample(profiler)
-    runtime.write_json_atomic(profile_path, {"reason": reason})
+    reason = reason or stack_sampling.can_sample(sampler)
+    runtime.write_json_atomic(sampling_path, {"reason": reason})
     if reason:
-        print("not profiled: " + reason, flush=True)
+        print("no python stacks: " + reason, flush=True)
         return command
-    return profiling.command(profiler, stacks_path, command, framework)
+    return stack_sampling.command(sampler, stacks_path, command, framework)
 
 
 def _run_child(spec, command, env, record_path, timeout_s, memory_limit_mb):
@@ -306,12 +316,12 @@ def main(argv=None):
     )
     parser.add_argument("--memory-limit-mb", type=float, default=None)
     parser.add_argument("--model-check", default=None, help="a model of the user's: its check")
-    parser.add_argument("--profiler", default=None, help="py-spy, to profile the run with")
-    parser.add_argument("--stacks", default=None, help="where the profile's stacks go")
-    parser.add_argument("--profile", default=None, help="where profile.json goes")
+    parser.add_argument("--sampler", default=None, help="py-spy, to sample the run's stacks with")
+    parser.add_argument("--stacks", default=None, help="where the sampled stacks go")
+    parser.add_argument("--sampling", default=None, help="where sampling.json goes")
     args = parser.parse_args(argv)
     spec = RunSpec.from_json(json.loads(args.spec))
-    profile = (args.profiler, args.stacks, args.profile) if args.profile else None
+    stacks = (args.sampler, args.stacks, args.sampling) if args.sampling else None
     timeout_s = args.timeout_minutes * 60 if args.timeout_minutes else None
     gpu_wait_s = args.gpu_wait_minutes * 60 if args.gpu_wait_minutes is not None else None
     status = supervise(
@@ -327,14 +337,14 @@ def main(argv=None):
         memory_limit_mb=args.memory_limit_mb,
         env_mode=args.env_mode,
         model_check_path=args.model_check,
-        profile=profile,
+        stacks=stacks,
         ops_path=args.ops,
     )
     if args.ops and not os.path.exists(args.ops):
         runtime.write_json_atomic(args.ops, op_profiling.not_profiled(_no_ops(args.record)))
-    if profile is not None:
+    if stacks is not None:
         backend = catalog.BACKENDS.get(spec.backend) or {}
-        _describe_profile(*profile, framework=backend.get("framework"))
+        _describe_sampling(*stacks, framework=backend.get("framework"))
     return status
 
 
@@ -348,19 +358,19 @@ def _no_ops(record_path):
     return "the run {}: {}".format(record.get("status"), record.get("reason"))
 
 
-def _describe_profile(profiler, stacks_path, profile_path, framework=None):
-    """profile.json once the run ended: the sampler and what it took, or
-    why there is no profile (set before the run, or none sampled)."""
+def _describe_sampling(sampler, stacks_path, sampling_path, framework=None):
+    """sampling.json once the run ended: the sampler and what it took, or
+    why there are no python stacks (set before the run, or none sampled)."""
     if not os.path.exists(stacks_path):
         open(stacks_path, "w").close()
     reason = None
-    if os.path.exists(profile_path):
-        with open(profile_path) as handle:
+    if os.path.exists(sampling_path):
+        with open(sampling_path) as handle:
             reason = json.load(handle).get("reason")
     else:
         reason = "the run did not start (its record says why)"
-    described = profiling.description(profiler, stacks_path, reason, framework)
-    runtime.write_json_atomic(profile_path, described)
+    described = stack_sampling.description(sampler, stacks_path, reason, framework)
+    runtime.write_json_atomic(sampling_path, described)
 
 
 if __name__ == "__main__":

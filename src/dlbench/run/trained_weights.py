@@ -7,8 +7,8 @@ implementations: each had other weights.)
 The training is the harness' own loop (the shared data order, the epoch
 loop, the test score) on keras-torch, on one thread, with the workload's
 ``trained_weights`` settings (epochs, batch_size, loss, optimizer). The
-weights are written in the shared weights' format (Keras' layout and
-order, the draw's manifest with a ``trained`` block that says how), sealed,
+weights are written in the shared weights' format (Keras' order and axes,
+the draw's layout with a ``trained`` block that says how), sealed,
 so that every backend loads them as it loads a draw.
 
     python -m dlbench.run.trained_weights --model NAME --data DATA.npz \\
@@ -24,7 +24,7 @@ BACKEND = "keras-torch"
 
 
 def train(model_name, data_path, drawn_path, training, seed, registry):
-    """(manifest, weights, result): the drawn weights trained with
+    """(layout, weights, result): the drawn weights trained with
     ``training`` (a training workload's hyper-parameters); ``registry`` (a
     dlbench.registry.Registry) holds the model."""
     import numpy as np
@@ -60,9 +60,9 @@ def train(model_name, data_path, drawn_path, training, seed, registry):
     drawn = result["initial_weights"]  # the loader checked every shape against the file
     if not drawn["loaded"]:
         raise RuntimeError("the drawn weights did not load: " + drawn["reason"])
-    manifest, _ = shared_weights.read(drawn_path)
+    layout, _ = shared_weights.read(drawn_path)
     weights = [np.asarray(values, dtype="float32") for values in model.get_weights()]
-    manifest["trained"] = {
+    layout["trained"] = {
         "backend": BACKEND,
         "versions": adapter.versions(),
         "from": {"file": drawn["file"], "sha256": drawn["sha256"]},
@@ -73,7 +73,7 @@ def train(model_name, data_path, drawn_path, training, seed, registry):
         "test_loss": result["test_loss"],
         "test_accuracy": result["test_accuracy"],
     }
-    return manifest, weights, result
+    return layout, weights, result
 
 
 def main(argv=None):
@@ -93,16 +93,16 @@ def main(argv=None):
     no_data = run_data.unavailable_reason(args.data)
     if no_data:  # the inference runs never start: nothing to train, the reason kept
         os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-        manifest = {"format": initial_weights.FORMAT, "seed": args.seed, "weights": []}
-        shared_weights.write(args.output, dict(manifest, not_drawn=no_data), [])
+        layout = {"format": initial_weights.FORMAT, "seed": args.seed, "weights": []}
+        shared_weights.write(args.output, dict(layout, not_drawn=no_data), [])
         print(no_data)
         return 0
     registry = Registry({args.model: json.loads(args.custom)} if args.custom else None)
-    manifest, weights, result = train(
+    layout, weights, result = train(
         args.model, args.data, args.weights, json.loads(args.training), args.seed, registry
     )
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    shared_weights.write(args.output, manifest, weights)
+    shared_weights.write(args.output, layout, weights)
     print(
         "trained {} for {} epochs on {}: test accuracy {:.4f}, loss {:.4f} -> {}".format(
             args.model,

@@ -10,26 +10,35 @@ import collections
 import csv
 import math
 import statistics
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from dlbench.record import contract, fields
+from dlbench.record.contract import Record
+from dlbench.record.run_spec import RunSpec
 from dlbench.run import compiles, energy, launch, op_profiling
 from dlbench.run.run_data import epoch_order, first_samples, take, validation_split
+
+if TYPE_CHECKING:
+    from dlbench.run.backends.base import Adapter
+
+# One epoch's row of the epoch log and the record (contract.EPOCH_COLUMNS).
+Row = Dict[str, Any]
 
 
 class EpochLog(object):
     """Per-epoch CSV written as the run goes, so progress is visible and a
     crashed run still shows how far it got."""
 
-    def __init__(self, path, columns=contract.EPOCH_COLUMNS):
+    def __init__(self, path: str, columns: Sequence[str] = contract.EPOCH_COLUMNS) -> None:
         self.handle = open(path, "w", newline="")
         self.writer = csv.DictWriter(self.handle, fieldnames=columns)
         self.writer.writeheader()
 
-    def add(self, row):
+    def add(self, row: Row) -> None:
         self.writer.writerow(row)
         self.handle.flush()
 
-    def close(self):
+    def close(self) -> None:
         self.handle.close()
 
 
@@ -41,12 +50,12 @@ class Split(collections.namedtuple("Split", "x_train y_train x_val y_val x_test 
     __slots__ = ()
 
     @property
-    def samples(self):
+    def samples(self) -> int:
         """The training samples an epoch orders, over all the processes."""
         return len(self.y_train)
 
 
-def split(hyper, data):
+def split(hyper: Dict[str, Any], data: Dict[str, Any]) -> Split:
     """The Split of ``data`` (run_data.load_dataset's) under the workload's
     ``train_samples`` (the first samples only) and ``validation_split`` (the
     fraction held out for validation, as Keras holds it out)."""
@@ -62,7 +71,7 @@ def split(hyper, data):
     return Split(x_train, y_train, x_val, y_val, x_test, y_test, True)
 
 
-def describe(spec, parameters, data):
+def describe(spec: RunSpec, parameters: Optional[int], data: Split) -> None:
     """The run's first line: the model, its size and what it trains on."""
     print(
         "{} on {}: {} parameters, {} training samples ({} held out for validation), "
@@ -85,13 +94,15 @@ class Epochs(object):
     epoch drops so that every replica gets whole batches, and the first
     step's seconds (the adapter's, where it timed it)."""
 
-    def __init__(self, counter):
+    def __init__(self, counter: Optional[compiles.Counter]) -> None:
         self.counter = counter  # the adapter's compile counter; None where it has none
-        self.rows, self.joules, self.compiled = [], [], []
+        self.rows: List[Row] = []
+        self.joules: List[Any] = []  # each epoch's, as the meter reads them
+        self.compiled: List[Tuple[int, float, List[str]]] = []  # each epoch's (Counter.since)
         self.dropped = 0
-        self.first_step_seconds = None
+        self.first_step_seconds: Optional[float] = None
 
-    def cold_start(self):
+    def cold_start(self) -> Dict[str, Optional[float]]:
         """The first step (trace, compile, autotune) and the rest of the
         first epoch: the cold start's stages of a training run."""
         found = {"first_step_seconds": self.first_step_seconds}
@@ -100,7 +111,7 @@ class Epochs(object):
         return found
 
 
-def epoch_row(epoch, step, wall):
+def epoch_row(epoch: int, step: Dict[str, float], wall: float) -> Row:
     """The row of epoch ``epoch`` (from 0) that ``step`` (the adapter's
     result) took ``wall`` seconds on the clock for, its validation to come."""
     return {
@@ -114,7 +125,7 @@ def epoch_row(epoch, step, wall):
     }
 
 
-def print_epoch(row, epochs):
+def print_epoch(row: Row, epochs: int) -> None:
     print(
         "epoch {}/{}: {:.3f} s (call {:.3f} s) loss {:.4f} acc {:.4f} val_acc {}".format(
             row["epoch"],
@@ -129,13 +140,13 @@ def print_epoch(row, epochs):
     )
 
 
-def epoch_summary(seconds, compiles_per_epoch=None):
+def epoch_summary(seconds: List[float], compiles_per_epoch: Optional[List[int]] = None) -> Record:
     """First epoch (graph build, JIT, autotune) apart from steady state, the
     median of the later epochs. With one epoch there is no steady state.
     Where the framework counts its compiles (``compiles_per_epoch``), a later
     epoch that compiled again is not steady state either, unless every
     later epoch did; ``steady_epochs`` says which epochs the median took."""
-    found = {}
+    found: Record = {}
     if not seconds:
         fields.put(found, "first_epoch_seconds", None)
         fields.put(found, "steady_epoch_seconds", None)
@@ -152,7 +163,7 @@ def epoch_summary(seconds, compiles_per_epoch=None):
     return found
 
 
-def steady_seconds(result):
+def steady_seconds(result: Record) -> Optional[float]:
     """The steady epoch's seconds, or the first's where there is no steady
     state (one epoch)."""
     return fields.value_of(result, "steady_epoch_seconds") or fields.value_of(
@@ -160,7 +171,7 @@ def steady_seconds(result):
     )
 
 
-def figures(epochs, data, meter):
+def figures(epochs: Epochs, data: Split, meter: Any) -> Record:
     """The figures of the epochs: their rows and compiles, the summary, the
     throughput of the steady state, and its energy where ``meter`` read it."""
     seconds = [row["seconds"] for row in epochs.rows]
@@ -177,12 +188,12 @@ def figures(epochs, data, meter):
     return found
 
 
-def scores(adapter, model, data, batch_size, last_row):
+def scores(adapter: "Adapter", model: Any, data: Split, batch_size: int, last_row: Row) -> Record:
     """After the last epoch, off the clock: how far the replicas drifted
     apart, the recurrent operators that ran (where the settings chose
     them), and the test split's scores (the last validation's where the
     test split validated)."""
-    found = {}
+    found: Record = {}
     fields.put(found, "replica_max_abs_weight_diff", adapter.replica_divergence(model))
     observe = adapter.recurrent_ops
     if observe and "recurrent_kernels" in adapter.applied_settings():
@@ -198,7 +209,9 @@ def scores(adapter, model, data, batch_size, last_row):
     return found
 
 
-def op_window(spec, adapter, model, data, steady):
+def op_window(
+    spec: RunSpec, adapter: "Adapter", model: Any, data: Split, steady: Optional[float]
+) -> op_profiling.Window:
     """The op profile's window (op_profiling.WINDOW) of a run in one
     process (the op profile takes one): the next epoch's first steps in the
     shared order, as many as op_profiling.window_steps takes at the

@@ -11,6 +11,7 @@ dispatch, the framework's runtime, a device left idle) is *unexplained*.
 
 import importlib
 import re
+from typing import Dict, List, Pattern, Tuple
 
 MATMUL = "matmul"
 CONVOLUTION = "convolution"
@@ -51,7 +52,8 @@ def table(framework):
         return None
 
 
-_compiled = {}
+# By framework: its table's patterns, compiled, with their categories.
+_compiled: Dict[str, List[Tuple[Pattern[str], str]]] = {}
 
 
 def category_of(framework, name, scope=None):

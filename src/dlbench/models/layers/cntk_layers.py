@@ -166,7 +166,7 @@ def gru(C, units):
     return C.layers.Recurrence(step)
 
 
-def keras_weights(manifest, weights):
+def keras_weights(layout, weights):
     """The shared initial weights (dlbench.models.initial_weights) in CNTK's shapes,
     [(shape, values)]: a dense weight is (inputs..., units) with a
     flattened feature map's inputs channels-first, a convolution's
@@ -174,7 +174,7 @@ def keras_weights(manifest, weights):
     from dlbench.models import initial_weights as shared
 
     converted = []
-    for keras_class, arrays, flattened_from in shared.by_layer(manifest, weights):
+    for keras_class, arrays, flattened_from in shared.by_layer(layout, weights):
         if keras_class == "Dense":
             kernel = shared.dense_out_in(arrays["kernel"], flattened_from).T
             if flattened_from:

@@ -37,7 +37,7 @@ def _kind(unit):
     return "Conv2D" if unit["w"].ndim == 4 else "Dense"
 
 
-def load_keras_weights(jax, params, manifest, weights):
+def load_keras_weights(jax, params, layout, weights):
     """``params`` with the shared initial weights in place of its own draw:
     its layers (in the order the builder wrote them) take the Keras layers of
     their kind in order; every shape is checked before anything is replaced."""
@@ -45,7 +45,7 @@ def load_keras_weights(jax, params, manifest, weights):
 
     from dlbench.models import initial_weights as shared
 
-    waiting = shared.by_layer(manifest, weights)
+    waiting = shared.by_layer(layout, weights)
 
     def replaced(unit):
         if isinstance(unit, (list, tuple)):

@@ -56,9 +56,9 @@ def add_variable(tf, model, initial, trainable=True):
     return model.weights[-1]
 
 
-def load_keras_weights(model, manifest, weights):
+def load_keras_weights(model, layout, weights):
     """Assign the shared initial weights (dlbench.models.initial_weights, Keras'
-    layout, which is this family's: channels-last, the same gates and
+    axes, which are this family's: channels-last, the same gates and
     biases) to ``model.weights``. Each variable takes the next Keras weight
     of its shape: the order of creation here and Keras' graph order differ
     only between layers of different shapes (babi_rnn builds story, then
@@ -66,13 +66,13 @@ def load_keras_weights(model, manifest, weights):
     before anything is assigned."""
     from dlbench.models import initial_weights as shared
 
-    normalised = {entry["class"] for entry in manifest["weights"]} & {"BatchNormalization"}
+    normalised = {entry["class"] for entry in layout["weights"]} & {"BatchNormalization"}
     if normalised:  # measured on resnet50: loaded by shape, its outputs were 7.0 off Keras'
         raise ValueError(
             "matching by shape cannot tell a BatchNormalization's four vectors (gamma, beta, "
             "moving mean and variance: one shape) apart"
         )
-    keras = [(tuple(entry["shape"]), values) for entry, values in zip(manifest["weights"], weights)]
+    keras = [(tuple(entry["shape"]), values) for entry, values in zip(layout["weights"], weights)]
     shapes = [tuple(variable.shape.as_list()) for variable in model.weights]
     for variable, values in zip(model.weights, shared.assign_by_shape(shapes, keras, "TensorFlow")):
         variable.assign(values)

@@ -95,8 +95,8 @@ def _torch_arrays(keras_class, arrays, flattened_from, module, nn):
     )
 
 
-def load_keras_weights(torch, net, manifest, weights):
-    """Copy the shared initial weights (Keras' layout, dlbench.models.initial_weights)
+def load_keras_weights(torch, net, layout, weights):
+    """Copy the shared initial weights (Keras' axes, dlbench.models.initial_weights)
     into ``net``: its modules with weights, in order, take the Keras layers'
     weights in order, converted; every shape is checked before any copy."""
     from dlbench.models import initial_weights as shared
@@ -107,7 +107,7 @@ def load_keras_weights(torch, net, manifest, weights):
         for module in net.modules()
         if list(module.parameters(recurse=False)) or isinstance(module, nn.BatchNorm2d)
     ]
-    groups = shared.by_layer(manifest, weights)
+    groups = shared.by_layer(layout, weights)
     if len(modules) != len(groups):
         raise ValueError(
             "torch has {} layers with weights, the Keras model {}".format(len(modules), len(groups))

@@ -1,8 +1,9 @@
 """What the workflow plans, as functions of the config: the targets, each
 rule's inputs and parameters, the environments and interpreters, the code
-digests' files. workflow/rules/common.smk makes one ``Plan`` from the
-validated config and the rules call its methods (input functions take the
-job's wildcards: any object with the wildcards as attributes).
+digests' files. workflow/rules/common.smk makes one ``WorkflowTargets``,
+``targets``, from the validated config and the rules call its methods
+(input functions take the job's wildcards: any object with the wildcards as
+attributes).
 
 Paths are relative to the working directory, as Snakemake keeps them: an
 output's set of input paths that were absolute made a copied or moved
@@ -10,7 +11,7 @@ workflow folder re-run everything.
 
 One module per rule file (``targets/<file>.py`` for
 ``workflow/rules/<file>.smk``: the inputs and parameters of its rules) and
-``common``, what they share; ``Plan`` is all of them.
+``common``, what they share; ``WorkflowTargets`` is all of them.
 """
 
 from dlbench.plan.targets.bench import BenchTargets
@@ -21,20 +22,28 @@ from dlbench.plan.targets.common import (
     SETUP_SHARE,
     TORCH_ON_GPUS,
     WHOLE_CPU,
-    PlanBase,
+    TargetsBase,
 )
 from dlbench.plan.targets.compare import CompareTargets
 from dlbench.plan.targets.data import DataTargets
 from dlbench.plan.targets.envs import EnvsTargets
 from dlbench.plan.targets.equivalence import EquivalenceTargets
 from dlbench.plan.targets.machines import MachinesTargets
+from dlbench.plan.targets.op_profile import OpProfileTargets
 from dlbench.plan.targets.overview import OverviewTargets
-from dlbench.plan.targets.profile import ProfileTargets
+from dlbench.plan.targets.python_stacks import PythonStacksTargets
 
-__all__ = ["ENV_MODES", "KERAS_ON_TORCH", "SETUP_SHARE", "TORCH_ON_GPUS", "WHOLE_CPU", "Plan"]
+__all__ = [
+    "ENV_MODES",
+    "KERAS_ON_TORCH",
+    "SETUP_SHARE",
+    "TORCH_ON_GPUS",
+    "WHOLE_CPU",
+    "WorkflowTargets",
+]
 
 
-class Plan(
+class WorkflowTargets(
     DataTargets,
     EnvsTargets,
     BenchTargets,
@@ -42,11 +51,12 @@ class Plan(
     CollectTargets,
     CompareTargets,
     OverviewTargets,
-    ProfileTargets,
+    OpProfileTargets,
+    PythonStacksTargets,
     MachinesTargets,
-    PlanBase,
+    TargetsBase,
 ):
-    """The workflow's plan of one validated config (whose ``machine`` is
+    """The workflow's targets of one validated config (whose ``machine`` is
     already resolved): ``basedir`` is the workflow's folder, ``env_mode``
     the environments' mode (venv or conda: the config's, or Snakemake's
     deployment method under ``auto``)."""

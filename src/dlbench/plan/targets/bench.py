@@ -13,11 +13,11 @@ from dlbench.plan import import_graph, matrix, run_spec
 from dlbench.plan.targets.common import (
     SETUP_SHARE,
     WHOLE_CPU,
-    PlanBase,
+    TargetsBase,
 )
 
 
-class BenchTargets(PlanBase):
+class BenchTargets(TargetsBase):
     """The inputs and parameters of workflow/rules/bench.smk's rules."""
 
     def bench_threads(self, wildcards):

@@ -1,10 +1,10 @@
 """workflow/rules/collect.smk: the run records and the workload tables' inputs."""
 
 from dlbench.plan import comparisons, matrix, paths
-from dlbench.plan.targets.common import PlanBase
+from dlbench.plan.targets.common import TargetsBase
 
 
-class CollectTargets(PlanBase):
+class CollectTargets(TargetsBase):
     """The inputs and parameters of workflow/rules/collect.smk's rules."""
 
     def run_records(self):

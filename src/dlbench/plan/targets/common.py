@@ -1,4 +1,5 @@
-"""The plan's core: the config, the runs, the environments and interpreters they take."""
+"""What every targets module shares (``TargetsBase``): the config, the runs, the environments and
+interpreters they take."""
 
 import os
 import sys
@@ -24,8 +25,8 @@ SETUP_SHARE = 1
 ENV_MODES = ("venv", "conda", "existing", "current")
 
 
-class PlanBase(object):
-    """The plan of one validated config (whose ``machine`` is already
+class TargetsBase(object):
+    """The targets of one validated config (whose ``machine`` is already
     resolved): ``basedir`` is the workflow's folder, ``env_mode`` the
     environments' mode (venv or conda: the config's, or Snakemake's
     deployment method under ``auto``)."""

@@ -7,10 +7,10 @@ from dlbench import catalog
 from dlbench.environments import variants
 from dlbench.models import lines
 from dlbench.plan import matrix, run_spec
-from dlbench.plan.targets.common import PlanBase
+from dlbench.plan.targets.common import TargetsBase
 
 
-class CompareTargets(PlanBase):
+class CompareTargets(TargetsBase):
     """The inputs and parameters of workflow/rules/compare.smk's rules."""
 
     def versions_environments(self):

@@ -6,10 +6,10 @@ import shlex
 
 from dlbench import catalog
 from dlbench.plan import paths
-from dlbench.plan.targets.common import KERAS_ON_TORCH, PlanBase
+from dlbench.plan.targets.common import KERAS_ON_TORCH, TargetsBase
 
 
-class DataTargets(PlanBase):
+class DataTargets(TargetsBase):
     """The inputs and parameters of workflow/rules/data.smk's rules."""
 
     def keras_model_inputs(self, wildcards):

@@ -5,12 +5,12 @@ import os
 from pathlib import Path
 
 from dlbench import catalog
-from dlbench.environments import envspec, variants
+from dlbench.environments import checks, env_files, variants, venvs
 from dlbench.plan import run_spec
-from dlbench.plan.targets.common import PlanBase
+from dlbench.plan.targets.common import TargetsBase
 
 
-class EnvsTargets(PlanBase):
+class EnvsTargets(TargetsBase):
     """The inputs and parameters of workflow/rules/envs.smk's rules."""
 
     def env_file(self, environment):
@@ -22,7 +22,7 @@ class EnvsTargets(PlanBase):
         if version == variants.PINNED:
             return str(source)
         written = Path(".snakemake") / "dlbench" / "envs" / f"{environment}.yaml"
-        text = envspec.variant_env_file(source, self.env_variant_pins(environment))
+        text = env_files.variant_env_file(source, self.env_variant_pins(environment))
         if not written.exists() or written.read_text() != text:
             written.parent.mkdir(parents=True, exist_ok=True)
             written.write_text(text)
@@ -49,11 +49,11 @@ class EnvsTargets(PlanBase):
         and layout left out): a build or check follows a change of this, not
         the file's time stamp."""
         variant = self.env_variant_pins(wildcards.environment)
-        return envspec.identity(self.env_spec_path(wildcards), variant)
+        return venvs.identity(self.env_spec_path(wildcards), variant)
 
     def existing_interpreter(self, wildcards):
         return run_spec.existing_python(self.config, wildcards.environment)
 
     def existing_fingerprint(self, wildcards):
         """Installing or removing a package in an existing interpreter checks it again."""
-        return envspec.interpreter_fingerprint(self.existing_interpreter(wildcards))
+        return checks.interpreter_fingerprint(self.existing_interpreter(wildcards))

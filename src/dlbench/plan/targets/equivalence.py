@@ -4,10 +4,10 @@ compared."""
 import json
 
 from dlbench.plan import paths, run_spec
-from dlbench.plan.targets.common import PlanBase
+from dlbench.plan.targets.common import TargetsBase
 
 
-class EquivalenceTargets(PlanBase):
+class EquivalenceTargets(TargetsBase):
     """The inputs and parameters of workflow/rules/equivalence.smk's rules."""
 
     def check_spec(self, wildcards):

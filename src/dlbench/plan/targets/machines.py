@@ -4,11 +4,11 @@ import hashlib
 from pathlib import Path
 
 from dlbench.plan.targets.common import (
-    PlanBase,
+    TargetsBase,
 )
 
 
-class MachinesTargets(PlanBase):
+class MachinesTargets(TargetsBase):
     """The inputs and parameters of workflow/rules/machines.smk's rules."""
 
     def import_sources(self):

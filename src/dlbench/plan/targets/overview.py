@@ -4,10 +4,10 @@ import shlex
 
 from dlbench import catalog
 from dlbench.plan import matrix, paths
-from dlbench.plan.targets.common import TORCH_ON_GPUS, PlanBase
+from dlbench.plan.targets.common import TORCH_ON_GPUS, TargetsBase
 
 
-class OverviewTargets(PlanBase):
+class OverviewTargets(TargetsBase):
     """The inputs and parameters of workflow/rules/overview.smk's rules."""
 
     def workload_data(self):

@@ -1,4 +1,4 @@
-"""Keras 2 (2.2 and 2.3) on the seed systems: Theano, CNTK and MXNet.
+"""Keras 2 (2.2 and 2.3) on the legacy systems: Theano, CNTK and MXNet.
 
 A small compatibility layer lets the Keras 3 model definitions of
 ``in_keras`` builders of dlbench.models.workloads build unchanged (same layers, same parameter
@@ -38,7 +38,6 @@ KERAS2_FIXED = {"rmsprop": {"momentum": 0.0, "centered": False}}
 # optimizer's update rule (on Theano and CNTK; keras-mxnet's are MXNet's),
 # and on Theano two gradients, measured (keras_on.theano's own_rules).
 OWN_RULES = {"rmsprop": "Keras 2's RMSprop: epsilon after the square root (Keras 3: under it)"}
-THEANO_RELU = keras_on_theano.THEANO_RELU  # read here by the tests
 
 
 class Keras2Layers(object):
@@ -159,7 +158,7 @@ class Adapter(keras_adapter.Adapter):
         compile_settings = self._own("compile_settings")  # keras-mxnet's context
         settings = compile_settings(self) if compile_settings is not None else {}
         if "optimizer" in hyper:
-            self.applied["own_rules"] = self._own_rules(model, hyper["optimizer"]["name"])
+            self.applied["own_rules"] = self.own_rules(model, hyper["optimizer"]["name"])
             made = optimizer(keras, hyper["optimizer"])
             program.compile_model(model, made, hyper["loss"], **settings)
         elif settings:  # inference compiles too on MXNet, for the context only
@@ -172,12 +171,12 @@ class Adapter(keras_adapter.Adapter):
                 )
         return model
 
-    def _own_rules(self, model, optimizer_name):
+    def own_rules(self, model, optimizer_name):
         # Keras 2's optimizers, where the framework's are not its own (keras-mxnet's)
         keras2_optimizers = getattr(self.on, "KERAS2_OPTIMIZERS", True)
         own = optimizer_name in OWN_RULES and keras2_optimizers
         rules = [OWN_RULES[optimizer_name]] if own else []
-        return rules + super(Adapter, self)._own_rules(model, optimizer_name)
+        return rules + super(Adapter, self).own_rules(model, optimizer_name)
 
     @staticmethod
     def layers(model):

@@ -35,9 +35,6 @@ KERAS_ON = {
     "openvino": keras_on_openvino,
 }
 
-# Keras 3 on TensorFlow's own rule (keras_on.tensorflow), read here by the tests.
-SPARSE_SQUARES = keras_on_tensorflow.SPARSE_SQUARES
-
 
 def without_dropout(layers):
     """Keras 3's Dropout layers at rate 0, which pass their inputs through:
@@ -169,7 +166,7 @@ class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelPro
             if "optimizer" in hyper:
                 made = keras_layers.optimizer(keras, hyper["optimizer"])
                 program.compile_model(model, made, hyper["loss"], **settings)
-                rules = self._own_rules(model, hyper["optimizer"]["name"])
+                rules = self.own_rules(model, hyper["optimizer"]["name"])
                 if rules:
                     self.applied["own_rules"] = rules
             else:  # inference compiles only the jit choice
@@ -183,23 +180,23 @@ class Adapter(keras_parallel.KerasDataParallel, keras_kernels.RecurrentKernelPro
             self.applied["precision"] = precision_that_ran(model, self.precision)
         return model
 
-    def _own_rules(self, model, optimizer_name):
+    def own_rules(self, model, optimizer_name):
         """Where this backend computes other than Keras 3 on JAX and torch."""
-        own_rules = self._own("own_rules")
-        return own_rules(self, model, optimizer_name) if own_rules is not None else []
+        framework_rules = self._own("own_rules")
+        return framework_rules(self, model, optimizer_name) if framework_rules is not None else []
 
     @staticmethod
     def parameter_count(model):
         return int(model.count_params())
 
-    def load_initial_weights(self, model, manifest, weights):
+    def load_initial_weights(self, model, layout, weights):
         """The shared initial weights (dlbench.models.initial_weights): Keras'
         own layout and order, Keras 2's too, where the framework does not
         convert them (its ``initial_weights``)."""
         convert = self._own("initial_weights")
         if convert is not None:
-            weights = convert(manifest, weights)
-        initial_weights.check_shapes([w.shape for w in model.get_weights()], manifest)
+            weights = convert(layout, weights)
+        initial_weights.check_shapes([w.shape for w in model.get_weights()], layout)
         model.set_weights(weights)
 
     def train_epoch(self, model, x, y, batch_size):

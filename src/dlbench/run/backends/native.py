@@ -10,6 +10,7 @@ recurrent kernels, zero biases).
 """
 
 import time
+from typing import Optional
 
 from dlbench import catalog
 from dlbench.run import launch
@@ -19,7 +20,7 @@ from dlbench.run.backends.base import Adapter
 class NativeAdapter(Adapter):
     """Bookkeeping every native adapter needs; subclasses set ``backend``."""
 
-    backend = None
+    backend: Optional[str] = None
 
     def _start(self, threads, devices, parallel, distributes=False):
         """Record the run's threads, keep its parallel block; refuse devices
@@ -45,7 +46,7 @@ class NativeAdapter(Adapter):
 
     # The dtype a mixed-precision forward pass computed in, seen when it was
     # traced (native JAX and TensorFlow); None where nobody traced one.
-    computed_dtype = None
+    computed_dtype: Optional[str] = None
 
     def _precision_applied(self, precision, scheme=None, variable_dtype="float32"):
         """What the run's mixed precision is, for ``settings``; the scheme is

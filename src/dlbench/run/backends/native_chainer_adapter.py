@@ -110,7 +110,7 @@ class Adapter(native.NativeAdapter):
             logits = self.chainer.functions.cast(logits, numpy.float32)
         return logits
 
-    def load_initial_weights(self, model, manifest, weights):
+    def load_initial_weights(self, model, layout, weights):
         """Assigned on the CPU's numpy arrays, then moved back: copied into
         iDeep's arrays directly, convolution weights came out reordered
         (measured: the cnn's outputs 0.019 from Keras' on the same weights)."""
@@ -119,7 +119,7 @@ class Adapter(native.NativeAdapter):
         parameters = list(net.params())
         values = initial_weights.assign_by_shape(
             [p.shape for p in parameters],
-            initial_weights.channels_first(manifest, weights),
+            initial_weights.channels_first(layout, weights),
             "Chainer",
         )
         for parameter, value in zip(parameters, values):

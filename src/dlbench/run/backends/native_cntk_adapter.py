@@ -84,11 +84,11 @@ class Adapter(native.NativeAdapter):
         return model
 
     @staticmethod
-    def load_initial_weights(model, manifest, weights):
+    def load_initial_weights(model, layout, weights):
         # CNTK lists a graph's parameters from its output back: reversed,
         # same-shaped weights (two dense biases) pair in Keras' order
         parameters = list(reversed(model["logits"].parameters))
-        converted = cntk_layers.keras_weights(manifest, weights)
+        converted = cntk_layers.keras_weights(layout, weights)
         shapes = [tuple(parameter.shape) for parameter in parameters]
         for parameter, value in zip(
             parameters, initial_weights.assign_by_shape(shapes, converted, "CNTK")

@@ -116,14 +116,14 @@ class Adapter(native.NativeAdapter):
             layer.weight = self.cupy.asarray(values)  # a copy to the device, no kernel
         return {"name": model_name, "layers": layers, "forward": forward}
 
-    def load_initial_weights(self, model, manifest, weights):
+    def load_initial_weights(self, model, layout, weights):
         """Keras' weights in the channels-first layout (filters, inputs,
         height, width; dense (units, inputs)), each shape checked before
         any copy."""
         targets = [
             tuple(array.shape) for layer in model["layers"] for array in (layer.weight, layer.bias)
         ]
-        converted = shared.channels_first(manifest, weights)
+        converted = shared.channels_first(layout, weights)
         values = shared.assign_by_shape(targets, converted, "cuDNN's " + model["name"])
         for index, layer in enumerate(model["layers"]):
             layer.weight = self.cupy.asarray(values[2 * index].astype("float32"))

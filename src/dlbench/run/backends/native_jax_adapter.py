@@ -188,9 +188,9 @@ class Adapter(native.NativeAdapter):
         found["inference_call"] = "jax.jit(softmax(forward(params, x))) (features: no softmax)"
         return found
 
-    def load_initial_weights(self, model, manifest, weights):
+    def load_initial_weights(self, model, layout, weights):
         try:
-            params = jax_layers.load_keras_weights(self.jax, model["params"], manifest, weights)
+            params = jax_layers.load_keras_weights(self.jax, model["params"], layout, weights)
         except Exception:  # the caller goes on from the model's own draw
             if self.weights_follow:
                 self._set_params(model, model["draw"]())

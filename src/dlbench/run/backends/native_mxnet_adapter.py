@@ -105,11 +105,11 @@ class Adapter(native.NativeAdapter):
             model["loss"] = program.loss_function(mx)
         return model
 
-    def load_initial_weights(self, model, manifest, weights):
+    def load_initial_weights(self, model, layout, weights):
         parameters = list(model["net"].collect_params().values())
         values = initial_weights.assign_by_shape(
             [p.shape for p in parameters],
-            initial_weights.channels_first(manifest, weights),
+            initial_weights.channels_first(layout, weights),
             "MXNet",
         )
         for parameter, value in zip(parameters, values):

@@ -104,9 +104,9 @@ class Adapter(native.NativeAdapter):
         return model
 
     @staticmethod
-    def load_initial_weights(model, manifest, weights):
+    def load_initial_weights(model, layout, weights):
         params = model["params"]
-        converted = initial_weights.channels_first(manifest, weights, dense_units_first=False)
+        converted = initial_weights.channels_first(layout, weights, dense_units_first=False)
         shapes = [param.get_value(borrow=True).shape for param in params]
         for param, value in zip(
             params, initial_weights.assign_by_shape(shapes, converted, "PyTensor")

@@ -131,8 +131,8 @@ class Adapter(native.NativeAdapter):
         return step
 
     @staticmethod
-    def load_initial_weights(model, manifest, weights):
-        tensorflow_layers.load_keras_weights(model["net"], manifest, weights)
+    def load_initial_weights(model, layout, weights):
+        tensorflow_layers.load_keras_weights(model["net"], layout, weights)
 
     @staticmethod
     def parameter_count(model):

@@ -197,8 +197,8 @@ class Adapter(native.NativeAdapter):
             self.applied["own_rules"] = [OPTIMIZER_NOTES[name]] if name in OWN_RULES else []
         return model
 
-    def load_initial_weights(self, model, manifest, weights):
-        torch_layers.load_keras_weights(self.torch, model["net"], manifest, weights)
+    def load_initial_weights(self, model, layout, weights):
+        torch_layers.load_keras_weights(self.torch, model["net"], layout, weights)
 
     @staticmethod
     def parameter_count(model):

@@ -31,6 +31,7 @@ running accuracy): both stay outside the optimizer's scope."""
 import collections
 import importlib
 import sys
+from typing import Optional
 
 from dlbench.run.op_profiling import HOST, OPTIMIZER, OpProfiler, OpTime
 
@@ -39,8 +40,8 @@ class FunctionProfiler(OpProfiler):
     """``ProfileStats`` over the compiled functions (``Function`` of
     ``function_module``) that the window calls."""
 
-    framework_module = None  # "theano" or "pytensor"
-    function_module = None  # the module of its compiled ``Function``
+    framework_module: Optional[str] = None  # "theano" or "pytensor"
+    function_module: Optional[str] = None  # the module of its compiled ``Function``
 
     def version(self):
         return importlib.import_module(self.framework_module).__version__

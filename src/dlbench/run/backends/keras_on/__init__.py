@@ -29,7 +29,7 @@ and, where the framework has one (the adapter does without it otherwise)::
                                        where it computes other than Keras 3 on
                                        JAX and torch (the record's own_rules)
     epoch_begins(adapter)              before each training epoch
-    initial_weights(manifest, weights) -> weights
+    initial_weights(layout, weights) -> weights
                                        the shared initial weights in its layout
     compile_settings(adapter) -> dict  Keras 2: compile()'s own arguments
     training_phase(adapter)            Keras 2: a context manager around

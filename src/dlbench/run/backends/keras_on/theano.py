@@ -59,7 +59,7 @@ def read_manifest(adapter, threads):
     )
 
 
-def initial_weights(manifest, weights):
+def initial_weights(layout, weights):
     """Keras 2's Theano backend computes a true convolution (its kernels
     flipped against every other backend's cross-correlation, what
     keras.utils.conv_utils.convert_kernel converts): measured, the
@@ -69,7 +69,7 @@ def initial_weights(manifest, weights):
         values[::-1, ::-1].copy()
         if entry["class"] == "Conv2D" and entry["variable"] == "kernel"
         else values
-        for entry, values in zip(manifest["weights"], weights)
+        for entry, values in zip(layout["weights"], weights)
     ]
 
 

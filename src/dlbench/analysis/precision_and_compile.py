@@ -2,9 +2,9 @@
 against the same backend's float32 eager cell on the same workload and
 setting, from the collected tables.
 
-Speed is the ratio of medians (the baseline's steady-state epoch time, or
-one sample's latency, over the cell's: 2 means twice as fast) with the
-hierarchical bootstrap interval of ``dlbench.analysis.abstraction``. A reduced
+The speedup is the ratio of medians (the baseline's steady-state epoch time,
+or one sample's latency, over the cell's: 2 means twice as fast) with the
+hierarchical bootstrap interval of ``abstraction.median_ratio_ci``. A reduced
 precision is also judged against float32 at the same compile mode: test
 accuracy and loss, flagged past the workload's ``accuracy_tolerance``.
 Compilation is judged against eager at the same precision: what the first
@@ -106,7 +106,7 @@ def speedups(metrics, epochs, latencies, tolerance, level=0.95, draws=2000):
             these = _per_repeat(measured, precision, mode)
             if not these:
                 continue
-            speedup, low, high = abstraction.ratio_ci(base, these, level, draws)
+            speedup, low, high = abstraction.median_ratio_ci(base, these, level, draws)
             row = {
                 **dict(zip(GROUP, group)),
                 "accelerator": runs["accelerator"].iloc[0] if "accelerator" in runs else None,

@@ -1,4 +1,4 @@
-"""A GPU campaign's plan (config/campaigns/) and its dry run: which runs
+"""A GPU campaign file (config/campaigns/) and its dry run: which runs
 each stage takes, in what order, and how long the records of earlier
 campaigns say each should take; no GPU, no Snakemake run."""
 
@@ -10,9 +10,9 @@ import yaml
 from dlbench.campaign import config_files, estimate, gpu_campaign, stage_order
 from testkit import REPO, jobs_planned_on_one_gpu
 
-PLAN = "config/campaigns/published-tables-on-a-gpu.yaml"
+CAMPAIGN_FILE = "config/campaigns/published-tables-on-a-gpu.yaml"
 PUBLISHED = REPO / "config" / "questions" / "published-tables.yaml"
-FIXTURES = str(REPO / "tests" / "fixtures" / "gpu" / "runs")
+GPU_RECORDS = str(REPO / "records" / "gpu" / "runs")
 # The first H200 campaign's float32 GPU stage of config/gpu.yaml (28 cells
 # and cuDNN's LeNet): 21 runs in 371 s, then 7 in 138 s (docs/results-h200.md).
 MEASURED_GPU_STAGE_SECONDS = 371 + 138
@@ -20,12 +20,12 @@ MEASURED_GPU_STAGE_SECONDS = 371 + 138
 
 @pytest.fixture(autouse=True)
 def in_the_project(monkeypatch):
-    monkeypatch.chdir(REPO)  # a plan names its configs and schema from the project's root
+    monkeypatch.chdir(REPO)  # a campaign file names its configs and schema from the project's root
 
 
-def plan_stages(done=frozenset()):
-    plan = stage_order.read_plan(PLAN)
-    return stage_order.plan_stages(plan["config"], plan["stages"], done)
+def campaign_file_stages(done=frozenset()):
+    campaign = stage_order.read_campaign_file(CAMPAIGN_FILE)
+    return stage_order.campaign_file_stages(campaign["config"], campaign["stages"], done)
 
 
 def test_the_gpu_config_runs_each_published_workload_as_the_published_tables_do():
@@ -67,8 +67,8 @@ def test_the_gpu_config_runs_each_published_workload_as_the_published_tables_do(
     }
 
 
-def test_the_published_plan_runs_the_most_wanted_first_and_every_run_once():
-    stages = plan_stages()
+def test_the_published_campaign_file_runs_the_most_wanted_first_and_every_run_once():
+    stages = campaign_file_stages()
     names = [name for name, _ in stages]
     assert names == [
         "gpu probes, float32",
@@ -108,11 +108,11 @@ def test_the_published_plan_runs_the_most_wanted_first_and_every_run_once():
     ]
 
 
-def test_a_resumed_plan_leaves_out_what_earlier_packs_hold():
-    everything = dict(plan_stages())
+def test_a_resumed_campaign_file_leaves_out_what_earlier_packs_hold():
+    everything = dict(campaign_file_stages())
     first = everything["DeepLearningFrameworks' tables and the LeNet latency, float32"]
     done = {first[0], everything["gpu probes, float32"][0]}
-    resumed = plan_stages(done)
+    resumed = campaign_file_stages(done)
     names = [name for name, _ in resumed]
     assert "gpu probes, float32" not in names and "report" not in names
     assert (
@@ -122,17 +122,17 @@ def test_a_resumed_plan_leaves_out_what_earlier_packs_hold():
 
 def test_a_stage_that_selects_no_planned_run_is_refused():
     with pytest.raises(SystemExit, match="selects {'model': 'vgg_cifar', 'precision': 'mixed"):
-        stage_order.plan_stages(
+        stage_order.campaign_file_stages(
             ["config/gpu-published.yaml"],
             [{"name": "bf16", "select": [{"model": "vgg_cifar", "precision": "mixed_bfloat16"}]}],
         )
 
 
-def test_a_plan_the_schema_refuses_says_where(tmp_path):
-    plan = tmp_path / "plan.yaml"
-    plan.write_text(yaml.safe_dump({"config": ["config/gpu.yaml"], "stages": [{"name": "x"}]}))
+def test_a_campaign_file_the_schema_refuses_says_where(tmp_path):
+    campaign = tmp_path / "campaign.yaml"
+    campaign.write_text(yaml.safe_dump({"config": ["config/gpu.yaml"], "stages": [{"name": "x"}]}))
     with pytest.raises(SystemExit, match="'select' is a required property.*stages/0"):
-        stage_order.read_plan(str(plan))
+        stage_order.read_campaign_file(str(campaign))
 
 
 def record_of(**values):
@@ -195,7 +195,7 @@ def test_the_generated_datasets_sizes_are_the_real_ones():
 def test_the_dry_run_of_the_gpu_config_comes_near_what_its_first_campaign_took(capsys):
     """The estimate of config/gpu.yaml's float32 GPU stage from the records
     the project keeps, against that stage's measured time: within a third."""
-    assert gpu_campaign.main(["--dry-run", "--estimate-from", FIXTURES]) == 0
+    assert gpu_campaign.main(["--dry-run", "--estimate-from", GPU_RECORDS]) == 0
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if ": gpu runs, float32 (" in line)
     seconds = float(line.split("about ")[1].split(" s")[0])
@@ -206,7 +206,15 @@ def test_the_dry_run_lists_every_run_and_names_the_stage_the_budget_cuts(capsys)
     """The budget less the end kept for packing is the runs' (docs/gpus.md):
     540 s, 240 of them kept, leave 300 s; the stage cut off is the first
     whose end, as the dry run's clock gives it, is past them."""
-    argv = ["--plan", PLAN, "--dry-run", "--estimate-from", FIXTURES, "--budget-seconds", "540"]
+    argv = [
+        "--campaign",
+        CAMPAIGN_FILE,
+        "--dry-run",
+        "--estimate-from",
+        GPU_RECORDS,
+        "--budget-seconds",
+        "540",
+    ]
     argv += ["--pack-reserve-seconds", "240", "--probe-seconds", "20"]
     assert gpu_campaign.main(argv) == 0
     out = capsys.readouterr().out
@@ -235,5 +243,5 @@ def test_the_published_gpu_config_plans_its_runs_and_a_probe_per_precision():
     timed runs)."""
     counts = jobs_planned_on_one_gpu("config/gpu-published.yaml")
     assert counts["bench"] == 58 and counts["gpu_probe"] == 2
-    assert counts["op_tables"] == 1 and "profile" not in counts
+    assert counts["op_tables"] == 1 and "python_stacks" not in counts
     assert "generate" in counts  # generated data, no download

@@ -1,15 +1,15 @@
 """Where a cell's steady state spends its time, layer by layer, and why one
-backend is slower than another: the profiles the workflow samples
-(dlbench.run.profiling) read back.
+backend is slower than another: the python stacks the workflow samples
+(dlbench.run.stack_sampling) read back.
 
-A profile is py-spy's raw collapsed stacks of the harness' process: one line
-per distinct stack, its frames outermost first, and how many samples had it.
-A Python frame reads ``function (path:line)``, a native one ``symbol
-(library)``. Only the samples of the clocked steady state count: stacks
-through ``harness.steady_epoch`` or ``harness.steady_predictions`` and, inside
-it, ``harness.timed`` (the copies of data the harness makes off the clock are
-left out). Each such sample belongs to one layer (``LAYERS``), decided in
-this order:
+A cell's python stacks are py-spy's raw collapsed stacks of the harness'
+process: one line per distinct stack, its frames outermost first, and how
+many samples had it. A Python frame reads ``function (path:line)``, a
+native one ``symbol (library)``. Only the samples of the clocked steady
+state count: stacks through ``harness.steady_epoch`` or
+``harness.steady_predictions`` and, inside it, ``harness.timed`` (the copies
+of data the harness makes off the clock are left out). Each such sample
+belongs to one layer (``LAYERS``), decided in this order:
 
 1. *feeding data*: a frame of code that batches or converts the data
    (``DATA_CODE``: Keras' data adapters, the native adapters' batching, the
@@ -33,7 +33,7 @@ import re
 
 import pandas as pd
 
-from dlbench.analysis import plots
+from dlbench.analysis import plots_stacked_bars, plots_style
 from dlbench.plan import matrix
 
 LAYERS = ("kernels", "framework", "keras", "workload", "data", "harness", "waiting")
@@ -199,7 +199,7 @@ def hot_spot(frames):
     return named
 
 
-def profile_of(stacks):
+def layers_of(stacks):
     """{"samples": clocked samples, "layers": {layer: samples}, "hot": {hot
     spot: samples}} of a run's stacks."""
     layers = collections.Counter()
@@ -234,7 +234,7 @@ def _number(value):
 
 def cell_row(found, description, record, summary_row):
     """One cell's row: its samples, seconds per step, each layer's share and
-    seconds per step, and the profiler's cost (the profiled run's steady
+    seconds per step, and the sampler's cost (the sampled run's steady
     epoch over the timed repeats' median)."""
     row = {column: record.get(column) for column in matrix.CELL if column != "machine"}
     row["machine"] = record.get("machine")
@@ -252,20 +252,20 @@ def cell_row(found, description, record, summary_row):
         share = found["layers"].get(layer, 0) / found["samples"] if found["samples"] else None
         row[layer + "_share"] = share
         row[layer + "_ms"] = share * row["ms_per_step"] if share is not None and step else None
-    # the profiled run's steady state over the timed runs' median: its steady
+    # the sampled run's steady state over the timed runs' median: its steady
     # epoch, or its seconds per 1,000 samples in batches (inference)
     measure = (
         "seconds_per_1000_samples" if record.get("task") == "infer" else "steady_epoch_seconds"
     )
-    timed, profiled = summary_row.get(measure), record.get(measure)
-    row["profiled_over_timed"] = profiled / timed if _number(timed) and _number(profiled) else None
+    timed, sampled = summary_row.get(measure), record.get(measure)
+    row["sampled_over_timed"] = sampled / timed if _number(timed) and _number(sampled) else None
     return row
 
 
 def table(rows):
     columns = list(matrix.CELL) + ["accelerator", "task", "samples", "frames", "ms_per_step"]
     columns += [layer + "_share" for layer in LAYERS] + [layer + "_ms" for layer in LAYERS]
-    columns += ["profiled_over_timed", "reason"]
+    columns += ["sampled_over_timed", "reason"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -278,27 +278,27 @@ def shown(found):
     )
     for layer in LAYERS:
         view[LAYER_NAMES[layer] + " %"] = (100.0 * found[layer + "_share"]).round(1)
-    view["profiled / timed"] = found["profiled_over_timed"]
-    view["no profile"] = found["reason"]
+    view["sampled / timed"] = found["sampled_over_timed"]
+    view["no python stacks"] = found["reason"]
     return view
 
 
 CAPTION = (
-    "Where each cell's steady state spends its time, from one extra run of the cell under a "
-    "sampling profiler (py-spy, Python and native frames; never one of the timed repeats): each "
+    "Where each cell's steady state spends its time, from its python stacks: one extra run of "
+    "the cell under py-spy (Python and native frames; never one of the timed repeats): each "
     "layer's share of the samples inside the clock, and the timed runs' milliseconds per "
     "training step or timed inference call. Compute kernels: native frames of the math "
     "libraries (MKL, oneDNN, Eigen, cuDNN, ...); framework: its Python and C++ outside them; "
-    "waiting: on a device, a lock or the framework's own threads (whose work the profiled "
-    "thread does not show). 'profiled / timed': the profiled run's steady epoch over the timed "
-    "median (the profiler's cost). TensorFlow's and JAX's profiles have Python frames only "
+    "waiting: on a device, a lock or the framework's own threads (whose work the sampled "
+    "thread does not show). 'sampled / timed': the sampled run's steady epoch over the timed "
+    "median (the sampler's cost). TensorFlow's and JAX's python stacks have Python frames only "
     "(py-spy's native unwinding through their libraries costs 20 to 90 times the step): their "
     "compute shows as waiting or as the framework."
 )
 
 
 def gaps(found, hot_spots, limit=3):
-    """For every profiled backend against its workload's fastest at the same
+    """For every sampled backend against its workload's fastest at the same
     point and task: how much slower, which layers hold the difference (each
     layer's share of it), and the hot spots that take most of its time in
     those layers. ``hot_spots``: {cell key: {hot spot: samples}}."""
@@ -346,9 +346,9 @@ def gaps(found, hot_spots, limit=3):
 GAPS_CAPTION = (
     "Why a backend is slower than its workload's fastest at the same point: the extra "
     "milliseconds per step, split by layer (each layer's part of the difference, from the "
-    "profiles' shares times the timed steps; where a layer took less time than in the "
+    "python stacks' shares times the timed steps; where a layer took less time than in the "
     "fastest, the others add to more than 100 %), and the hot spots that take most of its "
-    "profiled time (the innermost named frame, and the Python function that called it)."
+    "sampled time (the innermost named frame, and the Python function that called it)."
 )
 
 
@@ -359,24 +359,24 @@ def key_of(cell):
 
 def plot(found, dataset, model, path):
     """``figure_of``, written to ``path``."""
-    plots.save(figure_of(found, dataset, model), path)
+    plots_style.save(figure_of(found, dataset, model), path)
 
 
 def figure_of(found, dataset, model):
     """One workload's backends as stacked bars: milliseconds per step by layer."""
     cells = found[(found["dataset"] == dataset) & (found["model"] == model)]
-    return plots.stacked_bars_figure(
+    return plots_stacked_bars.stacked_bars_figure(
         cells[cells["ms_per_step"].notna()],
         [(layer + "_ms", LAYER_NAMES[layer], None) for layer in LAYERS],
         "ms per training step or timed inference call, by layer",
         "{} / {}: where the time goes".format(dataset, model),
-        empty="no profile",
+        empty="no python stacks",
     )
 
 
 def flame_graph(stacks, title, path, depth=30, minimum=0.005):
     """``flame_graph_figure``, written to ``path``."""
-    plots.save(flame_graph_figure(stacks, title, depth, minimum), path)
+    plots_style.save(flame_graph_figure(stacks, title, depth, minimum), path)
 
 
 def flame_graph_figure(stacks, title, depth=30, minimum=0.005):
@@ -400,7 +400,7 @@ def flame_graph_figure(stacks, title, depth=30, minimum=0.005):
             entry = node.setdefault(found.label(), [0, {}, frame_layer(found)])
             entry[0] += count
             node = entry[1]
-    figure, axis = plots.figure_and_axes(dpi=100, figsize=(14, 7))
+    figure, axis = plots_style.figure_and_axes(dpi=100, figsize=(14, 7))
     colours = {layer: plt.get_cmap("tab10")(index) for index, layer in enumerate(LAYERS)}
 
     def draw(node, start, level):

@@ -1,7 +1,8 @@
-"""A cell's profile (dlbench.run.profiling, dlbench.analysis.profiles): each
-sample inside the clock belongs to one layer, a slow data feed is feeding
-data, the layers add up to the samples, and a run that cannot be profiled
-says why. The workflow's profiles of real backends: test_workflow_e2e."""
+"""A cell's python stacks (dlbench.run.stack_sampling,
+dlbench.analysis.python_stacks): each sample inside the clock belongs to one
+layer, a slow data feed is feeding data, the layers add up to the samples,
+and a run that cannot be sampled says why. The workflow's python stacks of
+real backends: test_workflow_e2e."""
 
 import json
 import math
@@ -13,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dlbench.analysis import profiles
-from dlbench.run import profiling, supervise
+from dlbench.analysis import python_stacks
+from dlbench.run import stack_sampling, supervise
 from testkit import REPO
 
 CLOCK = "<module> (run.py:1);run (dlbench/run/harness.py:520);train (dlbench/run/harness.py:200)"
@@ -25,7 +26,7 @@ TIMED = STEADY + ";timed (dlbench/run/harness.py:95)"
 
 
 def stack(*inner):
-    return tuple(profiles.frame(text) for text in (TIMED + ";" + ";".join(inner)).split(";"))
+    return tuple(python_stacks.frame(text) for text in (TIMED + ";" + ";".join(inner)).split(";"))
 
 
 @pytest.mark.parametrize(
@@ -112,7 +113,7 @@ def stack(*inner):
     ],
 )
 def test_each_sample_inside_the_clock_belongs_to_one_layer(inner, layer):
-    assert profiles.layer_of(profiles.clocked(stack(*inner))) == layer
+    assert python_stacks.layer_of(python_stacks.clocked(stack(*inner))) == layer
 
 
 def test_samples_outside_the_clock_do_not_count(tmp_path):
@@ -124,15 +125,15 @@ def test_samples_outside_the_clock_do_not_count(tmp_path):
         TIMED + ";x (torch/nn/modules/module.py:1);mkl_sgemm (libtorch_cpu.so) 5",
     ]
     path.write_text("\n".join(lines) + "\n")
-    found = profiles.profile_of(profiles.read_stacks(path))
+    found = python_stacks.layers_of(python_stacks.read_stacks(path))
     assert found["samples"] == 8
     assert found["layers"] == {"harness": 3, "kernels": 5}
     assert found["hot"]["mkl_sgemm (libtorch_cpu.so) from x"] == 5
 
 
-def profiled_run(tmp_path, digits_npz, delay):
+def sampled_run(tmp_path, digits_npz, delay):
     """A real training run (the numpy backend of the tests) under py-spy, as
-    the workflow profiles one; its stacks and record."""
+    the workflow samples one; its stacks and record."""
     from test_harness import spec_for
 
     spec = spec_for("numpy-test", epochs=3)._replace(backend_settings={"feed_delay": delay})
@@ -150,71 +151,75 @@ def profiled_run(tmp_path, digits_npz, delay):
     )
     harness_command = [sys.executable, "-c", runner, json.dumps(spec.as_json()), str(digits_npz)]
     harness_command += [str(record), str(tmp_path / "epochs.csv")]
-    profiler = str(Path(sys.executable).parent / "py-spy")
+    py_spy = str(Path(sys.executable).parent / "py-spy")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "src"), str(REPO / "tests")]))
     done = subprocess.run(
-        profiling.command(profiler, str(stacks), harness_command),
+        stack_sampling.command(py_spy, str(stacks), harness_command),
         capture_output=True,
         text=True,
         env=env,
         timeout=300,
     )
     assert json.loads(record.read_text())["status"] == "ok", done.stdout + done.stderr
-    return profiles.profile_of(profiles.read_stacks(stacks)), json.loads(record.read_text())
+    return python_stacks.layers_of(python_stacks.read_stacks(stacks)), json.loads(
+        record.read_text()
+    )
 
 
 def test_a_slow_data_feed_is_feeding_data_and_the_layers_add_up(tmp_path, digits_npz):
-    """py-spy samples the harness' process as the workflow's profile run
-    does: a feed that sleeps 20 ms a batch is most of the clocked time, the
-    layers' samples add up to the clocked samples, and a backend without
-    Keras has no Keras in its profile."""
-    found, record = profiled_run(tmp_path, digits_npz, delay=0.02)
+    """py-spy samples the harness' process as the workflow's python stacks
+    run does: a feed that sleeps 20 ms a batch is most of the clocked time,
+    the layers' samples add up to the clocked samples, and a backend without
+    Keras has no Keras in its python stacks."""
+    found, record = sampled_run(tmp_path, digits_npz, delay=0.02)
     assert found["samples"] > 20
     assert sum(found["layers"].values()) == found["samples"]
     assert found["layers"].get("data", 0) / found["samples"] > 0.5, found["layers"]
     assert "keras" not in found["layers"]
-    row = profiles.cell_row(found, {"reason": None}, record, {"steady_epoch_seconds": 0.5})
-    shares = [row[layer + "_share"] for layer in profiles.LAYERS]
+    row = python_stacks.cell_row(found, {"reason": None}, record, {"steady_epoch_seconds": 0.5})
+    shares = [row[layer + "_share"] for layer in python_stacks.LAYERS]
     assert sum(shares) == pytest.approx(1.0)
     steps = math.ceil(record["train_samples"] / record["hyper"]["batch_size"])
     assert row["ms_per_step"] == pytest.approx(1000 * 0.5 / steps)
-    assert sum(row[layer + "_ms"] for layer in profiles.LAYERS) == pytest.approx(row["ms_per_step"])
+    assert sum(row[layer + "_ms"] for layer in python_stacks.LAYERS) == pytest.approx(
+        row["ms_per_step"]
+    )
 
 
-def test_a_run_that_cannot_be_profiled_says_why_and_still_runs(tmp_path):
-    stacks, described = str(tmp_path / "stacks.txt"), str(tmp_path / "profile.json")
+def test_a_run_that_cannot_be_sampled_says_why_and_still_runs(tmp_path):
+    stacks, described = str(tmp_path / "stacks.txt"), str(tmp_path / "sampling.json")
     command = ["python", "-m", "dlbench.run.harness"]
     torchrun = {"launch": "process_per_device", "devices": 2}
-    assert supervise._profiled(command, torchrun, "py-spy", stacks, described) == command
+    assert supervise._sampled(command, torchrun, "py-spy", stacks, described) == command
     assert "one process each" in json.loads(Path(described).read_text())["reason"]
     nowhere = str(tmp_path / "no-py-spy")
     one = {"launch": "one_process", "devices": 0}
-    assert supervise._profiled(command, one, nowhere, stacks, described) == command
-    supervise._describe_profile(nowhere, stacks, described)
+    assert supervise._sampled(command, one, nowhere, stacks, described) == command
+    supervise._describe_sampling(nowhere, stacks, described)
     found = json.loads(Path(described).read_text())
     assert found["reason"] == "no py-spy here" and found["samples"] == 0
     assert found["sampler"] is None and os.path.exists(stacks)
 
 
 def test_the_gaps_say_which_layers_hold_the_difference():
-    cell = {c: "x" for c in profiles.matrix.CELL}
+    cell = {c: "x" for c in python_stacks.matrix.CELL}
     rows = []
     for backend, ms, shares in (
         ("fast", 10.0, {"kernels": 0.9, "framework": 0.1}),
         ("slow", 30.0, {"kernels": 0.3, "framework": 0.1, "data": 0.6}),
     ):
         row = dict(cell, backend=backend, task="train", samples=100, ms_per_step=ms, reason=None)
-        row["profiled_over_timed"] = 1.0
-        for layer in profiles.LAYERS:
+        row["sampled_over_timed"] = 1.0
+        for layer in python_stacks.LAYERS:
             row[layer + "_share"] = shares.get(layer, 0.0)
             row[layer + "_ms"] = shares.get(layer, 0.0) * ms
         rows.append(row)
-    found = profiles.table(rows)
-    key = profiles.key_of(found.iloc[1])
-    gaps = profiles.gaps(found, {key: {"sleep (libc.so.6) from __getitem__": 60, "mkl": 30}})
+    found = python_stacks.table(rows)
+    key = python_stacks.key_of(found.iloc[1])
+    gaps = python_stacks.gaps(found, {key: {"sleep (libc.so.6) from __getitem__": 60, "mkl": 30}})
     (gap,) = gaps.to_dict("records")
     assert (gap["backend"], gap["fastest"], gap["times_slower"]) == ("slow", "fast", 3.0)
     # 18 of the 20 extra ms are feeding data, 0 net in kernels (9 ms each), +1 in framework
     assert gap["where"].startswith("+90 % in feeding data, +10 % in framework runtime")
     assert gap["hot_spots"].startswith("sleep (libc.so.6) from __getitem__ (67 %)")
-    assert isinstance(profiles.shown(found), pd.DataFrame)
+    assert isinstance(python_stacks.shown(found), pd.DataFrame)

@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from dlbench.analysis import speedups
+from dlbench.analysis import precision_and_compile
 
 CELL = {"machine": "m", "dataset": "digits", "model": "mlp", "devices": 0, "threads": "all"}
 CELL["versions"] = "pinned"
@@ -46,7 +46,7 @@ def test_each_cell_against_float32_eager_with_accuracy_and_break_even():
             ("mixed_bfloat16", "eager"): (1.5, 0.5, 0.80),
         }
     )
-    found = speedups.speedups(metrics, epochs, latencies, tolerance=0.05, draws=200)
+    found = precision_and_compile.speedups(metrics, epochs, latencies, tolerance=0.05, draws=200)
     rows = found.set_index(["precision", "compile"])
     assert set(rows["baseline"]) == {"float32, compile=eager"}
     assert rows.loc[("float32", "eager"), "speedup"] == pytest.approx(1.0)
@@ -60,7 +60,7 @@ def test_each_cell_against_float32_eager_with_accuracy_and_break_even():
     reduced = rows.loc[("mixed_bfloat16", "eager")]
     assert reduced["accuracy_change"] == pytest.approx(-0.15)
     assert reduced["accuracy_flag"] == "OFF by -0.150"
-    shown = speedups.table(found).set_index("backend")
+    shown = precision_and_compile.table(found).set_index("backend")
     assert shown.loc["keras-torch", "float32, compiled"].startswith("1.96x [")
     assert "pays back after 21.0 epochs" in shown.loc["keras-torch", "float32, compiled"]
     assert "acc -0.150 (OFF)" in shown.loc["keras-torch", "mixed_bfloat16, eager"]
@@ -70,7 +70,7 @@ def test_without_an_eager_mode_the_baseline_is_float32_compiled():
     metrics, epochs, latencies = frames(
         {("float32", "compiled"): (3.0, 1.0, 0.9), ("mixed_bfloat16", "compiled"): (3.0, 2.0, 0.9)}
     )
-    found = speedups.speedups(metrics, epochs, latencies, tolerance=0.05, draws=100)
+    found = precision_and_compile.speedups(metrics, epochs, latencies, tolerance=0.05, draws=100)
     assert set(found["baseline"]) == {"float32, compile=compiled"}
     reduced = found[found["precision"] == "mixed_bfloat16"].iloc[0]
     assert reduced["speedup"] < 1  # emulated bfloat16: slower
@@ -78,14 +78,14 @@ def test_without_an_eager_mode_the_baseline_is_float32_compiled():
 
 
 def test_break_even_needs_an_extra_cost_and_a_saving():
-    assert speedups.break_even(10.0, 2.0) == 5.0
-    assert speedups.break_even(10.0, -1.0) == math.inf  # compiled epochs are slower
-    assert speedups.break_even(-1.0, 2.0) is None  # compiling cost nothing extra
+    assert precision_and_compile.break_even(10.0, 2.0) == 5.0
+    assert precision_and_compile.break_even(10.0, -1.0) == math.inf  # compiled epochs are slower
+    assert precision_and_compile.break_even(-1.0, 2.0) is None  # compiling cost nothing extra
 
 
 def test_the_plot_shows_each_mode_of_each_backend(tmp_path):
     import figures
-    from dlbench.analysis import plots
+    from dlbench.analysis import plots_comparisons
 
     metrics, epochs, latencies = frames(
         {
@@ -94,8 +94,8 @@ def test_the_plot_shows_each_mode_of_each_backend(tmp_path):
             ("mixed_bfloat16", "compiled"): (14.0, 5.0, 0.94),
         }
     )
-    found = speedups.speedups(metrics, epochs, latencies, tolerance=0.05, draws=200)
-    (axis,) = plots.speedups_figure(found).axes
+    found = precision_and_compile.speedups(metrics, epochs, latencies, tolerance=0.05, draws=200)
+    (axis,) = plots_comparisons.speedups_figure(found).axes
     # the steady epochs' medians (1.02 s eager, plus 0.01 s a repeat) over each mode's
     shown = figures.points(axis)
     assert set(shown) == {"float32, eager", "float32, compiled", "mixed_bfloat16, compiled"}
@@ -115,7 +115,7 @@ def test_the_plot_shows_each_mode_of_each_backend(tmp_path):
     assert row.startswith("digits / mlp") and row.endswith("keras-torch")
     assert axis.get_xscale() == "log"
     assert [1.0, 1.0] in [list(line.get_xdata()) for line in axis.get_lines()]  # the baseline
-    plots.speedups(found, tmp_path / "speedups.png")
-    assert figures.png_shows(tmp_path / "speedups.png", plots.speedups_figure(found))
-    (axis,) = plots.speedups_figure(found.iloc[:0]).axes  # no cell: says so
+    plots_comparisons.speedups(found, tmp_path / "speedups.png")
+    assert figures.png_shows(tmp_path / "speedups.png", plots_comparisons.speedups_figure(found))
+    (axis,) = plots_comparisons.speedups_figure(found.iloc[:0]).axes  # no cell: says so
     assert figures.texts(axis) == ["no cell to compare"] and not axis.containers

@@ -1,13 +1,14 @@
-"""The profiles (rule profile) -> time by layer and why slower (rule
-profile_tables), a workload's plot (rule plot_profile) and a cell's flame
-graph (rule flame_graph)."""
+"""The python stacks (rule python_stacks) -> time by layer and why slower
+(rule python_stacks_tables), a workload's plot (rule plot_python_stacks) and
+a cell's flame graph (rule flame_graph)."""
 
 import json
 import sys
 from types import SimpleNamespace
 
-from dlbench.analysis import collect, profiles, tables
+from dlbench.analysis import collect, python_stacks, tables
 from dlbench.plan import matrix
+from dlbench.record import contract
 from dlbench.record.fields import Status
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
@@ -16,7 +17,7 @@ sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 def summary_rows(path):
     """{cell key: the summary's row}."""
     summary = collect.read_table(path)
-    return {profiles.key_of(row): row.to_dict() for _, row in summary.iterrows()}
+    return {python_stacks.key_of(row): row.to_dict() for _, row in summary.iterrows()}
 
 
 if snakemake.rule == "flame_graph":
@@ -27,40 +28,44 @@ if snakemake.rule == "flame_graph":
         wildcards.backend,
         ", ".join(f"{d}={getattr(wildcards, d)}" for d in matrix.DIMENSION_NAMES),
     )
-    profiles.flame_graph(profiles.read_stacks(snakemake.input.stacks), title, snakemake.output[0])
-elif snakemake.rule == "plot_profile":
+    python_stacks.flame_graph(
+        python_stacks.read_stacks(snakemake.input.stacks), title, snakemake.output[0]
+    )
+elif snakemake.rule == "plot_python_stacks":
     found = collect.read_table(snakemake.input[0])
-    profiles.plot(
+    python_stacks.plot(
         found, snakemake.wildcards.dataset, snakemake.wildcards.model, snakemake.output[0]
     )
 else:
     summary = summary_rows(snakemake.input.summary)
     rows, hot_spots = [], {}
-    inputs = zip(snakemake.input.profiles, snakemake.input.stacks, snakemake.input.records)
-    for profile_path, stacks_path, record_path in inputs:
-        with open(profile_path) as handle:
+    inputs = zip(snakemake.input.sampling, snakemake.input.stacks, snakemake.input.records)
+    for sampling_path, stacks_path, record_path in inputs:
+        with open(sampling_path) as handle:
             description = json.load(handle)
         with open(record_path) as handle:
-            record = json.load(handle)
-        found = profiles.profile_of(profiles.read_stacks(stacks_path))
-        key = profiles.key_of(record)
-        row = profiles.cell_row(found, description, record, summary.get(key, {}))
+            record = contract.read(json.load(handle))  # an older version's as this one
+        found = python_stacks.layers_of(python_stacks.read_stacks(stacks_path))
+        key = python_stacks.key_of(record)
+        row = python_stacks.cell_row(found, description, record, summary.get(key, {}))
         if record.get("status") != Status.OK and not row["reason"]:
-            row["reason"] = "the profiled run {}: {}".format(
+            row["reason"] = "the sampled run {}: {}".format(
                 record.get("status"), record.get("reason")
             )
         rows.append(row)
         hot_spots[key] = found["hot"]
         print(f"{record_path}: {found['samples']} samples in the clock, {description}")
-    found = profiles.table(rows)
+    found = python_stacks.table(rows)
     title = "Where the time goes, layer by layer"
-    tables.write(snakemake.output, found, title, profiles.CAPTION, shown=profiles.shown(found))
-    gaps = profiles.gaps(found, hot_spots)
+    tables.write(
+        snakemake.output, found, title, python_stacks.CAPTION, shown=python_stacks.shown(found)
+    )
+    gaps = python_stacks.gaps(found, hot_spots)
     output = SimpleNamespace(
         csv=snakemake.output.gaps_csv,
         markdown=snakemake.output.gaps_markdown,
         html=snakemake.output.gaps_html,
     )
-    tables.write(output, gaps, "Why slower than the fastest", profiles.GAPS_CAPTION)
+    tables.write(output, gaps, "Why slower than the fastest", python_stacks.GAPS_CAPTION)
     print(found.to_string())
     print(gaps.to_string())

@@ -1,0 +1,42 @@
+"""workflow/rules/op_profile.smk: the op profiles every timed run takes after
+its clocks (config ``op_profile``; dlbench.run.op_profiling), and the tables
+and plots read from them."""
+
+from dlbench.plan import paths, run_spec
+from dlbench.plan.targets.common import TargetsBase
+
+
+class OpProfileTargets(TargetsBase):
+    """The inputs of workflow/rules/op_profile.smk's rules (and the front
+    page's, which gives each workload's largest op gap)."""
+
+    def op_profiled_runs(self):
+        """The runs that take an op profile after their clocks (config
+        ``op_profile``): every run of the workloads it names."""
+        chosen = self.config.get("op_profile", True)
+        return [
+            run
+            for run in self.runs
+            if run_spec.workload_chosen(chosen, self.workload(run.dataset, run.model))
+        ]
+
+    def op_profile_files(self, name):
+        """The file ``name`` of every op-profiled run: ops.json or run.json."""
+        return [f"{paths.run_dir(run)}/{name}" for run in self.op_profiled_runs()]
+
+    def op_profiled_workloads(self):
+        """(dataset, model) of the workloads with op profiles, in the config's order."""
+        profiled = {(run.dataset, run.model) for run in self.op_profiled_runs()}
+        return [
+            (w["dataset"], w["model"])
+            for w in self.config["workloads"]
+            if (w["dataset"], w["model"]) in profiled
+        ]
+
+    def front_page_inputs(self, wildcards):
+        """The summary, the significance table and, where runs take op
+        profiles, the gaps op by op."""
+        inputs = {"summary": "results/summary.csv", "pairs": "results/tables/significance.csv"}
+        if self.op_profiled_runs():
+            inputs["op_gaps"] = "results/tables/op_gaps.csv"
+        return inputs
