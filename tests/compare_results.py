@@ -6,9 +6,16 @@ not, and, for columns that are no measurement of time, how many values
 differ. Exit status 1 where a table, a column or a row is missing on one
 side.
 
-    python tests/compare_results.py BEFORE/results AFTER/results
+    python tests/compare_results.py BEFORE/results AFTER/results [--renamed OLD=NEW ...]
+
+``--renamed [TABLE:]OLD=NEW``: a word the change renamed (a column, or a word
+in the tables' text), in every table or in the CSV table whose file name is
+TABLE: BEFORE's columns and text cells take the new word before they are
+compared, so that a change of names alone shows as the same columns and rows.
 """
 
+import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -105,9 +112,34 @@ def count_differing(left, right):
     return int((~same).sum())
 
 
-def compare_csv(before, after):
+def renamed_frame(frame, renamed):
+    """``frame`` with each renamed word replaced, whole words only, in its
+    column names and its text cells."""
+    if not renamed:
+        return frame
+    pattern = re.compile(r"\b({})\b".format("|".join(map(re.escape, renamed))))
+
+    def new_words(text):
+        return pattern.sub(lambda match: renamed[match.group(1)], text)
+
+    frame = frame.rename(columns=new_words)
+    for column in frame:
+        frame[column] = frame[column].map(
+            lambda value: new_words(value) if isinstance(value, str) else value
+        )
+    return frame
+
+
+def renamed_in(table, renamed):
+    """The renamed words that apply to ``table`` (a file name): {old: new}."""
+    return {old: new for (scope, old), new in (renamed or {}).items() if scope in (None, table)}
+
+
+def compare_csv(before, after, renamed=None):
     """(missing columns, extra columns, missing rows, extra rows, differing values)."""
-    old, new = unordered_pairs(pd.read_csv(before)), unordered_pairs(pd.read_csv(after))
+    words = renamed_in(Path(before).name, renamed)
+    old = unordered_pairs(renamed_frame(pd.read_csv(before), words))
+    new = unordered_pairs(pd.read_csv(after))
     columns = (sorted(set(old) - set(new)), sorted(set(new) - set(old)))
     keys = [key for key in KEYS if key in old and key in new]
     if not keys:
@@ -130,7 +162,7 @@ def compare_csv(before, after):
     return columns + (sorted(rows_old - rows_new), sorted(rows_new - rows_old), differing)
 
 
-def main(before, after):
+def main(before, after, renamed=None):
     old, new = tables(before), tables(after)
     missing = False
     for name in sorted(set(old) | set(new)):
@@ -140,7 +172,7 @@ def main(before, after):
             continue
         if not name.endswith(".csv"):
             continue
-        lost, added, rows_lost, rows_added, differing = compare_csv(old[name], new[name])
+        lost, added, rows_lost, rows_added, differing = compare_csv(old[name], new[name], renamed)
         if lost or added or rows_lost or rows_added:
             missing = missing or bool(lost or rows_lost)
         parts = []
@@ -158,5 +190,19 @@ def main(before, after):
     return 1 if missing else 0
 
 
+def renaming(text):
+    """``[TABLE:]OLD=NEW`` as ((TABLE or None, OLD), NEW)."""
+    scoped, separator, new = text.partition("=")
+    scope, _, old = scoped.rpartition(":")
+    if not (old and separator and new):
+        raise argparse.ArgumentTypeError("{!r} is not [TABLE:]OLD=NEW".format(text))
+    return (scope or None, old), new
+
+
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:3]))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("before")
+    parser.add_argument("after")
+    parser.add_argument("--renamed", type=renaming, action="append", default=[])
+    arguments = parser.parse_args()
+    sys.exit(main(arguments.before, arguments.after, dict(arguments.renamed)))

@@ -45,7 +45,8 @@ KERAS3 = ["keras-tensorflow", "keras-jax", "keras-torch"]
 NATIVE3 = ["native-tensorflow", "native-jax", "native-torch"]
 SMOKE_RUNS = {
     "config/smoke.yaml": {
-        ("digits", "mlp"): (TRAINING, 1),
+        # its time to accuracy takes three seeds: three repeats
+        ("digits", "mlp"): (TRAINING, 3),
         ("digits", "lenet"): (CPU_BACKENDS, 1),
     },
     "config/smoke-full.yaml": {
@@ -59,8 +60,9 @@ SMOKE_RUNS = {
         ("imagenet_synthetic", "resnet50"): (KERAS3 + ["keras-openvino"] + NATIVE3, 1),
     },
 }
-# 13 training backends on the MLP and 14 on LeNet; 13 x 3 + 13 + 14 + 6 + 7 + 3 + 6 + 7
-SMOKE_RUN_COUNTS = {"config/smoke.yaml": 27, "config/smoke-full.yaml": 95}
+# 13 training backends on the MLP (3 seeds) and 14 on LeNet: 13 x 3 + 14; and
+# 13 x 3 + 13 + 14 + 6 + 7 + 3 + 6 + 7
+SMOKE_RUN_COUNTS = {"config/smoke.yaml": 53, "config/smoke-full.yaml": 95}
 RUN_RECORD = re.compile(
     r"results/runs/([^/]+)/([^/]+)/([^/]+)/([^/]+)/devices=0/threads=all/precision=float32/"
     r"compile=auto/versions=pinned/rep(\d+)/run\.json"

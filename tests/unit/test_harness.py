@@ -452,3 +452,39 @@ def test_the_cold_start_adds_up_from_the_supervisors_stamp_to_the_first_step():
     cold.update(model_build_seconds=0.25, first_step_seconds=4.0, first_call_seconds=None)
     assert harness.cold_start_total(cold, "first_step_seconds") == 7.75
     assert harness.cold_start_total(cold, "first_call_seconds") is None
+
+
+def test_evaluations_every_so_many_steps_leave_the_steps_as_they_were(
+    tmp_path, numpy_backend, digits_npz, numpy_registry
+):
+    """A time-to-accuracy run trains its epochs in parts between evaluations:
+    the same steps in the same order (the same losses as one call an epoch),
+    evaluated off the clock every 5 steps and at step 0, the training clock
+    summing the parts."""
+    records = {}
+    for name, every in (("whole", None), ("parts", 5)):
+        spec = spec_for(numpy_backend)._replace(evaluate_every=every)
+        harness.run(
+            spec,
+            str(digits_npz),
+            str(tmp_path / name),
+            str(tmp_path / (name + ".csv")),
+            registry=numpy_registry,
+        )
+        records[name] = json.loads((tmp_path / name).read_text())
+    whole, parts = records["whole"], records["parts"]
+    assert "evaluations" not in whole and parts["evaluate_every"] == 5
+    for one, split in zip(whole["epochs"], parts["epochs"]):
+        assert split["loss"] == pytest.approx(one["loss"], rel=1e-9)
+        assert split["val_accuracy"] == one["val_accuracy"]
+    steps_per_epoch = -(-1438 // 64)  # 23, the last batch short
+    steps = [row["step"] for row in parts["evaluations"]]
+    # every 5 steps, and the trained model's (the last epoch's validation)
+    assert steps == list(range(0, 3 * steps_per_epoch + 1, 5)) + [3 * steps_per_epoch]
+    assert parts["evaluations"][-1]["val_accuracy"] == parts["epochs"][-1]["val_accuracy"]
+    assert [row["epoch"] for row in parts["evaluations"]][:7] == [0, 1, 1, 1, 1, 2, 2]
+    clock = [row["training_seconds"] for row in parts["evaluations"]]
+    assert clock[0] == 0 and clock == sorted(clock)
+    assert clock[-1] == pytest.approx(sum(epoch["seconds"] for epoch in parts["epochs"]))
+    assert parts["evaluations"][0]["val_accuracy"] < 0.3  # before any step: chance
+    assert max(row["val_accuracy"] for row in parts["evaluations"]) > 0.8

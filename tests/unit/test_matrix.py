@@ -418,3 +418,40 @@ def test_a_run_has_a_field_per_dimension_with_the_dimensions_defaults():
     )
     defaults = {name: matrix.Run._field_defaults[name] for name in dimensions}
     assert defaults == {d.name: d.default for d in matrix.DIMENSIONS}
+
+
+def test_a_time_to_accuracy_workload_runs_its_seeds_and_evaluates_on_its_steps(smoke_config):
+    mlp = smoke_config["workloads"][0]
+    mlp["time_to_accuracy"] = {"target": 0.85, "evaluate_every": 4, "seeds": 5}
+    config_rules.validate(smoke_config)
+    runs = [r for r in matrix.runs(smoke_config) if r.model == "mlp" and r.backend == "keras-jax"]
+    assert sorted({int(run.repeat) for run in runs}) == [1, 2, 3, 4, 5]
+    spec = run_spec.spec(smoke_config, runs[-1])
+    assert (spec.seed, spec.evaluate_every) == (smoke_config["seed"] + 4, 4)
+    assert "time_to_accuracy" not in spec.hyper
+    assert run_spec.check_spec(smoke_config, runs[0]).evaluate_every is None
+    cnn = [r for r in matrix.runs(smoke_config) if r.model == "cnn" and r.backend == "keras-jax"]
+    assert run_spec.spec(smoke_config, cnn[0]).evaluate_every is None
+    assert "evaluate_every" not in run_spec.spec(smoke_config, cnn[0]).as_json()
+
+
+@pytest.mark.parametrize(
+    "index, chosen, refusal",
+    [
+        (2, {"target": 0.9, "evaluate_every": 4}, "only a training workload"),
+        (7, {"target": 0.9, "evaluate_every": 4}, "only a training workload"),
+        (0, {"target": 1.5, "evaluate_every": 4}, r"target: 1.5 is no validation accuracy"),
+        (
+            0,
+            {"target": {"reference": "keras-openvino"}, "evaluate_every": 4},
+            r"target.reference: 'keras-openvino' does not train digits/mlp",
+        ),
+    ],
+)
+def test_a_time_to_accuracy_that_cannot_be_measured_is_refused(
+    smoke_config, index, chosen, refusal
+):
+    smoke_config["workloads"][index]["time_to_accuracy"] = chosen
+    key = r"workloads\[{}\].time_to_accuracy".format(index)
+    with pytest.raises(matrix.ConfigError, match=key + r".*" + refusal):
+        config_rules.validate(smoke_config)

@@ -9,6 +9,7 @@ rule collect:
             category="Overview",
         ),
         epochs="results/epochs.csv",
+        evaluations="results/evaluations.csv",
         latencies="results/latencies.csv",
         summary=report(
             "results/summary.csv",

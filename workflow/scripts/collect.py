@@ -1,9 +1,9 @@
-"""Run records -> metrics.csv, epochs.csv, summary.csv (rule collect)."""
+"""Run records -> metrics.csv, epochs.csv, evaluations.csv, summary.csv (rule collect)."""
 
 import json
 import sys
 
-from dlbench.analysis import collect
+from dlbench.analysis import collect, time_to_accuracy
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 records = collect.load_records(snakemake.input.local)
@@ -12,6 +12,7 @@ with open(snakemake.input.imported) as handle:
 metrics = collect.metrics(records)
 metrics.to_csv(snakemake.output.metrics, index=False)
 collect.epochs(records).to_csv(snakemake.output.epochs, index=False)
+time_to_accuracy.evaluations(records).to_csv(snakemake.output.evaluations, index=False)
 collect.latencies(records).to_csv(snakemake.output.latencies, index=False)
 summary = collect.summary(
     metrics,

@@ -15,5 +15,11 @@ front_page.write(
     snakemake.output.heat_map,
     snakemake.output.front_page,
     collect.read_table(snakemake.input.op_gaps) if "op_gaps" in snakemake.input.keys() else None,
+    (
+        collect.read_table(snakemake.input.time_to_accuracy),
+        collect.read_table(snakemake.input.time_to_accuracy_pairs),
+    )
+    if "time_to_accuracy" in snakemake.input.keys()
+    else None,
 )
 print("front page: {}".format(snakemake.output.front_page))

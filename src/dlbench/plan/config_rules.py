@@ -164,6 +164,7 @@ def validate(config):
             )
     _check_existing_environments(config)
     _check_framework_settings(config)
+    _check_time_to_accuracy(config)
     _check_equivalence_settings(config)
     _check_chosen_workloads(config)
     _check_exclusions(config)
@@ -182,6 +183,46 @@ def validate(config):
                         entry["model"],
                         entry["batch_size"],
                         matrix.option(config, "batch_scaling"),
+                    )
+                )
+
+
+def _check_time_to_accuracy(config):
+    """A workload's time to accuracy: a training workload's, with learned
+    labels to reach a target on, an accuracy target an accuracy can reach,
+    and a reference backend among those that train it."""
+    registry = Registry.of_config(config)
+    for index, workload in enumerate(config["workloads"]):
+        chosen = workload.get("time_to_accuracy")
+        if not chosen:
+            continue
+        key = "workloads[{}].time_to_accuracy".format(index)
+        name = "{}/{}".format(workload["dataset"], workload["model"])
+        if workload.get("task", "train") != "train":
+            raise matrix.ConfigError(
+                "{}: only a training workload has a time to accuracy; {} is timed at "
+                "inference".format(key, name)
+            )
+        if registry.speed_only(workload["dataset"]) or registry.ends_in_features(workload["model"]):
+            raise matrix.ConfigError(
+                "{}: {} has no accuracy to reach (its labels are random or it ends in "
+                "features): leave time_to_accuracy out".format(key, name)
+            )
+        target = chosen["target"]
+        metric = chosen.get("metric", "val_accuracy")
+        if metric == "val_accuracy" and not isinstance(target, dict) and not 0 < target <= 1:
+            raise matrix.ConfigError(
+                "{}.target: {} is no validation accuracy to reach (a fraction in (0, 1])".format(
+                    key, target
+                )
+            )
+        if isinstance(target, dict):
+            reference = target["reference"]
+            trained_by = matrix.runnable_backends(config, workload)
+            if reference not in trained_by:
+                raise matrix.ConfigError(
+                    "{}.target.reference: '{}' does not train {} here (those that do: {})".format(
+                        key, reference, name, ", ".join(sorted(trained_by)) or "none"
                     )
                 )
 

@@ -193,6 +193,7 @@ WORKLOAD_KEYS = ("dataset", "model", "task")
 # Everything else in a workload entry is a hyper-parameter of that workload.
 NOT_HYPER: Tuple[str, ...] = WORKLOAD_KEYS + ("backends", "backend_settings")
 NOT_HYPER += ("accuracy_tolerance", "repeats", "timeout_minutes", "trained_weights")
+NOT_HYPER += ("time_to_accuracy",)
 NOT_HYPER += DIMENSION_NAMES
 
 
@@ -441,7 +442,22 @@ def accuracy_tolerance(config: Config, entry: Entry):
 
 
 def repeats(config: Config, entry: Entry):
-    return entry.get("repeats", config["repeats"])
+    """The workload's repeats: its own or the config's, and at least the
+    seeds its time to accuracy takes (repeat r has seed ``seed + r - 1``)."""
+    chosen = entry.get("repeats", config["repeats"])
+    target = entry.get("time_to_accuracy")
+    return max(chosen, target.get("seeds", TIME_TO_ACCURACY_SEEDS)) if target else chosen
+
+
+# The schema's default of a workload's time_to_accuracy seeds.
+TIME_TO_ACCURACY_SEEDS = 3
+
+
+def evaluate_every(entry: Entry) -> Optional[int]:
+    """The steps between a training run's evaluations on held-out data, where
+    the workload measures its time to accuracy; None where it does not."""
+    target = entry.get("time_to_accuracy")
+    return target["evaluate_every"] if target else None
 
 
 def timeout_minutes(config: Config, entry: Entry):

@@ -36,7 +36,7 @@ def existing_python(config: Config, environment: str) -> Optional[str]:
 def check_spec(config: Config, run: matrix.Run) -> RunSpec:
     """A check run's spec: the run's, with task ``check`` and its steps."""
     return spec(config, run)._replace(
-        task="check", check_steps=comparisons.check_settings(config)["steps"]
+        task="check", check_steps=comparisons.check_settings(config)["steps"], evaluate_every=None
     )
 
 
@@ -121,6 +121,8 @@ def spec(config: Config, run: matrix.Run) -> RunSpec:
         # A model of the user's: its file and digest, so that an edit re-runs its cells.
         **custom_model_entry(config, run.model),
         **initial_weights_entry(config, entry, run),
+        # Where the workload measures time to accuracy: its evaluations' interval.
+        evaluate_every=matrix.evaluate_every(entry) if entry["task"] == "train" else None,
     )
 
 

@@ -90,6 +90,9 @@ class RunSpec(NamedTuple):
     check_steps: Optional[int] = None
     # How the run's environment came to be (the supervisor's environment_check).
     environment_check: Optional[Dict[str, Any]] = None
+    # Optimizer steps between a training run's evaluations on the held-out data,
+    # off the clock, where its workload measures time to accuracy (a count).
+    evaluate_every: Optional[int] = None
 
     @classmethod
     def from_json(cls, found: Dict[str, Any]) -> "RunSpec":
@@ -154,6 +157,13 @@ JSON_ORDER = (
     "initial_weights",
     "check_steps",
     "environment_check",
+    "evaluate_every",
 )
 # The fields a spec's JSON holds only where they are set.
-OPTIONAL_BLOCKS = ("custom_model", "initial_weights", "check_steps", "environment_check")
+OPTIONAL_BLOCKS = (
+    "custom_model",
+    "initial_weights",
+    "check_steps",
+    "environment_check",
+    "evaluate_every",
+)

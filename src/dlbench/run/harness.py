@@ -148,8 +148,13 @@ def train(spec, adapter, data, process, model=None):
 
 def train_epochs(spec, adapter, model, split, process):
     """The epochs on the clock (training.Epochs), each validated after it
-    where the spec says so (the last always), written to the epoch log."""
+    where the spec says so (the last always), written to the epoch log;
+    where the spec asks for evaluations every so many steps (its time to
+    accuracy), their rows in ``epochs.evaluations``."""
     epochs, batch_size = training.Epochs(adapter.compile_counter), spec.hyper["batch_size"]
+    if spec.evaluate_every:  # the first evaluation: before any step
+        epochs.evaluations = training.Evaluations(spec.evaluate_every)
+        epochs.evaluations.add(0, *adapter.evaluate(model, split.x_val, split.y_val, batch_size))
     rank, _, processes = process.place
     replicas, meter, counter = launch.parallel_of(spec)["replicas"], process.meter, epochs.counter
     for epoch in range(spec.hyper["epochs"]):
@@ -160,7 +165,20 @@ def train_epochs(spec, adapter, model, split, process):
         before = meter.read() if meter else None
         compiles_before = counter.reading() if counter else None
         epoch_on_the_clock = steady_epoch if epoch else timed_epoch
-        step, wall = epoch_on_the_clock(adapter, model, x_epoch, y_epoch, batch_size // processes)
+        if epochs.evaluations is None:
+            step, wall = epoch_on_the_clock(
+                adapter, model, x_epoch, y_epoch, batch_size // processes
+            )
+        else:
+            step, wall = evaluated_epoch(
+                epoch_on_the_clock,
+                adapter,
+                model,
+                (x_epoch, y_epoch, batch_size // processes),
+                (split, batch_size),
+                epochs.evaluations,
+                epoch,
+            )
         if meter:
             epochs.joules.append(meter.joules(before, meter.read()))
         if counter:
@@ -175,7 +193,29 @@ def train_epochs(spec, adapter, model, split, process):
         if epoch == 0:  # the first step (trace, compile, autotune), where the adapter timed it
             epochs.first_step_seconds = adapter.first_step_seconds
         training.print_epoch(row, spec.hyper["epochs"])
+    last = epochs.evaluations and epochs.evaluations.rows[-1]
+    if last and last["step"] != epochs.evaluations.step:  # the trained model's, validated last
+        epochs.evaluations.add(len(epochs.rows), row["val_loss"], row["val_accuracy"])
     return epochs
+
+
+def evaluated_epoch(epoch_on_the_clock, adapter, model, epoch_data, held_out, evaluations, epoch):
+    """One epoch on the clock in parts that end where an evaluation falls
+    due (a training.Evaluations), each evaluation off the clock: the epoch's
+    adapter result and wall time, as one call would give them.
+    ``epoch_data``: the epoch's (x, y, this process' batch size);
+    ``held_out``: (the split, the evaluation's batch size)."""
+    x_epoch, y_epoch, batch = epoch_data
+    split, batch_size = held_out
+    parts = []
+    for part in training.chunks(len(y_epoch), batch, evaluations):
+        step, wall = epoch_on_the_clock(adapter, model, take(x_epoch, part), y_epoch[part], batch)
+        steps = -(-(part.stop - part.start) // batch)
+        parts.append((step, wall, steps))
+        if evaluations.trained(steps, step.get("seconds", wall)):
+            loss, accuracy = adapter.evaluate(model, split.x_val, split.y_val, batch_size)
+            evaluations.add(epoch + 1, loss, accuracy)
+    return training.joined(parts)
 
 
 def infer(spec, adapter, data, process):

@@ -101,6 +101,8 @@ class Epochs(object):
         self.compiled: List[Tuple[int, float, List[str]]] = []  # each epoch's (Counter.since)
         self.dropped = 0
         self.first_step_seconds: Optional[float] = None
+        # Where the run measures time to accuracy: its evaluations every so many steps.
+        self.evaluations: Optional["Evaluations"] = None
 
     def cold_start(self) -> Dict[str, Optional[float]]:
         """The first step (trace, compile, autotune) and the rest of the
@@ -109,6 +111,67 @@ class Epochs(object):
         if self.first_step_seconds is not None:
             found["first_epoch_rest_seconds"] = self.rows[0]["seconds"] - self.first_step_seconds
         return found
+
+
+class Evaluations(object):
+    """A run's evaluations on the held-out data every ``every`` optimizer
+    steps, off the clock, for its time to accuracy: each at the steps taken
+    so far (global batches) and the seconds the training clock has run so
+    far (the first epoch's compiles and warm-up included, the evaluations
+    not), and the first (step 0) before any training."""
+
+    def __init__(self, every: int) -> None:
+        self.every = every
+        self.step = 0
+        self.training_seconds = 0.0
+        self.rows: List[Row] = []
+
+    def due(self) -> int:
+        """Steps to the next evaluation."""
+        return self.every - self.step % self.every
+
+    def trained(self, steps: int, seconds: float) -> bool:
+        """Count ``steps`` more that took ``seconds`` on the clock; whether
+        an evaluation is due now."""
+        self.step += steps
+        self.training_seconds += seconds
+        return self.step % self.every == 0
+
+    def add(self, epoch: int, loss: float, accuracy: float) -> None:
+        self.rows.append(
+            {
+                "step": self.step,
+                "epoch": epoch,
+                "training_seconds": self.training_seconds,
+                "val_loss": loss,
+                "val_accuracy": accuracy,
+            }
+        )
+
+
+def chunks(samples: int, batch_size: int, evaluations: Evaluations) -> List[slice]:
+    """An epoch of ``samples`` (whole batches of ``batch_size``, the last
+    maybe short) cut where evaluations fall due: the samples of each part."""
+    steps = int(math.ceil(samples / float(batch_size)))
+    parts, done, due = [], 0, evaluations.due()
+    while done < steps:
+        taken = min(due, steps - done)
+        parts.append(slice(done * batch_size, min(samples, (done + taken) * batch_size)))
+        done, due = done + taken, evaluations.every
+    return parts
+
+
+def joined(parts: List[Tuple[Dict[str, float], float, int]]) -> Tuple[Dict[str, float], float]:
+    """One epoch's adapter result and wall time from its parts' (result,
+    wall, steps): the seconds and wall times added, the loss and accuracy
+    the parts' means weighted by their steps."""
+    steps = sum(count for _, _, count in parts)
+    step = {
+        "seconds": sum(result.get("seconds", wall) for result, wall, _ in parts),
+        "loss": sum(result["loss"] * count for result, _, count in parts) / steps,
+        "accuracy": sum(result["accuracy"] * count for result, _, count in parts) / steps,
+    }
+    return step, sum(wall for _, wall, _ in parts)
 
 
 def epoch_row(epoch: int, step: Dict[str, float], wall: float) -> Row:
@@ -185,6 +248,9 @@ def figures(epochs: Epochs, data: Split, meter: Any) -> Record:
         found["energy"] = energy.per_epoch(
             meter, epochs.joules, trained, seconds, found.get("steady_epochs")
         )
+    if epochs.evaluations is not None:
+        found["evaluate_every"] = epochs.evaluations.every
+        found["evaluations"] = epochs.evaluations.rows
     return found
 
 

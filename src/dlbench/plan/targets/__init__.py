@@ -32,6 +32,7 @@ from dlbench.plan.targets.machines import MachinesTargets
 from dlbench.plan.targets.op_profile import OpProfileTargets
 from dlbench.plan.targets.overview import OverviewTargets
 from dlbench.plan.targets.python_stacks import PythonStacksTargets
+from dlbench.plan.targets.time_to_accuracy import TimeToAccuracyTargets
 
 __all__ = [
     "ENV_MODES",
@@ -53,6 +54,7 @@ class WorkflowTargets(
     OverviewTargets,
     OpProfileTargets,
     PythonStacksTargets,
+    TimeToAccuracyTargets,
     MachinesTargets,
     TargetsBase,
 ):

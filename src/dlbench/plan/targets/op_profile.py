@@ -35,8 +35,12 @@ class OpProfileTargets(TargetsBase):
 
     def front_page_inputs(self, wildcards):
         """The summary, the significance table and, where runs take op
-        profiles, the gaps op by op."""
+        profiles, the gaps op by op; where a workload measures its time to
+        accuracy, that table and its pairs."""
         inputs = {"summary": "results/summary.csv", "pairs": "results/tables/significance.csv"}
         if self.op_profiled_runs():
             inputs["op_gaps"] = "results/tables/op_gaps.csv"
+        if self.time_to_accuracy_workloads():
+            inputs["time_to_accuracy"] = "results/tables/time_to_accuracy.csv"
+            inputs["time_to_accuracy_pairs"] = "results/tables/time_to_accuracy_pairs.csv"
         return inputs
