@@ -13,11 +13,11 @@ import pytest
 
 from dlbench.analysis import collect, time_to_accuracy
 from dlbench.plan import matrix, paths, run_spec
-from workflows import harness_with, load_test_config
+from workflows import TIME_TO_ACCURACY_SEEDS, harness_with, load_test_config
 
 CONFIG = matrix.normalise(load_test_config())
 BACKEND = "native-torch"
-SEEDS = 3
+SEEDS = TIME_TO_ACCURACY_SEEDS
 EVERY = 2
 TARGET = 0.9
 PAUSE_S = 0.25  # a step's pause on the slowed backend's clock
