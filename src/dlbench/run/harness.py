@@ -208,9 +208,8 @@ def evaluated_epoch(epoch_on_the_clock, adapter, model, epoch_data, held_out, ev
     x_epoch, y_epoch, batch = epoch_data
     split, batch_size = held_out
     parts = []
-    for part in training.chunks(len(y_epoch), batch, evaluations):
+    for part, steps in training.chunks(len(y_epoch), batch, evaluations):
         step, wall = epoch_on_the_clock(adapter, model, take(x_epoch, part), y_epoch[part], batch)
-        steps = -(-(part.stop - part.start) // batch)
         parts.append((step, wall, steps))
         if evaluations.trained(steps, step.get("seconds", wall)):
             loss, accuracy = adapter.evaluate(model, split.x_val, split.y_val, batch_size)

@@ -149,14 +149,15 @@ class Evaluations(object):
         )
 
 
-def chunks(samples: int, batch_size: int, evaluations: Evaluations) -> List[slice]:
+def chunks(samples: int, batch_size: int, evaluations: Evaluations) -> List[Tuple[slice, int]]:
     """An epoch of ``samples`` (whole batches of ``batch_size``, the last
-    maybe short) cut where evaluations fall due: the samples of each part."""
+    maybe short) cut where evaluations fall due: each part's samples and
+    steps."""
     steps = int(math.ceil(samples / float(batch_size)))
     parts, done, due = [], 0, evaluations.due()
     while done < steps:
         taken = min(due, steps - done)
-        parts.append(slice(done * batch_size, min(samples, (done + taken) * batch_size)))
+        parts.append((slice(done * batch_size, min(samples, (done + taken) * batch_size)), taken))
         done, due = done + taken, evaluations.every
     return parts
 
