@@ -1,9 +1,11 @@
 """The datasets, workloads and backends one plan or one run knows: the
 catalog's and the workloads' folders, and a config's own models
-(``custom_models``) and datasets (``synthetic_datasets``).
+(``custom_models``) and datasets (``synthetic_datasets``, and
+``own_datasets`` as planning found their files).
 
-A registry is built once, from the config at planning (``of_config``) and
-from the run's spec in a run (``of_run``), and never changed: it is passed to
+A registry is built once, from the config at planning
+(dlbench.plan.config_registry, which reads the headers of the user's data
+files) and from the run's spec in a run (``of_run``), and never changed: it is passed to
 what needs it, and nothing adds to module globals at run time. Tests build
 the registry they need (a backend of their own: ``backends``). Importable on
 Python 3.6.
@@ -11,7 +13,6 @@ Python 3.6.
 Imports: catalog, models (the workloads' folders and a user's own model).
 """
 
-import json
 from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
@@ -29,9 +30,14 @@ class Registry(object):
         custom_models: Optional[Mapping[str, Any]] = None,
         synthetic_datasets: Optional[Mapping[str, Any]] = None,
         backends: Optional[Mapping[str, Any]] = None,
+        own_datasets: Optional[Mapping[str, Any]] = None,
     ) -> None:
+        """``own_datasets``: {name: the dataset's entry} of the user's own
+        datasets (``own_dataset_entry``)."""
         self._custom = MappingProxyType(_custom_workloads(custom_models))
-        self.datasets = MappingProxyType(_with_synthetic(synthetic_datasets))
+        self.datasets = MappingProxyType(
+            _with_own(_with_synthetic(synthetic_datasets), own_datasets)
+        )
         self.models = MappingProxyType(
             dict(
                 {name: _model_entry(workloads.facts(name)) for name in workloads.built_in()},
@@ -40,18 +46,6 @@ class Registry(object):
         )
         extra = {name: catalog.Backend(name, entry) for name, entry in (backends or {}).items()}
         self.backends = MappingProxyType(dict(catalog.BACKENDS, **extra))
-
-    @classmethod
-    def of_config(cls, config: Mapping[str, Any]) -> "Registry":
-        """The registry of a config (one per definition of its own models and
-        datasets: planning asks for it from many places)."""
-        key = json.dumps(
-            [config.get("custom_models") or {}, config.get("synthetic_datasets") or {}],
-            sort_keys=True,
-        )
-        if key not in _BY_CONFIG:
-            _BY_CONFIG[key] = cls(config.get("custom_models"), config.get("synthetic_datasets"))
-        return _BY_CONFIG[key]
 
     @classmethod
     def of_run(cls, spec: Mapping[str, Any]) -> "Registry":
@@ -158,6 +152,10 @@ class Registry(object):
         """Whether ``model`` takes ``dataset``'s input kind."""
         return self.datasets[dataset]["input"] in self.models[model]["inputs"]
 
+    def is_own(self, dataset: str) -> bool:
+        """A dataset of the user's (own_datasets), from their files."""
+        return catalog.OWN in self.datasets[dataset]
+
     def generated(self, dataset: str) -> bool:
         return "generated" in self.datasets[dataset]
 
@@ -233,6 +231,30 @@ def _with_synthetic(synthetic_datasets):
     return found
 
 
-# The registries of the configs seen, by their own models and datasets (as JSON).
-_BY_CONFIG: Dict[str, "Registry"] = {}
+def own_dataset_entry(definition: Mapping[str, Any], found: Mapping[str, Any]) -> Dict[str, Any]:
+    """A dataset of the user's as a registry holds it: its config entry
+    (``definition``) and what planning found in its files (``found``:
+    input_kind, input_shape, values, files, has_test)."""
+    return {
+        "base_url": None,
+        "files": {},
+        "input": found["input_kind"],
+        catalog.OWN: dict(found, definition=dict(definition)),
+    }
+
+
+def _with_own(datasets, own_datasets):
+    found = dict(datasets)
+    for name, entry in sorted((own_datasets or {}).items()):
+        if name in found:
+            raise ValueError(
+                "own_datasets.{}: {} dataset has that name; choose another".format(
+                    name,
+                    "a built-in" if name in catalog.DATASETS else "one of synthetic_datasets'",
+                )
+            )
+        found[name] = entry
+    return found
+
+
 BUILT_IN = Registry()

@@ -35,9 +35,9 @@ from dlbench.analysis import (
 from dlbench.analysis import published as published_comparison
 from dlbench.environments import variants
 from dlbench.models import flops
-from dlbench.plan import comparisons, matrix, paths
+from dlbench.plan import comparisons, config_registry, matrix, paths
 from dlbench.record import record_schema
-from dlbench.registry import BUILT_IN, Registry
+from dlbench.registry import BUILT_IN
 from dlbench.run import equivalence, manifest
 from testkit import (
     INVOCATION_TIMEOUT_S,
@@ -61,7 +61,7 @@ TRAINERS = sorted(set(EVERY) - {"keras-openvino"})
 # same is the equivalence check's question; here every cell must learn.
 LEARNED = 0.5  # chance is 0.1
 CONFIG = matrix.normalise(load_test_config())
-REGISTRY = Registry.of_config(CONFIG)
+REGISTRY = config_registry.registry_of(CONFIG)
 
 
 def snakemake(workdir, *args, check=True):

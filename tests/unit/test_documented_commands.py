@@ -11,6 +11,10 @@ As written, but for what a dry run on this machine cannot do:
   without it (the env files are the same either way);
 - GPUs: planned as on a machine with eight (CUDA_VISIBLE_DEVICES);
 - ``<machine>`` stands for this machine's name;
+- the example data a documented command writes (``python -m
+  dlbench.data.own_examples FOLDER``) is written in the copy first, and a
+  snippet's own datasets are written where it names them, from those
+  examples of their format;
 - the archive a GPU box packs (``gpu-box.tar.gz`` in docs/clusters.md) is
   the H200 machine's records in records/gpu, packed as ``snakemake
   pack`` packs;
@@ -28,12 +32,16 @@ import importlib.util
 import os
 import re
 import shlex
+import shutil
 import subprocess
+import sys
 import tarfile
+from pathlib import Path
 
 import pytest
 import yaml
 
+from dlbench.data import own_examples
 from dlbench.plan import matrix, validation
 from testkit import MACHINE, REPO, SNAKEMAKE, copy_workflow
 
@@ -85,8 +93,22 @@ def snippets():
             yield "{}: {}".format(page.relative_to(REPO), text.strip().splitlines()[0]), text
 
 
+def data_commands():
+    """The documented lines that write example data for the commands after them."""
+    for _page, language, text in blocks():
+        if language in ("bash", "sh", "console", ""):
+            for line in text.splitlines():
+                try:
+                    words = shlex.split(line, comments=True)
+                except ValueError:
+                    continue  # not a command
+                if words[1:3] == ["-m", own_examples.__name__]:
+                    yield words
+
+
 COMMANDS = list(commands())
 SNIPPETS = list(snippets())
+DATA_COMMANDS = list(data_commands())
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +116,8 @@ def workdir(tmp_path_factory):
     """A copy of the workflow with the tests' fixtures and the kept GPU
     records, and the archive a GPU box packs."""
     workdir = copy_workflow(tmp_path_factory.mktemp("documented") / "workflow")
+    for words in DATA_COMMANDS:
+        subprocess.run([sys.executable, *words[1:]], cwd=str(workdir), check=True)
     (workdir / "tests").mkdir(exist_ok=True)
     (workdir / "tests" / "fixtures").symlink_to(REPO / "tests" / "fixtures")
     (workdir / "records").symlink_to(REPO / "records")
@@ -179,10 +203,39 @@ def base_of(text):
     return REPO / (named.group(1) if named else "config/smoke-full.yaml")
 
 
+def write_own_datasets(entries, root):
+    """Files where ``entries`` (own_datasets) name them, from the examples of
+    their format (dlbench.data.own_examples), under ``root``."""
+    examples = own_examples.write_all(root / "_examples")
+    like = {"images": "shapes", "npz": "sentences", "npy": "gradients", "csv": "trees"}
+    for entry in entries.values():
+        example = examples[like[entry["format"]]]
+        for split in ("train", "test"):
+            if entry.get(split) is None:
+                continue
+            given = entry[split] if entry["format"] == "npy" else {"": entry[split]}
+            found = example["train"] if entry["format"] == "npy" else {"": example[split]}
+            for part, path in given.items():
+                target = root / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if entry["format"] == "images":
+                    shutil.copytree(found[part], str(target))
+                elif entry["format"] == "csv":
+                    header, rest = Path(found[part]).read_text().split("\n", 1)
+                    label = entry.get("label", "label")
+                    target.write_text(header.replace("species", label) + "\n" + rest)
+                else:
+                    shutil.copy(found[part], str(target))
+
+
 @pytest.mark.parametrize("where, text", SNIPPETS, ids=[where for where, _ in SNIPPETS])
-def test_every_config_snippet_is_a_valid_config(where, text, monkeypatch):
+def test_every_config_snippet_is_a_valid_config(where, text, monkeypatch, tmp_path):
     monkeypatch.chdir(REPO)  # files a config names are relative to the working directory
     snippet = yaml.safe_load(text)
+    if snippet.get("own_datasets"):  # the data files it names, in a folder beside the examples
+        (tmp_path / "examples").symlink_to(REPO / "examples")
+        write_own_datasets(snippet["own_datasets"], tmp_path)
+        monkeypatch.chdir(tmp_path)
     if REQUIRED <= set(snippet):
         config = snippet
     else:

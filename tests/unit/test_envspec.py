@@ -139,6 +139,22 @@ def test_build_venv_installs_the_pins(tmp_path, monkeypatch, from_outside):
     assert (str(tmp_path / "venv") in built["installer"]) is not from_outside
 
 
+def test_a_lent_venv_is_built_anew_and_the_lenders_is_kept(tmp_path):
+    """A workflow copy links the venvs another checkout lends it; when it
+    builds one again (its env file changed), the link gives way to a venv
+    of its own and the lender's venv and record stay as they were (they were
+    once overwritten through the link with the build's failure)."""
+    spec = tiny_spec(tmp_path)
+    with open(tmp_path / "log", "w") as log:
+        venvs.build_venv(spec, tmp_path / "lender", tmp_path / "lender" / "ready.json", log=log)
+        lent = (tmp_path / "lender" / "ready.json").read_text()
+        (tmp_path / "borrower").symlink_to(tmp_path / "lender", target_is_directory=True)
+        venvs.build_venv(spec, tmp_path / "borrower", tmp_path / "borrower" / "ready.json", log=log)
+    assert not (tmp_path / "borrower").is_symlink()
+    assert json.loads((tmp_path / "borrower" / "ready.json").read_text())["python"]
+    assert (tmp_path / "lender" / "ready.json").read_text() == lent
+
+
 def test_a_venv_with_its_own_pip_leaves_nothing_in_the_temporary_folder(tmp_path, monkeypatch):
     """ensurepip of Python 3.9 runs its bundled pip from the wheel, whose
     certifi unpacks its CA bundle into a temporary file that nothing removes

@@ -51,7 +51,7 @@ rule prepare:
     resources:
         cpu_exclusive=SETUP_SHARE,
     params:
-        synthetic=lambda wildcards: config["synthetic_datasets"].get(wildcards.dataset),
+        definition=targets.dataset_definition,
     script:
         "../scripts/prepare.py"
 

@@ -4,10 +4,10 @@ import sys
 
 from dlbench.analysis import tables
 from dlbench.models import lines
-from dlbench.registry import Registry
+from dlbench.plan import config_registry
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
-table = lines.table(snakemake.params.implementations, Registry.of_config(snakemake.config))
+table = lines.table(snakemake.params.implementations, config_registry.registry_of(snakemake.config))
 caption = " ".join(part for part in (lines.CAPTION, lines.order_sentence(table)) if part)
 title = "Lines of code per implementation"
 tables.write(snakemake.output, table, title, caption, shown=lines.shown(table))

@@ -9,7 +9,7 @@ import pandas as pd
 
 from dlbench.analysis import collect, tables, utilisation
 from dlbench.models import flops
-from dlbench.registry import Registry
+from dlbench.plan import config_registry
 from dlbench.run import run_data
 
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
@@ -36,7 +36,7 @@ def flops_of(dataset, model, data_path):
     return found
 
 
-registry = Registry.of_config(snakemake.config)
+registry = config_registry.registry_of(snakemake.config)
 found = {
     (dataset, model): flops_of(dataset, model, path)
     for (dataset, model), path in zip(snakemake.params.workloads, snakemake.input.data)

@@ -135,8 +135,14 @@ INPUT_SHAPES: Dict[str, Any] = {
     "story_question": {"story": (None,), "question": (None,)},
     # A synthetic dataset's own shape (the config's synthetic_datasets): input_shape_of
     "synthetic": None,
+    # A dataset of the user's (own_datasets) of a shape no other kind has
+    "own": None,
 }
 SYNTHETIC = "synthetic"
+OWN_INPUT = "own"
+# The key of a registry's dataset entry that holds a dataset of the user's:
+# {"definition": its own_datasets entry, "input_shape": [...], "values": ...}
+OWN = "own_dataset"
 
 
 def input_shape(entry):
@@ -144,6 +150,8 @@ def input_shape(entry):
     dict of them for several named inputs; None where the data decides a length)."""
     if SYNTHETIC in entry:
         return tuple(entry[SYNTHETIC]["input_shape"])
+    if OWN in entry:
+        return tuple(entry[OWN]["input_shape"])
     return INPUT_SHAPES[entry["input"]]
 
 
@@ -154,6 +162,8 @@ INPUT_SEPARATOR = "__"
 UNAVAILABLE_DATA = "unavailable"
 # How a run's record says so (its reason begins with it).
 NO_DATA_REASON = "dataset {} unavailable: "
+# How it says that the user's own files were refused at their preparation.
+REFUSED_DATA_REASON = "dataset {} refused: "
 
 # A data mirror with one of these schemes is a URL base, anything else a folder.
 URL_SCHEMES = ("http", "https", "ftp", "sftp")

@@ -83,7 +83,9 @@ def build_venv(
     spec = read_spec(spec_path, variant)
     python = find_python(spec["python"], configured)
     destination = Path(destination)
-    if destination.exists():
+    if destination.is_symlink():  # a venv lent by another checkout: built anew here, theirs kept
+        destination.unlink()
+    elif destination.exists():
         shutil.rmtree(str(destination))
     venv_python = str(destination / "bin" / "python")
     # an old Python's pinned pip is the venv's own

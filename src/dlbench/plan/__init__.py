@@ -4,4 +4,5 @@ equivalence check's and comparisons' runs (comparisons), paths and run
 specs (paths, run_spec), the workflow's targets and rule inputs (targets),
 what a run executes (import_graph), the machine's limits.
 
-Imports: catalog, environments, host, models, record, registry."""
+Imports: catalog, data (the headers of a config's own data files), environments, host,
+models, record, registry."""

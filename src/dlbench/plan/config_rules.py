@@ -10,8 +10,7 @@ from typing import Dict
 
 from dlbench import catalog
 from dlbench.environments import variants
-from dlbench.plan import comparisons, matrix, run_spec
-from dlbench.registry import Registry
+from dlbench.plan import comparisons, config_registry, matrix, run_spec
 
 # Backend settings only some frameworks have, and those frameworks.
 FRAMEWORK_SETTINGS = {
@@ -71,8 +70,8 @@ def validate(config):
     (and make whole-number floats integers: ``normalise``)."""
     matrix.normalise(config)
     try:
-        registry = Registry.of_config(config)
-    except ValueError as error:  # a name the built-in workloads or datasets have
+        registry = config_registry.registry_of(config)
+    except ValueError as error:  # a name the built-in ones have, or own data files refused
         raise matrix.ConfigError(str(error)) from None
     _check_versions(config)
     for name in sorted(config.get("custom_models") or {}):
@@ -86,7 +85,7 @@ def validate(config):
         if workload["dataset"] not in registry.datasets:
             raise matrix.ConfigError(
                 "{}.dataset: '{}' is not one of the datasets ({}; or one of your own under "
-                "synthetic_datasets)".format(
+                "own_datasets or synthetic_datasets)".format(
                     key, workload["dataset"], ", ".join(sorted(registry.datasets))
                 )
             )
@@ -99,12 +98,17 @@ def validate(config):
             )
         if not registry.fits(workload["model"], workload["dataset"]):
             raise matrix.ConfigError(
-                "{}.model: model '{}' does not fit dataset '{}' (input {}); it takes "
+                "{}.model: model '{}' does not fit dataset '{}' (input {}{}); it takes "
                 "inputs {}".format(
                     key,
                     workload["model"],
                     workload["dataset"],
                     registry.datasets[workload["dataset"]]["input"],
+                    ", samples of shape {}".format(
+                        list(registry.input_shape_of(workload["dataset"]))
+                    )
+                    if registry.is_own(workload["dataset"])
+                    else "",
                     list(registry.models[workload["model"]]["inputs"]),
                 )
             )
@@ -191,7 +195,7 @@ def _check_time_to_accuracy(config):
     """A workload's time to accuracy: a training workload's, with learned
     labels to reach a target on, an accuracy target an accuracy can reach,
     and a reference backend among those that train it."""
-    registry = Registry.of_config(config)
+    registry = config_registry.registry_of(config)
     for index, workload in enumerate(config["workloads"]):
         chosen = workload.get("time_to_accuracy")
         if not chosen:
@@ -307,7 +311,7 @@ def _check_equivalence_settings(config):
         )
     # A config cut down to fewer workloads keeps its list: names are
     # checked against the datasets and models, not the workloads configured.
-    registry = Registry.of_config(config)
+    registry = config_registry.registry_of(config)
     for index, name in enumerate(settings.get("workloads") or []):
         dataset, model = name.split("/")
         if dataset not in registry.datasets or model not in registry.models:

@@ -27,9 +27,10 @@ from typing import (
 
 from dlbench import catalog
 from dlbench.environments import variants
+from dlbench.plan import config_registry
 from dlbench.plan.config_sources import Config
 from dlbench.record.contract import Record
-from dlbench.registry import BUILT_IN, Registry
+from dlbench.registry import BUILT_IN
 
 if TYPE_CHECKING:
     import pandas
@@ -361,7 +362,7 @@ def cell_not_applicable(config: Config, entry: Entry, backend: str, point: Point
     reason (task, model), else the first dimension's that has one, else the
     config's ``exclude``."""
     task = entry.get("task", "train")
-    reason = Registry.of_config(config).not_applicable(backend, task, model=entry["model"])
+    reason = config_registry.registry_of(config).not_applicable(backend, task, model=entry["model"])
     for dimension in DIMENSIONS:
         if reason is None and dimension.not_applicable is not None:
             reason = dimension.not_applicable(config, backend, task, point)

@@ -7,10 +7,9 @@ from typing import Any, Dict, Optional, Tuple
 
 from dlbench import catalog
 from dlbench.environments import variants
-from dlbench.plan import comparisons, matrix, paths
+from dlbench.plan import comparisons, config_registry, matrix, paths
 from dlbench.plan.config_sources import Config
 from dlbench.record.run_spec import RunSpec
-from dlbench.registry import Registry
 
 
 def run_environment(config: Config, run: matrix.Run) -> str:
@@ -151,7 +150,7 @@ def initial_weights_entry(config: Config, entry: matrix.Entry, run: matrix.Run) 
 def custom_model_entry(config: Config, model: str) -> Dict[str, Any]:
     """A model of the user's: its file, builder and digest, so that an edit
     re-runs its cells and the record says which version ran."""
-    registry = Registry.of_config(config)
+    registry = config_registry.registry_of(config)
     if not registry.is_custom(model):
         return {}
     return {"custom_model": registry.workload(model).entry()}

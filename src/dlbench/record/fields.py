@@ -29,7 +29,7 @@ class Status(str, enum.Enum):
     FAILED = "failed"  # the framework raised or crashed
     TIMEOUT = "timeout"  # killed after timeout_minutes
     UNAVAILABLE = "unavailable"  # its environment, data or devices were missing
-    INVALID = "invalid"  # the model cannot run as configured (a model of your own)
+    INVALID = "invalid"  # a model or data of your own that cannot run as given
 
     def __str__(self):
         return self.value  # as CSV and text show it

@@ -39,12 +39,30 @@ class DataUnavailable(RuntimeError):
     """A prepared dataset that holds the reason its data could not be had."""
 
 
-def write_unavailable(path, reason):
-    """Write the prepared dataset of a dataset whose data could not be had."""
+# Beside it, in a dataset of the user's that its preparation refused (a
+# mistake in the files): its cells are invalid rather than unavailable.
+REFUSED = "refused"
+
+
+def write_unavailable(path, reason, refused=False):
+    """Write the prepared dataset of a dataset whose data could not be had
+    (``refused``: the user's files have a mistake)."""
     import numpy as np
 
+    arrays = {UNAVAILABLE: np.array(str(reason))}
+    if refused:
+        arrays[REFUSED] = np.array(True)
     with open(path, "wb") as handle:
-        np.savez(handle, **{UNAVAILABLE: np.array(str(reason))})
+        np.savez(handle, **arrays)
+
+
+def is_refused(path):
+    """Whether the prepared dataset at ``path`` holds the reason its
+    preparation refused the user's files."""
+    import numpy as np
+
+    with np.load(path, allow_pickle=False) as arrays:
+        return REFUSED in arrays.files
 
 
 def unavailable_reason(path):

@@ -176,11 +176,14 @@ def supervise(
     check, unavailable = environment_check(env_mode, env_marker)
     spec = spec._replace(environment_check=check)
     no_data = run_data.unavailable_reason(data)
-    if no_data:  # a download that failed: no run starts, the reason kept instead
-        reason = catalog.NO_DATA_REASON.format(spec.dataset) + no_data
-        return _failed_without_child(
-            spec, record_path, epochs_path, reason, status=Status.UNAVAILABLE
-        )
+    if no_data:  # a download that failed or files refused: no run starts, the reason kept
+        if run_data.is_refused(data):
+            reason = catalog.REFUSED_DATA_REASON.format(spec.dataset) + no_data
+            status = Status.INVALID
+        else:
+            reason = catalog.NO_DATA_REASON.format(spec.dataset) + no_data
+            status = Status.UNAVAILABLE
+        return _failed_without_child(spec, record_path, epochs_path, reason, status=status)
     invalid = model_check.verdict(model_check_path) if model_check_path else None
     if invalid:  # a model of the user's that failed its check: no run of it starts
         return _failed_without_child(spec, record_path, epochs_path, invalid, status=Status.INVALID)

@@ -6,8 +6,7 @@ import sys
 from pathlib import Path
 
 from dlbench import catalog
-from dlbench.plan import comparisons, matrix, paths, run_spec
-from dlbench.registry import Registry
+from dlbench.plan import comparisons, config_registry, matrix, paths, run_spec
 
 # The workflow builds Keras models itself in this environment: to count the
 # FLOPs of the user's own models (dlbench.run.flops_count) and to draw the
@@ -38,7 +37,7 @@ class TargetsBase(object):
         self.package = Path(self.src) / "dlbench"
         self.env_mode = env_mode
         self.machine = config["machine"]
-        self.registry = Registry.of_config(config)
+        self.registry = config_registry.registry_of(config)
         self.runs = matrix.runs(config)
         self.check_runs = comparisons.check_runs(config)
         self.workloads = [(w["dataset"], w["model"], w["task"]) for w in config["workloads"]]

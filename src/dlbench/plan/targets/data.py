@@ -75,12 +75,27 @@ class DataTargets(TargetsBase):
         return f"--model-check {shlex.quote(input.model_check)}"
 
     def prepare_inputs(self, wildcards):
-        """The verified raw files by name, and the preparation code: a change to
-        how data is prepared re-makes the prepared file (and the runs on it)."""
-        files = self.registry.datasets[wildcards.dataset]["files"]
-        inputs = {name: f"resources/{wildcards.dataset}/{name}" for name in files}
+        """The verified raw files by name (a dataset of the user's: every file
+        it reads, under ``own``), and the preparation code: a change to a file
+        or to how data is prepared re-makes the prepared file (and the runs on it)."""
+        entry = self.registry.datasets[wildcards.dataset]
+        if catalog.OWN in entry:
+            modules = ["own_preparation", "own_datasets", "npz_writer", "raw_formats"]
+            return {
+                "own": list(entry[catalog.OWN]["files"]),
+                "code": [self.code(f"data/{module}") for module in modules],
+            }
+        inputs = {name: f"resources/{wildcards.dataset}/{name}" for name in entry["files"]}
         inputs["code"] = [self.code("data/preparation"), self.code("data/raw_formats")]
         return inputs
+
+    def dataset_definition(self, wildcards):
+        """The config's own definition of a dataset (synthetic_datasets,
+        own_datasets), or None: changing it re-makes the prepared file."""
+        for part in ("synthetic_datasets", "own_datasets"):
+            if wildcards.dataset in self.config[part]:
+                return self.config[part][wildcards.dataset]
+        return None
 
     def raw_source(self, wildcards):
         return catalog.source_of(wildcards.dataset, wildcards.filename, self.config["data_mirror"])
