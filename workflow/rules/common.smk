@@ -70,6 +70,7 @@ try:
         SCHEMA,
         machine=machine_limits if runs_here else None,
         log_path="logs/config-error.log",
+        envs_dir=Path(workflow.basedir) / "envs",
     )
 except matrix.ConfigError as error:
     refuse(f"invalid config: {error}")

@@ -16,11 +16,14 @@ from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple, Uni
 import yaml
 from jsonschema import exceptions, validators
 
+from dlbench.environments import newest
 from dlbench.plan import config_rules, matrix
 from dlbench.plan.config_sources import Config
 from dlbench.plan.paths import PathLike
 from dlbench.record.contract import Schema
 
+# The workflow's env files (src/dlbench/plan/ -> the repository's envs/).
+ENVS_DIR = Path(__file__).resolve().parents[3] / "envs"
 # Keys and values listed after "allowed:" are cut at this many characters:
 # the message stays readable on a terminal, and the log has them all.
 LISTING_WIDTH = 240
@@ -37,11 +40,13 @@ def validate_config(
     schema_path: PathLike,
     machine: Optional[Callable[[Config], Tuple[Any, Any]]] = None,
     log_path: Optional[PathLike] = None,
+    envs_dir: PathLike = ENVS_DIR,
 ) -> Optional[Tuple[Any, Any]]:
     """Refuse a config that cannot run, with ``matrix.ConfigError``; fill in
     the schema's defaults of one that can. ``schema`` is the schema at
     ``schema_path``, loaded; ``machine(config)`` says (CPUs, GPUs) where this
-    machine runs the jobs, and they are returned (None otherwise)."""
+    machine runs the jobs, and they are returned (None otherwise).
+    ``envs_dir``: the env files ``newest`` versions are resolved for."""
     from snakemake.utils import validate
 
     config_rules.check_renamed_keys(config)  # before the schema: it would only say "no such key"
@@ -49,6 +54,10 @@ def validate_config(
     if problem:
         raise matrix.ConfigError(problem)
     validate(config, str(schema_path))  # its defaults, into the config
+    try:  # "newest" into exact versions, before the variants are checked
+        newest.resolve(config, envs_dir, refresh=config["refresh_newest"])
+    except ValueError as error:
+        raise matrix.ConfigError(str(error)) from None
     config_rules.validate(config)
     if machine is None:
         return None
