@@ -725,8 +725,15 @@ def test_an_older_release_is_a_cell_of_its_own_set_against_the_pinned(workdir):
     assert row["same_steps"] in (True, False) and row["largest_step_difference"] >= 0
     assert "jax 0.9.2 -> " in row["installed_differences"]
     assert "jaxlib 0.9.2 -> " in row["installed_differences"]
+    # asv's verdict at the default factor, and where the op profiles saw the time go
+    assert row["verdict"] in ("faster", "slower", "same") and row["factor"] == 1.1
+    assert 0 <= row["mann_whitney_p"] <= 1
+    assert isinstance(row["op_changes"], str) and row["op_changes"]
     shown = (workdir / "results/tables/versions.md").read_text()
     assert "Is the new release faster?" in shown and "jax 0.9.2" in shown
+    assert "Mann-Whitney" in shown and "1.1" in shown
+    # two releases are a pair, not a series
+    assert pd.read_csv(workdir / "results/tables/version_history.csv").empty
     figure = workflow_drew(
         workdir,
         "results/plots/versions.png",

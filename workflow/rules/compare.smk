@@ -192,6 +192,7 @@ rule versions_table:
         checks=targets.check_records(),
         environments=sorted(targets.versions_environments().values()),
         imported="results/imported/records.json",
+        ops=targets.ops_table(),
     output:
         # in the report where the config names versions (with imported
         # records alone the table may be empty)
@@ -224,6 +225,8 @@ rule versions_table:
         environments=targets.versions_environments(),
         machine=targets.machine,
         tolerance=config["equivalence_check"].get("tolerance", 2.0e-4),
+        factor=config["release_factor"],
+        alpha=config["significance_level"],
     script:
         "../scripts/versions_table.py"
 
@@ -250,6 +253,49 @@ rule plot_versions:
         "../scripts/plot_comparison.py"
 
 
+rule version_history:
+    input:
+        metrics="results/metrics.csv",
+        epochs="results/epochs.csv",
+        latencies="results/latencies.csv",
+    output:
+        csv="results/tables/version_history.csv",
+        html=report(
+            "results/tables/version_history.html",
+            caption="../report/versions.rst",
+            category="Versions",
+            labels={"figure": "history of the releases"},
+        ),
+        markdown="results/tables/version_history.md",
+    log:
+        "logs/tables/version_history.log",
+    conda:
+        MAIN_ENV
+    params:
+        factor=config["release_factor"],
+        alpha=config["significance_level"],
+    script:
+        "../scripts/version_history.py"
+
+
+rule plot_version_history:
+    input:
+        "results/tables/version_history.csv",
+    output:
+        report(
+            "results/plots/version_history.png",
+            caption="../report/versions.rst",
+            category="Versions",
+            labels={"figure": "releases in a series"},
+        ),
+    log:
+        "logs/plots/version_history.log",
+    conda:
+        MAIN_ENV
+    script:
+        "../scripts/plot_comparison.py"
+
+
 # This file's targets (rule all): the comparisons the config's backends,
 # modes and versions make.
 TARGETS += [
@@ -260,6 +306,10 @@ TARGETS += [
 ]
 if comparisons.versions_compared(config):
     TARGETS += [rules.versions_table.output.markdown, *rules.plot_versions.output]
+    TARGETS += [
+        rules.version_history.output.markdown,
+        *rules.plot_version_history.output,
+    ]
 if comparisons.modes_compared(config):
     TARGETS += [rules.speedups.output.markdown, *rules.plot_speedups.output]
 if catalog.keras_native_pairs(set(config["backends"])):

@@ -1,5 +1,5 @@
 """Comparison figures (rules plot_abstraction_cost, plot_lines_of_code, plot_speedups,
-plot_versions)."""
+plot_versions, plot_version_history)."""
 
 import sys
 
@@ -11,5 +11,6 @@ PLOTTERS = {
     "plot_lines_of_code": plots_comparisons.lines_of_code,
     "plot_speedups": plots_comparisons.speedups,
     "plot_versions": plots_comparisons.versions,
+    "plot_version_history": plots_comparisons.version_history,
 }
 PLOTTERS[snakemake.rule](collect.read_table(snakemake.input[0]), snakemake.output[0])

@@ -1,6 +1,6 @@
-"""Collected tables, equivalence checks and environments (this machine's
-markers, other machines' records) -> each backend's versions against each
-other (rule versions_table)."""
+"""Collected tables, equivalence checks, op profiles and environments (this
+machine's markers, other machines' records) -> each backend's versions
+against each other, with asv's verdict (rule versions_table)."""
 
 import json
 import sys
@@ -10,6 +10,8 @@ from dlbench.analysis import collect, tables, versions
 sys.stderr = sys.stdout = open(snakemake.log[0], "w")
 with open(snakemake.input.imported) as handle:
     imported = json.load(handle)
+ops = [path for path in snakemake.input.ops]
+factor, alpha = snakemake.params.factor, snakemake.params.alpha
 found = versions.compare(
     collect.read_table(snakemake.input.metrics),
     collect.read_table(snakemake.input.epochs),
@@ -19,7 +21,11 @@ found = versions.compare(
         snakemake.params.machine, snakemake.params.environments, imported
     ),
     tolerance=snakemake.params.tolerance,
+    factor=factor,
+    alpha=alpha,
+    ops=collect.read_table(ops[0]) if ops else None,
 )
 shown = versions.table(found)
-tables.write(snakemake.output, found, "Is the new release faster?", versions.CAPTION, shown=shown)
+caption = versions.caption(factor, alpha)
+tables.write(snakemake.output, found, "Is the new release faster?", caption, shown=shown)
 print(shown.to_string())

@@ -237,3 +237,53 @@ def versions_figure(found):
 
 
 versions = written(versions_figure)
+
+
+def version_history_figure(found):
+    """Each series of three and more releases (dlbench.analysis.version_history):
+    an axis per backend and setting, its releases along it, a line per
+    workload of its time over the oldest release's, a square and its words
+    where a step is."""
+    if found.empty:
+        figure, axis = figure_and_axes(figsize=(8, 3))
+        axis.text(0.5, 0.5, "no backend ran three releases", ha="center", va="center")
+        axis.set_axis_off()
+        return figure
+    others = [c for c in matrix.shown_dimensions(found.assign(versions="")) if c != "versions"]
+    panels = ["backend"] + [c for c in others if c not in ("dataset", "model", "backend")]
+    groups = list(found.groupby(panels, sort=True))
+    figure, axes = figure_and_axes(len(groups), 1, figsize=(8, 3.2 * len(groups)), squeeze=False)
+    for axis, (key, panel) in zip(axes[:, 0], groups):
+        key = key if isinstance(key, tuple) else (key,)
+        for (dataset, model), rows in panel.groupby(["dataset", "model"], sort=True):
+            rows = rows.sort_values("position")
+            line = axis.plot(
+                rows["position"],
+                rows["relative_to_first"],
+                marker="o",
+                label=dataset + " / " + model,
+            )[0]
+            for row in rows[rows["step"].notna()].to_dict("records"):
+                axis.plot(
+                    row["position"], row["relative_to_first"], "s", color=line.get_color(), ms=10
+                )
+                axis.annotate(
+                    "{} from here".format(row["step"]),
+                    (row["position"], row["relative_to_first"]),
+                    textcoords="offset points",
+                    xytext=(5, 8),
+                    color=line.get_color(),
+                    fontsize=8,
+                )
+        ticks = panel.drop_duplicates("position").sort_values("position")
+        axis.set_xticks(list(ticks["position"]))
+        axis.set_xticklabels(list(ticks["release"]), fontsize=8)
+        axis.axhline(1.0, color="gray", linestyle="--", linewidth=1)
+        axis.set_ylabel("time over the oldest's")
+        axis.set_title(" / ".join(str(v) for v in key), fontsize=10)
+        legend_outside(axis)
+    figure.suptitle("Releases in a series (a square: the level changed from there)")
+    return figure
+
+
+version_history = written(version_history_figure)

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from packaging.version import InvalidVersion, Version
 
-from dlbench.analysis import abstraction
+from dlbench.analysis import abstraction, version_verdicts
 from dlbench.environments import variants
 from dlbench.plan import matrix
 from dlbench.record import environment_records
@@ -35,11 +35,23 @@ CAPTION = (
     "the newer is faster, [95 % hierarchical bootstrap interval], significant where it leaves "
     "out 1; acc: the change in test accuracy. Steps: whether the two take the same optimizer "
     "steps from the same initial weights (their equivalence checks, within its tolerance). "
+    "The newer is faster or slower, as asv decides, where the ratio of medians passes "
+    "{factor:g} (release_factor) and a two-sided Mann-Whitney U test on the two releases' "
+    "samples (every steady epoch of every repeat; inference: every sample's latency) is "
+    "significant at {alpha:g} (significance_level), else the same; op categories that changed: "
+    "those of the op profiles whose time per step changed by more than the factor. "
     "What the two install differently: every distribution whose version differs. Where no one "
     "machine ran both versions, two machines of the same hardware (CPU model and count, GPU "
     "model, accelerator) are compared: older's machine -> newer's."
 )
 HARDWARE = ["cpu_model", "cpu_count", "gpu_model", "accelerator"]
+
+
+def caption(factor, alpha):
+    """The table's caption, with the factor and the test's level it used."""
+    return CAPTION.format(factor=factor, alpha=alpha)
+
+
 COLUMNS = GROUP + [
     "newer_machine",
     "hardware",
@@ -58,6 +70,10 @@ COLUMNS = GROUP + [
     "ci_level",
     "significant",
     "repeats",
+    "verdict",
+    "factor",
+    "mann_whitney_p",
+    "op_changes",
     "older_test_accuracy",
     "newer_test_accuracy",
     "accuracy_change",
@@ -82,7 +98,9 @@ def _ran(runs):
     return framework, keras
 
 
-def _ran_key(runs):
+def release_key(runs):
+    """What orders a release's runs among others: the framework's version,
+    then Keras' (parsed, then as text)."""
     framework, keras = _ran(runs)
     return _version(framework), _version(keras), str(framework), str(keras)
 
@@ -90,7 +108,7 @@ def _ran_key(runs):
 def order(runs):
     """One machine's versions of a group, oldest first, by the framework's
     version, then Keras' (a Keras variant leaves the framework as it was)."""
-    found = [(_ran_key(chosen), version) for version, chosen in runs.groupby("versions")]
+    found = [(release_key(chosen), version) for version, chosen in runs.groupby("versions")]
     return [version for _, version in sorted(found)]
 
 
@@ -105,7 +123,7 @@ def pairs(runs):
         ordered = order(on_machine)
         compared += [((machine, a), (machine, b)) for a, b in zip(ordered, ordered[1:])]
         for version in ordered:
-            ran = _ran_key(on_machine[on_machine["versions"] == version])
+            ran = release_key(on_machine[on_machine["versions"] == version])
             ran_by.setdefault(ran, {}).setdefault(machine, version)
     ran = sorted(ran_by)
     for older, newer in zip(ran, ran[1:]):
@@ -119,7 +137,8 @@ def pairs(runs):
     return compared
 
 
-def _label(runs):
+def release_label(runs):
+    """``framework version, keras version`` as the runs recorded them."""
     framework, keras = _ran(runs)
     parts = ["{} {}".format(runs["framework"].iloc[0], framework)] if framework else []
     if keras and not pd.isna(keras):
@@ -239,12 +258,17 @@ def compare(
     tolerance=2.0e-4,
     level=0.95,
     draws=2000,
+    factor=1.1,
+    alpha=0.05,
+    ops=None,
 ):
     """One row per pair of consecutive releases of a backend on a workload
     and setting, on one machine or on two of the same hardware (``pairs``).
     ``checks``: the equivalence check records (their versions' curves are
     compared at ``tolerance``); ``installed``: {(machine, environment):
-    {distribution: version}} (``installed_by_environment``)."""
+    {distribution: version}} (``installed_by_environment``); the verdict
+    and the op categories that changed (``ops``: the ops table) at
+    ``factor`` and ``alpha`` (dlbench.analysis.version_verdicts)."""
     installed = installed or {}
     ok = metrics[metrics["status"] == "ok"].assign(hardware=lambda frame: hardware(frame))
     keys = GROUP + ["versions", "repeat"]
@@ -275,6 +299,18 @@ def compare(
             )
             if row is None:
                 continue
+            row["verdict"], _, row["mann_whitney_p"] = version_verdicts.verdict(
+                _per_repeat(measured, first, older),
+                _per_repeat(measured, second, newer),
+                factor,
+                alpha,
+            )
+            row["factor"] = factor
+            row["op_changes"] = version_verdicts.op_changes(
+                _ops_row(ops, dict(cell, machine=first, versions=older)),
+                _ops_row(ops, dict(cell, machine=second, versions=newer)),
+                factor,
+            )
             workload = (cell["dataset"], cell["model"], cell["backend"])
             row["same_steps"], row["largest_step_difference"] = _same_steps(
                 curves,
@@ -306,8 +342,8 @@ def _row(cell, task, older, newer, measured, level, draws):
         "task": task,
         "older": older,
         "newer": newer,
-        "older_versions": _label(older_runs),
-        "newer_versions": _label(newer_runs),
+        "older_versions": release_label(older_runs),
+        "newer_versions": release_label(newer_runs),
         "measure": abstraction.MEASURES[task][0],
         "older_median": float(np.median(np.concatenate(before))),
         "newer_median": float(np.median(np.concatenate(after))),
@@ -327,6 +363,15 @@ def _row(cell, task, older, newer, measured, level, draws):
     return row
 
 
+def _ops_row(ops, cell):
+    """The ops table's row of one cell (every dimension and the versions), or None."""
+    if ops is None or ops.empty:
+        return None
+    keys = [key for key in cell if key in ops.columns]
+    chosen = ops[(ops[keys].astype(str) == pd.Series(cell)[keys].astype(str)).all(axis=1)]
+    return chosen.iloc[0] if len(chosen) else None
+
+
 def _per_repeat(frame, machine, version):
     chosen = frame[(frame["machine"] == machine) & (frame["versions"] == version)]
     return [g["value"].to_numpy(float) for _, g in chosen.groupby("repeat", sort=True)]
@@ -334,6 +379,12 @@ def _per_repeat(frame, machine, version):
 
 def _environment(runs):
     return runs["environment"].iloc[0] if "environment" in runs else None
+
+
+def _verdict_text(row):
+    if pd.isna(row.get("verdict")):
+        return "not judged"
+    return "{} (p {:.2g})".format(row["verdict"], row["mann_whitney_p"])
 
 
 def _speed_text(row):
@@ -373,17 +424,21 @@ def table(found):
     same = {True: "same steps", False: "different steps", None: "not checked"}
     shown = found.assign(
         workload=found["dataset"] + " / " + found["model"],
+        verdict=[_verdict_text(row) for row in found.to_dict("records")],
         speed=[_speed_text(row) for row in found.to_dict("records")],
         steps=[same[None if pd.isna(value) else bool(value)] for value in found["same_steps"]],
+        op_changes=found["op_changes"].fillna("no op profiles"),
         installed_differences=found["installed_differences"].fillna("not known"),
     )
     columns = ["workload"] + setting + ["backend", "older_versions", "newer_versions"]
-    columns += ["speed", "steps", "installed_differences"]
+    columns += ["verdict", "speed", "steps", "op_changes", "installed_differences"]
     return shown[columns].rename(
         columns={
             "older_versions": "older",
             "newer_versions": "newer",
+            "verdict": "the newer is",
             "speed": "newer's speed-up",
+            "op_changes": "op categories that changed",
             "installed_differences": "what the two install differently",
         }
     )

@@ -8,7 +8,7 @@ resolves it at planning into exact versions, a variant like any other
   variant, ``{keras: newest}`` asks for Keras' newest too. ``pinned`` is the
   env file's own, which always runs.
 - The index is asked through pip (``pip index versions``), as the env file
-  would install: its index options, wheels for its Python, the same kind of
+  would install: its index options, releases for its Python, the same kind of
   build (a pin with a local label, ``2.13.0+cpu``, takes only releases with
   that label: another build of torch brings its CUDA libraries).
 - Where the newest release is the pin, the release before it runs instead
@@ -68,10 +68,11 @@ def names_newest(config: Dict[str, Any]) -> bool:
 
 
 def index_versions(name: str, python: str, options: List[str]) -> Tuple[Optional[List[str]], str]:
-    """(the releases of ``name`` with wheels for Python ``python`` that pip
-    finds, newest first, or None; pip's last line where it found none)."""
+    """(the releases of ``name`` pip finds for Python ``python``, newest
+    first: wheels for it, and sources that do not say they need another; or
+    None and pip's last line where it found none)."""
     command = [sys.executable, "-m", "pip", "index", "versions", name, "--python-version", python]
-    command += ["--only-binary=:all:", "--disable-pip-version-check", "--retries", "0"]
+    command += ["--disable-pip-version-check", "--retries", "0"]
     command += ["--timeout", "15", *options]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=120)

@@ -24,6 +24,10 @@ class OpProfileTargets(TargetsBase):
         """The file ``name`` of every op-profiled run: ops.json or run.json."""
         return [f"{paths.run_dir(run)}/{name}" for run in self.op_profiled_runs()]
 
+    def ops_table(self):
+        """The op tables' CSV where runs take op profiles, else nothing."""
+        return ["results/tables/ops.csv"] if self.op_profiled_runs() else []
+
     def op_profiled_workloads(self):
         """(dataset, model) of the workloads with op profiles, in the config's order."""
         profiled = {(run.dataset, run.model) for run in self.op_profiled_runs()}
