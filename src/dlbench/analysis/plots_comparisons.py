@@ -271,7 +271,9 @@ def version_history_figure(found):
                     "{} from here".format(row["step"]),
                     (row["position"], row["relative_to_first"]),
                     textcoords="offset points",
-                    xytext=(5, 8),
+                    xytext=(-10, 0),
+                    ha="right",
+                    va="center",
                     color=line.get_color(),
                     fontsize=8,
                 )
@@ -280,9 +282,15 @@ def version_history_figure(found):
         axis.set_xticklabels(list(ticks["release"]), fontsize=8)
         axis.axhline(1.0, color="gray", linestyle="--", linewidth=1)
         axis.set_ylabel("time over the oldest's")
-        axis.set_title(" / ".join(str(v) for v in key), fontsize=10)
+        setting = ", ".join("{}={}".format(c, v) for c, v in zip(panels[1:], key[1:]))
+        axis.set_title(
+            "{}{}: its releases in a series (a square: the level changed from there)".format(
+                key[0], " ({})".format(setting) if setting else ""
+            ),
+            fontsize=10,
+        )
         legend_outside(axis)
-    figure.suptitle("Releases in a series (a square: the level changed from there)")
+    figure.tight_layout()
     return figure
 
 
