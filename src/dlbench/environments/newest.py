@@ -115,8 +115,8 @@ def choose(found: Dict[str, List[str]], pinned: Dict[str, str]) -> Tuple[Dict[st
         return {}, "no release that {} all have".format(" and ".join(sorted(found)))
     ordered = sorted(common, key=Version)
     newest = ordered[-1]
-    pins = {name: pinned.get(name) for name in found}
-    if all(pins[name] is not None and Version(pins[name]) == Version(newest) for name in pins):
+    pins = [_version(pinned.get(name) or "") for name in found]
+    if all(pin is not None and pin == Version(newest) for pin in pins):
         earlier = [v for v in ordered if Version(v) < Version(newest)]
         if not earlier:
             return (
