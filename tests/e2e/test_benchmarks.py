@@ -172,3 +172,13 @@ def test_torch_compile_shapes(built_workflow):
     rows = [line.split() for line in out.splitlines() if line.startswith("1 ")]
     assert [row[-1] for row in rows] == ["0", "2", "2"], out
     assert "compiled, static shapes: eager / compiled" in out
+
+
+def test_prepare_image_folder():
+    """A small folder: its size on disk, the preparation's time and peak
+    memory beside the imports' and the whole array's, the listing's time."""
+    printed = benchmark(REPO, "prepare_image_folder.py", "--images", "60", "--size", "16")
+    assert "60 JPG images of 16x16 RGB in 10 class folders" in printed
+    for figure in ("size on disk:", "prepared file (float32):", "planning probe (listing):"):
+        assert figure in printed
+    assert "peak memory, preparation:" in printed and "the array whole, in memory:" in printed

@@ -97,6 +97,13 @@ def versions_configured(config):
     return any(len(variants.variants_of(config, b)) > 1 for b in config["backends"])
 
 
+def series_configured(config):
+    """Whether the config runs a backend on three or more versions: then the
+    history of its releases has a series and is in the report (made from
+    imported records alone it may have none: it is made, not reported)."""
+    return any(len(variants.variants_of(config, b)) > 2 for b in config["backends"])
+
+
 def predictions_compared(config):
     """Whether the inference runs' predictions are compared: they share
     weights (``initial_weights: shared``) and there is inference to run."""
