@@ -3,7 +3,6 @@ op by op (rule op_tables), and a workload's plot (rule plot_ops)."""
 
 import json
 import sys
-from types import SimpleNamespace
 
 import pandas as pd
 
@@ -47,11 +46,7 @@ else:
     ]
     pd.DataFrame(per_step).to_csv(snakemake.output.ops_csv, index=False)
     gaps = op_profiles.gaps(found, ops)
-    output = SimpleNamespace(
-        csv=snakemake.output.gaps_csv,
-        markdown=snakemake.output.gaps_markdown,
-        html=snakemake.output.gaps_html,
-    )
+    output = tables.second_table(snakemake.output, "gaps_")
     tables.write(
         output,
         gaps,

@@ -4,7 +4,6 @@ a cell's flame graph (rule flame_graph)."""
 
 import json
 import sys
-from types import SimpleNamespace
 
 from dlbench.analysis import collect, python_stacks, tables
 from dlbench.plan import matrix
@@ -61,11 +60,7 @@ else:
         snakemake.output, found, title, python_stacks.CAPTION, shown=python_stacks.shown(found)
     )
     gaps = python_stacks.gaps(found, hot_spots)
-    output = SimpleNamespace(
-        csv=snakemake.output.gaps_csv,
-        markdown=snakemake.output.gaps_markdown,
-        html=snakemake.output.gaps_html,
-    )
+    output = tables.second_table(snakemake.output, "gaps_")
     tables.write(output, gaps, "Why slower than the fastest", python_stacks.GAPS_CAPTION)
     print(found.to_string())
     print(gaps.to_string())

@@ -2,7 +2,6 @@
 time_to_accuracy) and a workload's plot (rule plot_time_to_accuracy)."""
 
 import sys
-from types import SimpleNamespace
 
 from dlbench.analysis import collect, plots_time_to_accuracy, tables
 from dlbench.analysis import time_to_accuracy as tta
@@ -33,11 +32,7 @@ else:
         tta_tables.CAPTION.format(alpha=alpha),
         shown=tta_tables.shown_cells(cells),
     )
-    output = SimpleNamespace(
-        csv=snakemake.output.pairs_csv,
-        markdown=snakemake.output.pairs_markdown,
-        html=snakemake.output.pairs_html,
-    )
+    output = tables.second_table(snakemake.output, "pairs_")
     tables.write(
         output,
         pairs,

@@ -5,6 +5,7 @@ download only); and the published layout of a workload's table, with its
 captions."""
 
 import html as html_escape
+from types import SimpleNamespace
 
 import pandas as pd
 
@@ -60,6 +61,14 @@ def write(output, table, title, caption, shown=None):
         handle.write(markdown(shown, title, caption))
     with open(output.html, "w") as handle:
         handle.write(html(shown, title, caption))
+
+
+def second_table(output, prefix):
+    """The outputs of a rule's second table, named ``<prefix>csv``,
+    ``<prefix>markdown`` and ``<prefix>html``, as ``write`` takes them."""
+    return SimpleNamespace(
+        **{part: getattr(output, prefix + part) for part in ("csv", "markdown", "html")}
+    )
 
 
 def median_interval(row):

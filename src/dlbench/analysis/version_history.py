@@ -47,12 +47,7 @@ def caption(factor, alpha):
 
 def series(metrics, epochs, latencies, factor=1.1, alpha=0.05, fewest=3):
     """One row per release of every series of at least ``fewest`` releases."""
-    ok = metrics[metrics["status"] == "ok"].assign(hardware=lambda f: versions.hardware(f))
-    keys = versions.GROUP + ["versions", "repeat"]
-    values = {
-        "train": abstraction.steady_epochs(epochs).merge(ok[keys]),
-        "infer": abstraction.latency_calls(latencies).merge(ok[keys]),
-    }
+    ok, values = versions.measured_runs(metrics, epochs, latencies)
     rows = []
     for group, runs in ok.groupby(SETTING + ["hardware"], sort=True):
         releases = {}
@@ -65,17 +60,14 @@ def series(metrics, epochs, latencies, factor=1.1, alpha=0.05, fewest=3):
         cell = dict(zip(SETTING + ["hardware"], group))
         measured = values[task].merge(pd.DataFrame([{k: cell[k] for k in SETTING}]))
         ordered = sorted(releases)
-        samples = []
-        for key in ordered:
-            samples.append(
-                [
-                    repeat["value"].to_numpy(float)
-                    for machine, version, _ in releases[key]
-                    for _, repeat in measured[
-                        (measured["machine"] == machine) & (measured["versions"] == version)
-                    ].groupby("repeat", sort=True)
-                ]
-            )
+        samples = [
+            [
+                repeat
+                for machine, version, _ in releases[key]
+                for repeat in versions.per_repeat(measured, machine, version)
+            ]
+            for key in ordered
+        ]
         marked = version_verdicts.steps(samples, factor, alpha)
         machines = " + ".join(sorted({m for found in releases.values() for m, _, _ in found}))
         first = float(np.median(np.concatenate(samples[0]))) if samples[0] else np.nan

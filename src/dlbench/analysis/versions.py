@@ -270,12 +270,7 @@ def compare(
     and the op categories that changed (``ops``: the ops table) at
     ``factor`` and ``alpha`` (dlbench.analysis.version_verdicts)."""
     installed = installed or {}
-    ok = metrics[metrics["status"] == "ok"].assign(hardware=lambda frame: hardware(frame))
-    keys = GROUP + ["versions", "repeat"]
-    values = {
-        "train": abstraction.steady_epochs(epochs).merge(ok[keys]),
-        "infer": abstraction.latency_calls(latencies).merge(ok[keys]),
-    }
+    ok, values = measured_runs(metrics, epochs, latencies)
     curves = _check_curves(checks)
     setting = matrix.cell_columns("machine", "versions")
     rows = []
@@ -300,8 +295,8 @@ def compare(
             if row is None:
                 continue
             row["verdict"], _, row["mann_whitney_p"] = version_verdicts.verdict(
-                _per_repeat(measured, first, older),
-                _per_repeat(measured, second, newer),
+                per_repeat(measured, first, older),
+                per_repeat(measured, second, newer),
                 factor,
                 alpha,
             )
@@ -328,8 +323,8 @@ def compare(
 
 def _row(cell, task, older, newer, measured, level, draws):
     (first, older, older_runs), (second, newer, newer_runs) = older, newer
-    before = _per_repeat(measured, first, older)
-    after = _per_repeat(measured, second, newer)
+    before = per_repeat(measured, first, older)
+    after = per_repeat(measured, second, newer)
     if not before or not after:
         return None
     speedup, low, high = abstraction.median_ratio_ci(before, after, level, draws)
@@ -372,7 +367,21 @@ def _ops_row(ops, cell):
     return chosen.iloc[0] if len(chosen) else None
 
 
-def _per_repeat(frame, machine, version):
+def measured_runs(metrics, epochs, latencies):
+    """(the runs that ended ok, each with its ``hardware``; {task: their
+    samples}: every steady epoch of a training run, every call's latency of
+    an inference run, one row each with its run's cell and repeat)."""
+    ok = metrics[metrics["status"] == "ok"].assign(hardware=lambda frame: hardware(frame))
+    keys = GROUP + ["versions", "repeat"]
+    values = {
+        "train": abstraction.steady_epochs(epochs).merge(ok[keys]),
+        "infer": abstraction.latency_calls(latencies).merge(ok[keys]),
+    }
+    return ok, values
+
+
+def per_repeat(frame, machine, version):
+    """The samples ``machine`` took at ``version``: one array per repeat."""
     chosen = frame[(frame["machine"] == machine) & (frame["versions"] == version)]
     return [g["value"].to_numpy(float) for _, g in chosen.groupby("repeat", sort=True)]
 

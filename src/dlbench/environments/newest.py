@@ -58,13 +58,10 @@ INDEX_OPTIONS = ("--index-url", "--extra-index-url", "--find-links", "-i", "-f")
 Versions = Callable[[str, str, List[str]], Tuple[Optional[List[str]], str]]
 
 
-def names_newest(config: Dict[str, Any]) -> bool:
-    """Whether the config's versions name ``newest`` anywhere."""
-    for items in (config.get("versions") or {}).values():
-        for item in items or []:
-            if item == NEWEST or (isinstance(item, dict) and NEWEST in item.values()):
-                return True
-    return False
+def _is_word(item) -> bool:
+    """An item of a backend's versions that this module replaces: ``newest``
+    or ``pinned``, or a variant that names a version ``newest``."""
+    return isinstance(item, str) or NEWEST in item.values()
 
 
 def index_versions(name: str, python: str, options: List[str]) -> Tuple[Optional[List[str]], str]:
@@ -184,20 +181,19 @@ def resolve(
     no answer or ``refresh``, from the index; every release resolved before
     for the same item is kept as a variant too."""
     listed = config.get("versions") or {}
-    words = (NEWEST, variants.PINNED)
-    if not names_newest(config) and not any(
-        item in words for items in listed.values() for item in items or [] if isinstance(item, str)
-    ):
+    if not any(_is_word(item) for items in listed.values() for item in items or []):
         return
     path = Path(path)
     kept = json.loads(path.read_text()) if path.is_file() else {}
     changed = False
     for backend, items in sorted(listed.items()):
+        if backend not in catalog.BACKENDS:
+            continue  # no env file to ask for: the config's validation refuses the name
         resolved: List[Dict[str, Any]] = []
         for item in items or []:
             if item == variants.PINNED:
                 continue
-            if item != NEWEST and NEWEST not in item.values():
+            if not _is_word(item):
                 resolved.append(item)
                 continue
             asked = _asked(backend, item, envs_dir)
